@@ -1,0 +1,76 @@
+/**
+ * The public shape of the browser kit. The elements are written against this interface only, so
+ * they work with the real kit, with the gallery's fake kit and with a kit handed to them.
+ */
+import type { AccessDecision, AccessRequirement } from '../shared/access.js';
+import type { MarketplaceKitError } from '../shared/errors.js';
+import type { Entitlement, Profile, Theme } from '../shared/schemas.js';
+
+/**
+ * - `loading`: start-up or a sign-in/refresh is under way and nothing is known yet;
+ * - `ready`: a user and (possibly null) entitlement are known;
+ * - `signed-out`: outside the dashboard, with no session;
+ * - `error`: start-up or a session refresh failed; `kit.error` says why.
+ */
+export type KitState = 'loading' | 'ready' | 'signed-out' | 'error';
+
+export type ToastTone = 'info' | 'success' | 'warning' | 'error';
+export type UpgradeOutcome = 'upgraded' | 'dismissed';
+
+/** The app's side of the host bridge (DESIGN E). Every call times out with `ERR_BRIDGE_TIMEOUT`. */
+export interface HostBridge {
+  /** Tells the dashboard the app's height; without an argument, measures the document. */
+  resize(height?: number): Promise<void>;
+  /** Mirrors the app's route (`/reports/7`) into the dashboard's address bar. */
+  navigate(path: string): Promise<void>;
+  /** Opens a URL at top level (OAuth pages, checkout), since those cannot be framed. */
+  openExternal(url: string): Promise<void>;
+  /** Shows the dashboard's plan chooser; resolves when the user upgrades or dismisses it. */
+  openUpgrade(options?: { plan?: string; feature?: string }): Promise<{ outcome: UpgradeOutcome }>;
+  toast(message: string, tone?: ToastTone): Promise<void>;
+  setTitle(title: string): Promise<void>;
+}
+
+export interface Kit extends EventTarget {
+  readonly state: KitState;
+  readonly user: Profile | null;
+  readonly entitlement: Entitlement | null;
+  readonly theme: Theme;
+  readonly locale: string;
+  /** True inside the marketplace dashboard (launched with `mp_*` parameters by an allowed host). */
+  readonly embedded: boolean;
+  /** The last error that put the kit in `error` state, else null. */
+  readonly error: MarketplaceKitError | null;
+  /** The host bridge inside the dashboard; null on the developer's own site. */
+  readonly host: HostBridge | null;
+
+  /** True when the entitlement grants `feature` (status, expiry and feature list; fail closed). */
+  has(feature: string): boolean;
+  /** True when the user holds `plan`, or one of `plans`, on a live entitlement. */
+  hasPlan(plan: string | readonly string[]): boolean;
+  /** The full decision with its reason, as `<mp-gate>` uses it. */
+  access(requirement: AccessRequirement): AccessDecision;
+
+  /** Reloads session and entitlement from the app backend. */
+  refresh(): Promise<void>;
+  /** `fetch` with the session's bearer token; refreshes the session on expiry or a 401. */
+  fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
+  /**
+   * Starts sign-in: top-level navigation to `{backend}/oauth/start` on the developer's site,
+   * `host.openExternal` inside the dashboard.
+   */
+  signIn(returnTo?: string): Promise<void>;
+  signOut(): Promise<void>;
+  /** Inside the dashboard: `host.openUpgrade`, then reloads the entitlement when upgraded. */
+  upgrade(options?: { plan?: string; feature?: string }): Promise<UpgradeOutcome>;
+
+  /** Calls `listener` once per change of state, user, entitlement, theme or locale. */
+  subscribe(listener: (kit: Kit) => void): () => void;
+  /** Stops timers, observers and the bridge. */
+  destroy(): void;
+}
+
+/** Fired on the kit (`kit.addEventListener('change', …)`) once per change. */
+export const KIT_CHANGE_EVENT = 'change';
+/** Fired on `window` when a kit is created, so elements loaded earlier can find it. */
+export const KIT_CREATED_EVENT = 'mp-kit-created';

@@ -1,0 +1,58 @@
+/**
+ * The marketplace's side of the two signatures the kit verifies: context tokens (DESIGN A) and
+ * webhook signatures (DESIGN D). The simulator signs with these, and so can an app's tests.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, type Profile } from '../shared/schemas.js';
+
+export interface SignContextTokenOptions {
+  /** The app's Client ID: becomes `aud`. */
+  clientId: string;
+  /** The app's Client Secret: the HS256 key. */
+  clientSecret: string;
+  /** `{site_url}` of the marketplace: becomes `iss`. */
+  issuer: string;
+  /** Origin of the dashboard that embeds the app: becomes `host`. */
+  host: string;
+  appId: string;
+  user: Profile;
+  /** Lifetime in seconds, at most 300 (default 300). */
+  expiresIn?: number;
+  /** Clock, in milliseconds since the epoch (tests). */
+  now?: number;
+  /** Defaults to a random UUID. */
+  jti?: string;
+}
+
+/**
+ * Signs an embed context token as the marketplace does.
+ *
+ * @example
+ * const token = await signContextToken({ clientId, clientSecret, issuer: siteUrl, host: dashboardOrigin, appId: 'app_1', user });
+ */
+export async function signContextToken(options: SignContextTokenOptions): Promise<string> {
+  const iat = Math.floor((options.now ?? Date.now()) / 1000);
+  const lifetime = Math.min(options.expiresIn ?? CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_MAX_AGE_SECONDS);
+  const { user } = options;
+  return new SignJWT({ app_id: options.appId, host: options.host, email: user.email, name: user.name, avatar_url: user.avatar_url })
+    .setProtectedHeader({ alg: 'HS256', typ: CONTEXT_TOKEN_TYPE })
+    .setIssuer(options.issuer)
+    .setAudience(options.clientId)
+    .setSubject(user.id)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + lifetime)
+    .setJti(options.jti ?? randomUUID())
+    .sign(new TextEncoder().encode(options.clientSecret));
+}
+
+/**
+ * The `X-Service-Signature` value for a raw body: `sha256=<lowercase hex HMAC-SHA256>`.
+ *
+ * @example
+ * const body = JSON.stringify({ event: 'user.revoked', timestamp: new Date().toISOString(), data: { user_id: 'usr_1' } });
+ * await fetch(webhookUrl, { method: 'POST', body, headers: { 'X-Service-Signature': signWebhookBody(body, secret) } });
+ */
+export function signWebhookBody(rawBody: string | Uint8Array, secret: string): string {
+  return `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
+}

@@ -1,0 +1,90 @@
+/**
+ * Every error the kit throws is a `MarketplaceKitError` (or a subclass) with a stable `code`.
+ * Callers switch on `code`; messages are for humans and may change.
+ *
+ * @example
+ * try {
+ *   verifyWebhook(body, header, { secret });
+ * } catch (error) {
+ *   if (error instanceof MarketplaceKitError && error.code === 'ERR_WEBHOOK_DUPLICATE') return ok();
+ *   throw error;
+ * }
+ */
+
+/** Codes are grouped by the part of the kit that raises them. */
+export type ErrorCode =
+  // Shared: input that fails its schema.
+  | 'ERR_INVALID_INPUT'
+  // Marketplace API client (server) and any HTTP call.
+  | 'ERR_HTTP'
+  | 'ERR_RESPONSE_INVALID'
+  | 'ERR_RATE_LIMITED'
+  | 'ERR_TIMEOUT'
+  | 'ERR_NETWORK'
+  | 'ERR_ABORTED'
+  // OAuth (RFC 6749 error bodies and our own checks).
+  | 'ERR_OAUTH'
+  | 'ERR_OAUTH_STATE'
+  // Webhooks.
+  | 'ERR_WEBHOOK_BODY_PARSED'
+  | 'ERR_WEBHOOK_SIGNATURE_MISSING'
+  | 'ERR_WEBHOOK_SIGNATURE_MALFORMED'
+  | 'ERR_WEBHOOK_SIGNATURE_MISMATCH'
+  | 'ERR_WEBHOOK_BODY_INVALID'
+  | 'ERR_WEBHOOK_TIMESTAMP_INVALID'
+  | 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE'
+  | 'ERR_WEBHOOK_DUPLICATE'
+  | 'ERR_WEBHOOK_NO_SECRET'
+  // Context tokens and app session tokens.
+  | 'ERR_CONTEXT_TOKEN_MALFORMED'
+  | 'ERR_CONTEXT_TOKEN_ALGORITHM'
+  | 'ERR_CONTEXT_TOKEN_SIGNATURE'
+  | 'ERR_CONTEXT_TOKEN_TYPE'
+  | 'ERR_CONTEXT_TOKEN_CLAIM'
+  | 'ERR_CONTEXT_TOKEN_EXPIRED'
+  | 'ERR_CONTEXT_TOKEN_REPLAYED'
+  | 'ERR_CONTEXT_TOKEN_HOST'
+  | 'ERR_SESSION_MISSING'
+  | 'ERR_SESSION_INVALID'
+  | 'ERR_SESSION_EXPIRED'
+  // Access rules.
+  | 'ERR_ACCESS_DENIED'
+  // Browser runtime and host bridge.
+  | 'ERR_HOST_NOT_ALLOWED'
+  | 'ERR_NOT_EMBEDDED'
+  | 'ERR_BRIDGE_TIMEOUT'
+  | 'ERR_BRIDGE_REMOTE'
+  | 'ERR_BRIDGE_INVALID_MESSAGE'
+  | 'ERR_BRIDGE_CLOSED'
+  | 'ERR_SESSION_REFRESH_FAILED'
+  | 'ERR_KIT_NOT_READY'
+  // Configuration mistakes by the developer.
+  | 'ERR_CONFIG';
+
+export interface MarketplaceKitErrorOptions {
+  /** HTTP status involved, when there is one (upstream status, or the status to answer with). */
+  status?: number;
+  cause?: unknown;
+}
+
+export class MarketplaceKitError extends Error {
+  override name = 'MarketplaceKitError';
+  readonly code: ErrorCode;
+  readonly status: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: MarketplaceKitErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = options.status;
+  }
+
+  /** The JSON body the kit's HTTP handlers answer with: the API error shape of DESIGN C. */
+  toJSON(): { error: { code: ErrorCode; message: string } } {
+    return { error: { code: this.code, message: this.message } };
+  }
+}
+
+/** True for any kit error, optionally of one code: `isKitError(e, 'ERR_TIMEOUT')`. */
+export function isKitError(error: unknown, code?: ErrorCode): error is MarketplaceKitError {
+  return error instanceof MarketplaceKitError && (code === undefined || error.code === code);
+}

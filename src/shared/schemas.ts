@@ -1,0 +1,202 @@
+/**
+ * One schema per marketplace resource (seed §2, §6; DESIGN A–D), shared by the server module,
+ * the browser runtime, the elements, the simulator and the tests. Written with `zod/mini` so the
+ * browser bundle stays small. Parse with `parseOrThrow` to get a typed `ERR_INVALID_INPUT` error.
+ */
+import * as z from 'zod/mini';
+import { MarketplaceKitError, type ErrorCode } from './errors.js';
+
+/** `usr_<id>` (seed §2.1). */
+export const UserId = z.string().check(z.regex(/^usr_[A-Za-z0-9_-]{1,64}$/, 'expected a user id of the form usr_<id>'));
+/** `app_<id>` (seed §2.2). */
+export const AppId = z.string().check(z.regex(/^app_[A-Za-z0-9_-]{1,64}$/, 'expected an app id of the form app_<id>'));
+/** ISO 8601 UTC timestamp, `YYYY-MM-DDThh:mm:ssZ` (fractional seconds tolerated). */
+export const UtcTimestamp = z
+  .string()
+  .check(
+    z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, 'expected an ISO 8601 UTC timestamp'),
+    z.refine((value) => !Number.isNaN(Date.parse(value)), 'expected a real date'),
+  );
+const HttpUrl = z.string().check(z.regex(/^https?:\/\/[^\s]+$/i, 'expected an http(s) URL'));
+const Count = z.number().check(z.int(), z.nonnegative());
+
+/** Authenticated user profile, `GET /whoami` (seed §2.1). */
+export const Profile = z.object({
+  id: UserId,
+  email: z.string().check(z.minLength(3), z.maxLength(320)),
+  name: z.string().check(z.maxLength(200)),
+  avatar_url: HttpUrl,
+});
+export type Profile = z.infer<typeof Profile>;
+
+/** Known entitlement statuses (DESIGN C). Any other value is kept but never grants access. */
+export const ENTITLEMENT_STATUSES = ['active', 'trialing', 'past_due', 'cancelled', 'expired'] as const;
+export type KnownEntitlementStatus = (typeof ENTITLEMENT_STATUSES)[number];
+export type EntitlementStatus = KnownEntitlementStatus | (string & {});
+
+export const Usage = z.object({ api_calls: Count, limit: Count });
+export type Usage = z.infer<typeof Usage>;
+
+/** The short entitlement form of the seed's monetization description: no status, no expiry. */
+export const EntitlementShort = z.object({
+  user_id: UserId,
+  app_id: AppId,
+  plan: z.string().check(z.minLength(1), z.maxLength(100)),
+  features: z.array(z.string().check(z.maxLength(100))),
+  usage: Usage,
+});
+export type EntitlementShort = z.infer<typeof EntitlementShort>;
+
+/**
+ * Full entitlement, `GET /entitlements` (seed §2.2). `expires_at` absent or null means lifetime
+ * access (one-time purchase). `status` is any string so that an unknown status parses and is
+ * then refused by the access rules (fail closed) instead of failing the whole response.
+ */
+export const Entitlement = z.object({
+  ...EntitlementShort.shape,
+  status: z.string().check(z.minLength(1), z.maxLength(50)),
+  expires_at: z.optional(z.nullable(UtcTimestamp)),
+});
+export type Entitlement = Omit<z.infer<typeof Entitlement>, 'status'> & { status: EntitlementStatus };
+
+/** Either form; the access rules treat a missing status as `active` (DESIGN C). */
+export const AnyEntitlement = z.union([Entitlement, EntitlementShort]);
+export type AnyEntitlement = Entitlement | EntitlementShort;
+
+/** Token endpoint answer (seed §2.3). `expires_in` is in seconds (DESIGN C). */
+export const TokenResponse = z.object({
+  access_token: z.string().check(z.minLength(1)),
+  token_type: z.string().check(z.regex(/^bearer$/i, 'expected token_type Bearer')),
+  expires_in: Count,
+  refresh_token: z.optional(z.string().check(z.minLength(1))),
+  scope: z.optional(z.string()),
+});
+export type TokenResponse = z.infer<typeof TokenResponse>;
+
+/** RFC 6749 §5.2 error body, answered by the OAuth endpoints (DESIGN C). */
+export const OAuthErrorBody = z.object({
+  error: z.string().check(z.minLength(1)),
+  error_description: z.optional(z.string()),
+  error_uri: z.optional(z.string()),
+});
+export type OAuthErrorBody = z.infer<typeof OAuthErrorBody>;
+
+/** `{"error": {"code", "message"}}`, answered by the API and by the kit's own handlers (DESIGN C). */
+export const ApiErrorBody = z.object({
+  error: z.object({ code: z.string(), message: z.string() }),
+});
+export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
+
+/* Webhook deliveries (seed §6, DESIGN D). */
+
+export const WEBHOOK_EVENTS = ['user.authorized', 'subscription.created', 'subscription.cancelled', 'user.revoked'] as const;
+export type KnownWebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+const deliveryOf = <E extends KnownWebhookEvent, D extends z.ZodMiniType>(event: E, data: D) =>
+  z.object({ event: z.literal(event), timestamp: z.string(), data, id: z.optional(z.string()) });
+
+export const UserAuthorizedDelivery = deliveryOf('user.authorized', z.looseObject({ user_id: UserId }));
+export const SubscriptionCreatedDelivery = deliveryOf(
+  'subscription.created',
+  z.looseObject({ user_id: UserId, plan: z.string().check(z.minLength(1)) }),
+);
+export const SubscriptionCancelledDelivery = deliveryOf(
+  'subscription.cancelled',
+  z.looseObject({ user_id: UserId, plan: z.string().check(z.minLength(1)) }),
+);
+export const UserRevokedDelivery = deliveryOf('user.revoked', z.looseObject({ user_id: UserId }));
+
+/** Any delivery: the envelope every event kind shares. Unknown kinds parse with this alone. */
+export const WebhookEnvelope = z.object({
+  event: z.string().check(z.minLength(1), z.maxLength(200)),
+  timestamp: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  id: z.optional(z.string()),
+});
+export type GenericWebhookDelivery = z.infer<typeof WebhookEnvelope>;
+
+export const KnownWebhookDelivery = z.discriminatedUnion('event', [
+  UserAuthorizedDelivery,
+  SubscriptionCreatedDelivery,
+  SubscriptionCancelledDelivery,
+  UserRevokedDelivery,
+]);
+export type KnownWebhookDelivery = z.infer<typeof KnownWebhookDelivery>;
+
+/**
+ * What `verifyWebhook` returns. Narrow with `isKnownEvent(delivery)` first, then switch on
+ * `delivery.event` to get each kind's typed `data`.
+ */
+export type WebhookDelivery = KnownWebhookDelivery | GenericWebhookDelivery;
+
+export function isKnownEvent(delivery: WebhookDelivery): delivery is KnownWebhookDelivery {
+  return (WEBHOOK_EVENTS as readonly string[]).includes(delivery.event);
+}
+
+/** Parses a delivery body: known kinds strictly, unknown kinds as generic events. */
+export function parseWebhookDelivery(value: unknown): WebhookDelivery {
+  const envelope = parseOrThrow(WebhookEnvelope, value, 'webhook delivery', 'ERR_WEBHOOK_BODY_INVALID');
+  if (!isKnownEvent(envelope)) return envelope;
+  return parseOrThrow(KnownWebhookDelivery, value, `${envelope.event} delivery`, 'ERR_WEBHOOK_BODY_INVALID');
+}
+
+/* Embed context token (DESIGN A). */
+
+export const CONTEXT_TOKEN_TYPE = 'mp-context+jwt';
+export const CONTEXT_TOKEN_MAX_AGE_SECONDS = 300;
+
+export const ContextTokenClaims = z.object({
+  iss: z.string().check(z.minLength(1)),
+  aud: z.string().check(z.minLength(1)),
+  sub: UserId,
+  app_id: AppId,
+  host: z.string().check(z.regex(/^https?:\/\/[^/\s]+$/, 'expected an origin')),
+  email: Profile.shape.email,
+  name: Profile.shape.name,
+  avatar_url: Profile.shape.avatar_url,
+  iat: Count,
+  exp: Count,
+  jti: z.string().check(z.minLength(8), z.maxLength(200)),
+});
+export type ContextTokenClaims = z.infer<typeof ContextTokenClaims>;
+
+/* The app's own session, answered by `POST /session` and `GET /session` (DESIGN B). */
+
+export const SessionInfo = z.object({ token: z.string().check(z.minLength(1)), expires_at: UtcTimestamp });
+export const SessionResponse = z.object({
+  session: SessionInfo,
+  user: Profile,
+  /** `null` when the marketplace holds no entitlement for this user and app. */
+  entitlement: z.nullable(Entitlement),
+  host: z.optional(z.nullable(z.string())),
+});
+export type SessionResponse = Omit<z.infer<typeof SessionResponse>, 'entitlement'> & { entitlement: Entitlement | null };
+
+/** Embed URL query parameters (DESIGN A). */
+export const EMBED_PARAMS = { context: 'mp_context', host: 'mp_host', locale: 'mp_locale', theme: 'mp_theme' } as const;
+export const Theme = z.enum(['light', 'dark']);
+export type Theme = z.infer<typeof Theme>;
+
+/**
+ * Parses `value` or throws a `MarketplaceKitError` naming what was being parsed and where it failed.
+ *
+ * @example
+ * const profile = parseOrThrow(Profile, await response.json(), 'whoami response', 'ERR_RESPONSE_INVALID');
+ */
+export function parseOrThrow<S extends z.ZodMiniType>(
+  schema: S,
+  value: unknown,
+  what: string,
+  code: ErrorCode = 'ERR_INVALID_INPUT',
+  status?: number,
+): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data as z.infer<S>;
+  const issue = result.error.issues[0];
+  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+  return failParse(code, `Invalid ${what}${where}: ${issue?.message ?? 'does not match its schema'}`, status, result.error);
+}
+
+function failParse(code: ErrorCode, message: string, status: number | undefined, cause: unknown): never {
+  throw new MarketplaceKitError(code, message, status === undefined ? { cause } : { status, cause });
+}

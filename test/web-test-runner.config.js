@@ -1,0 +1,55 @@
+// @web/test-runner in Debian's headless Chromium, with test files served through Vite in
+// middleware mode: Vite pre-bundles the CommonJS @mixer/postmessage-rpc (and its eventemitter3),
+// which plain nodeResolve cannot load (DESIGN "Testing").
+import { chromeLauncher } from '@web/test-runner-chrome';
+import { createServer } from 'vite';
+import { chromiumPath, chromiumArgs } from './support/chromium.js';
+
+const RUNNER_PATHS = /^\/(__web-dev-server|__wtr|__web-test-runner)|^\/$/;
+/** @type {import('vite').ViteDevServer | undefined} */
+let vite;
+
+/** @type {import('@web/test-runner').TestRunnerConfig} */
+export default {
+  rootDir: '.',
+  files: process.env.WTR_FILES ? process.env.WTR_FILES.split(',') : ['test/browser/**/*.test.ts', 'src/**/*.test.ts'],
+  nodeResolve: false,
+  concurrency: 2,
+  filterBrowserLogs: ({ args }) => !String(args[0]).includes('Lit is in dev mode'),
+  testFramework: { config: { timeout: 10000 } },
+  browsers: [chromeLauncher({ launchOptions: { executablePath: chromiumPath(), headless: true, args: chromiumArgs } })],
+  // Registered as config middleware so that it runs before the runner's own static file serving.
+  middleware: [
+    async (ctx, next) => {
+      if (!vite || RUNNER_PATHS.test(ctx.path)) return next();
+      const handled = await new Promise((resolve, reject) => {
+        ctx.res.once('finish', () => resolve(true));
+        vite.middlewares(ctx.req, ctx.res, (error) => (error ? reject(error) : resolve(false)));
+      });
+      if (handled) ctx.respond = false;
+      else await next();
+    },
+  ],
+  plugins: [
+    {
+      name: 'vite-middleware',
+      async serverStart() {
+        vite = await createServer({
+          configFile: false,
+          root: process.cwd(),
+          logLevel: 'warn',
+          appType: 'custom',
+          server: { middlewareMode: true, hmr: false, ws: false },
+          optimizeDeps: {
+            include: ['@mixer/postmessage-rpc'],
+            exclude: ['@open-wc/testing', '@web/test-runner-commands'],
+          },
+          build: { rollupOptions: { external: ['/__web-dev-server__web-socket.js'] } },
+        });
+      },
+      async serverStop() {
+        await vite?.close();
+      },
+    },
+  ],
+};
