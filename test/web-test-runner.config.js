@@ -42,9 +42,18 @@ export default {
           server: { middlewareMode: true, hmr: false, ws: false },
           optimizeDeps: {
             include: ['@mixer/postmessage-rpc'],
-            exclude: ['@open-wc/testing', '@web/test-runner-commands'],
+            // Lit stays unbundled so that the tests' helpers and our elements share one copy of it.
+            exclude: ['@open-wc/testing', '@web/test-runner-commands', 'lit', 'lit-html', 'lit-element', '@lit/reactive-element'],
           },
-          build: { rollupOptions: { external: ['/__web-dev-server__web-socket.js'] } },
+          plugins: [
+            {
+              // @web/test-runner-commands talks to the runner over this socket module, which the
+              // runner itself serves: Vite must leave the import alone.
+              name: 'runner-socket-external',
+              enforce: 'pre',
+              resolveId: (id) => (id === '/__web-dev-server__web-socket.js' ? { id, external: true } : null),
+            },
+          ],
         });
       },
       async serverStop() {

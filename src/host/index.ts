@@ -1,0 +1,106 @@
+/**
+ * `marketplace-app-kit/host`: the dashboard's side of the host bridge (DESIGN E). The simulator's
+ * dashboard uses it (as the `MarketplaceHost` global of `dist/cdn/marketplace-host.js`), and so can
+ * any page that embeds an app and plays the marketplace's part, such as an app's own tests.
+ *
+ * This module has no side effects: importing it (or loading the IIFE bundle) only defines
+ * `connectApp`.
+ */
+import {
+  APP_METHODS,
+  BRIDGE_DEFAULT_TIMEOUT_MS,
+  BRIDGE_MAX_MESSAGE_SIZE,
+  BRIDGE_PROTOCOL_VERSION,
+  BRIDGE_SERVICE_ID,
+  HOST_METHODS,
+  assertOrigin,
+  openBridge,
+  type HandlerTable,
+  type HostMethods,
+} from '../shared/bridge.js';
+import { MarketplaceKitError } from '../shared/errors.js';
+import type { Theme } from '../shared/schemas.js';
+
+export { BRIDGE_DEFAULT_TIMEOUT_MS, BRIDGE_MAX_MESSAGE_SIZE, BRIDGE_PROTOCOL_VERSION, BRIDGE_SERVICE_ID };
+export { MarketplaceKitError };
+
+type Awaitable<T> = T | Promise<T>;
+
+/**
+ * What the dashboard does when the app asks. Params are validated before a handler runs; a handler
+ * that throws (or rejects) makes the app's call fail with `ERR_BRIDGE_REMOTE` and the error's
+ * message (never its stack). A call to a handler that is not given fails the same way.
+ */
+export interface HostHandlers {
+  /** A fresh context token for the app (the app exchanges it for a new session). Required. */
+  getContext(): Awaitable<{ context: string }>;
+  resize?(params: { height: number }): Awaitable<void>;
+  navigate?(params: { path: string }): Awaitable<void>;
+  /** Only absolute http(s) URLs reach this handler. */
+  openExternal?(params: { url: string }): Awaitable<void>;
+  openUpgrade?(params: { plan?: string; feature?: string }): Awaitable<{ outcome: 'upgraded' | 'dismissed' }>;
+  toast?(params: { message: string; tone?: 'info' | 'success' | 'warning' | 'error' }): Awaitable<void>;
+  setTitle?(params: { title: string }): Awaitable<void>;
+}
+
+export interface ConnectAppOptions {
+  /** The app's origin, exactly (`https://app.example`); messages from any other origin are dropped. */
+  appOrigin: string;
+  handlers: HostHandlers;
+  /** Timeout of each call to the app, in milliseconds (default 5000). */
+  timeoutMs?: number;
+}
+
+export interface HostConnection {
+  /** Resolves when the app's kit has answered the handshake; waits as long as the app takes to load. */
+  readonly ready: Promise<void>;
+  /** Tells the app that the dashboard's theme changed. */
+  themeChanged(theme: Theme): Promise<void>;
+  /** Tells the app that the dashboard's locale changed (BCP 47 tag). */
+  localeChanged(locale: string): Promise<void>;
+  /** Tells the app to reload its entitlement (call it after the app backend got the webhook). */
+  entitlementsChanged(): Promise<void>;
+  /** Stops listening; pending and later calls fail with `ERR_BRIDGE_CLOSED`. */
+  destroy(): void;
+}
+
+/**
+ * Connects the dashboard to the app running in `iframe`. Call it before (or right after) setting
+ * the iframe's `src`; only messages from `iframe.contentWindow` at `appOrigin` are accepted.
+ *
+ * @example
+ * const connection = connectApp(iframe, {
+ *   appOrigin: 'https://app.example',
+ *   handlers: {
+ *     getContext: async () => ({ context: await mintContextToken() }),
+ *     resize: ({ height }) => { iframe.style.height = `${height}px`; },
+ *     openExternal: ({ url }) => { window.open(url, '_blank', 'noopener'); },
+ *   },
+ * });
+ * iframe.src = embedUrl;
+ * await connection.themeChanged('dark');
+ */
+export function connectApp(iframe: HTMLIFrameElement, options: ConnectAppOptions): HostConnection {
+  if (typeof options?.handlers?.getContext !== 'function') {
+    throw new MarketplaceKitError('ERR_CONFIG', 'connectApp needs handlers.getContext');
+  }
+  const appOrigin = assertOrigin(options.appOrigin, 'appOrigin');
+  const view = iframe.ownerDocument.defaultView;
+  if (!view) throw new MarketplaceKitError('ERR_CONFIG', 'connectApp needs an iframe that is in a document');
+  const bridge = openBridge({
+    self: view,
+    peer: () => iframe.contentWindow,
+    origin: appOrigin,
+    local: HOST_METHODS,
+    remote: APP_METHODS,
+    handlers: options.handlers as HandlerTable<HostMethods>,
+    timeoutMs: options.timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS,
+  });
+  return {
+    ready: bridge.ready,
+    themeChanged: async (theme) => void (await bridge.call('themeChanged', { theme })),
+    localeChanged: async (locale) => void (await bridge.call('localeChanged', { locale })),
+    entitlementsChanged: async () => void (await bridge.call('entitlementsChanged', {})),
+    destroy: () => bridge.destroy(),
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * The kit's calls to the app backend's session routes (DESIGN B), each with a timeout and a typed
+ * error for every way it can fail: network, timeout, an error status, or a body that is not the
+ * session JSON (an HTML error page, a truncated answer).
+ */
+import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
+import { SessionResponse, parseOrThrow } from '../shared/schemas.js';
+
+export interface BackendClient {
+  /** Absolute base URL of the session routes, without a trailing slash. */
+  readonly base: string;
+  /** Sends a request with the kit's timeout; network failures and timeouts become kit errors. */
+  send(url: string, init: RequestInit): Promise<Response>;
+  /** Sends to `{base}/session{query}` and reads the `SessionResponse`; any other answer throws. */
+  session(init: RequestInit, query?: string): Promise<SessionResponse>;
+  /** Reads a `SessionResponse` from an answer of the session route. */
+  read(response: Response): Promise<SessionResponse>;
+}
+
+const SERVER_CODE = /^ERR_[A-Z0-9_]{1,60}$/;
+
+export function createBackendClient(base: string, fetchImpl: typeof fetch, timeoutMs: number): BackendClient {
+  const failure = (error: unknown) => {
+    const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
+    return new MarketplaceKitError(
+      timedOut ? 'ERR_TIMEOUT' : 'ERR_NETWORK',
+      timedOut ? `The app backend did not answer within ${timeoutMs} ms` : 'The app backend could not be reached',
+      { cause: error },
+    );
+  };
+  const send = async (url: string, init: RequestInit): Promise<Response> => {
+    try {
+      return await fetchImpl(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    } catch (error) {
+      throw failure(error);
+    }
+  };
+
+  const read = async (response: Response): Promise<SessionResponse> => {
+    let body: unknown;
+    try {
+      body = await response.json();
+    } catch (error) {
+      // The timeout also covers reading the body; a body that is not JSON is judged below.
+      if (error instanceof DOMException) throw failure(error);
+      body = undefined;
+    }
+    if (!response.ok) throw errorFromResponse(response.status, body);
+    return parseOrThrow(SessionResponse, body, 'session response', 'ERR_RESPONSE_INVALID', response.status);
+  };
+
+  return { base, send, read, session: async (init, query = '') => read(await send(`${base}/session${query}`, init)) };
+}
+
+/** The backend's `{error: {code, message}}` as a kit error; anything else as `ERR_HTTP`. */
+function errorFromResponse(status: number, body: unknown): MarketplaceKitError {
+  const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  if (error && typeof error.code === 'string' && SERVER_CODE.test(error.code) && typeof error.message === 'string') {
+    return new MarketplaceKitError(error.code as ErrorCode, error.message, { status });
+  }
+  return new MarketplaceKitError('ERR_HTTP', `The app backend answered ${status}`, { status });
+}

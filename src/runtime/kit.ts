@@ -1,0 +1,511 @@
+/**
+ * The browser kit: launch, session exchange and upkeep, the entitlement store and the app's end of
+ * the host bridge. `createKit` (index.ts) builds it on the real window; tests build it on a fake
+ * `KitEnvironment`.
+ */
+import { checkAccess, type AccessDecision, type AccessRequirement } from '../shared/access.js';
+import {
+  APP_METHODS,
+  BRIDGE_DEFAULT_TIMEOUT_MS,
+  HOST_METHODS,
+  assertOrigin,
+  openBridge,
+  type AppMethods,
+  type Bridge,
+  type HandlerTable,
+  type HostMethods,
+  type MessagePeer,
+  type MessageSource,
+} from '../shared/bridge.js';
+import { MarketplaceKitError, isKitError } from '../shared/errors.js';
+import type { Entitlement, Profile, SessionResponse, Theme } from '../shared/schemas.js';
+import { createBackendClient, type BackendClient } from './backend.js';
+import { hasLaunchParams, normalizeLocale, readLaunch, scrubbedUrl, type Launch } from './launch.js';
+import { unregisterKit } from './registry.js';
+import { KIT_CHANGE_EVENT, type HostBridge, type Kit, type KitState, type ToastTone, type UpgradeOutcome } from './types.js';
+
+/** The plan chooser waits on a person, so its call gets far longer than the bridge's default. */
+const UPGRADE_TIMEOUT_MS = 10 * 60_000;
+
+export interface KitOptions {
+  /**
+   * Base URL of the app backend's session routes (`createAppBackend`'s `basePath`), absolute or
+   * relative to the page: `'/api/marketplace'`, `'https://api.example/api/marketplace'`.
+   */
+  backend: string;
+  /** Dashboard origins allowed to embed the app, exactly: `['https://dashboard.example']`. */
+  hostOrigins: readonly string[];
+  /** The `fetch` the kit uses for the backend and for `kit.fetch` (default: the global one). */
+  fetch?: typeof fetch;
+  /** Timeout of each request to the backend, in milliseconds (default 10000). */
+  timeoutMs?: number;
+  /** Timeout of each host bridge call, in milliseconds (default 5000). */
+  bridgeTimeoutMs?: number;
+  /**
+   * How long `kit.upgrade()` / `host.openUpgrade()` waits for the person in the dashboard's plan
+   * chooser, in milliseconds (default 600000: ten minutes).
+   */
+  upgradeTimeoutMs?: number;
+  /** Inside the dashboard, report the document's height to the host as it changes (default true). */
+  autoResize?: boolean;
+  /** How long before the session's expiry `kit.fetch` renews it, in milliseconds (default 60000). */
+  refreshMarginMs?: number;
+}
+
+/** The parts of the browser the kit touches, so tests can run it on fakes. */
+export interface KitEnvironment {
+  /** The current page URL. */
+  href(): string;
+  /** `history.replaceState` to `url` (path, query and hash). */
+  replaceUrl(url: string): void;
+  /** Top-level navigation (sign-in on the developer's own site). */
+  navigate(url: string): void;
+  /** True when the page is inside a frame. */
+  framed: boolean;
+  /** `location.ancestorOrigins[0]` where the browser has it. */
+  parentOrigin: string | undefined;
+  /** Where bridge messages arrive (the page's window). */
+  self: MessageSource;
+  /** The parent window, where bridge messages go, or null at top level. */
+  parent: MessagePeer | null;
+  /** `document.documentElement`: receives `data-mp-theme` and `lang` inside the dashboard. */
+  root: HTMLElement | null;
+  /** Calls `callback` with the document's height whenever it changes; returns a stop function. */
+  observeHeight(callback: (height: number) => void): () => void;
+  /** The document's current height in CSS pixels. */
+  measureHeight(): number;
+  defaultLocale: string;
+  defaultTheme: Theme;
+  now(): number;
+}
+
+/** The real browser, for `createKit`. */
+export function browserEnvironment(): KitEnvironment {
+  const framed = window.parent !== window;
+  const root = document.documentElement;
+  const measureHeight = () => Math.ceil(root.getBoundingClientRect().height);
+  return {
+    href: () => location.href,
+    replaceUrl: (url) => history.replaceState(history.state, '', url),
+    navigate: (url) => location.assign(url),
+    framed,
+    parentOrigin: location.ancestorOrigins?.[0],
+    self: window,
+    parent: framed ? window.parent : null,
+    root,
+    observeHeight(callback) {
+      const observer = new ResizeObserver(() => callback(measureHeight()));
+      observer.observe(root);
+      return () => observer.disconnect();
+    },
+    measureHeight,
+    // Read only when the launch does not say (after the start-up request has left).
+    get defaultLocale() {
+      return normalizeLocale(navigator.language, 'en-US');
+    },
+    get defaultTheme(): Theme {
+      return window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+    },
+    now: Date.now,
+  };
+}
+
+interface Session {
+  token: string;
+  /** When `kit.fetch` renews the session before using it (see `acceptSession`). */
+  renewAt: number;
+}
+
+type Fields = Pick<Kit, 'state' | 'user' | 'entitlement' | 'theme' | 'locale' | 'error'>;
+
+export class MarketplaceKit extends EventTarget implements Kit {
+  /** Settles when start-up is over, whatever its outcome (`state` then says which). */
+  readonly started: Promise<void>;
+  readonly embedded: boolean = false;
+
+  #state: KitState = 'loading';
+  #user: Profile | null = null;
+  #entitlement: Entitlement | null = null;
+  #theme: Theme;
+  #locale: string;
+  #error: MarketplaceKitError | null = null;
+
+  readonly #env: KitEnvironment;
+  readonly #backend: BackendClient;
+  readonly #fetch: typeof fetch;
+  readonly #options: KitOptions;
+  readonly #listeners = new Set<(kit: Kit) => void>();
+  #signature = '';
+  #session: Session | null = null;
+  #hostOrigin = '';
+  #bridge: Bridge<HostMethods> | null = null;
+  #host: HostBridge | null = null;
+  #renewal: Promise<string> | null = null;
+  #refreshRunning: Promise<void> | null = null;
+  #refreshQueued: Promise<void> | null = null;
+  #stopResize: (() => void) | null = null;
+  #destroyed = false;
+
+  constructor(options: KitOptions, env: KitEnvironment) {
+    super();
+    this.#env = env;
+    this.#options = options;
+    const url = new URL(env.href());
+    try {
+      if (typeof options?.backend !== 'string' || options.backend === '') {
+        throw new MarketplaceKitError('ERR_CONFIG', 'createKit needs a backend URL');
+      }
+      if (!Array.isArray(options.hostOrigins)) throw new MarketplaceKitError('ERR_CONFIG', 'createKit needs hostOrigins (an array)');
+      for (const origin of options.hostOrigins) assertOrigin(origin, 'Each of hostOrigins');
+      const base = new URL(options.backend, url).href.replace(/\/+$/, '');
+      this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+      this.#backend = createBackendClient(base, this.#fetch, options.timeoutMs ?? 10_000);
+      const launch = readLaunch({ href: url.href, hostOrigins: options.hostOrigins, framed: env.framed, parentOrigin: env.parentOrigin });
+      if (launch.kind === 'embedded') this.embedded = true;
+      // Sends the one request of start-up right away; the rest waits for the constructor to end.
+      this.started = this.#start(launch);
+    } finally {
+      // Scrub in the same task, even after a configuration error: the context token must not stay
+      // in the address bar, history, Referer or a copied link.
+      if (hasLaunchParams(url)) env.replaceUrl(scrubbedUrl(url));
+    }
+    this.#theme = env.defaultTheme;
+    this.#locale = env.defaultLocale;
+    this.#signature = this.#sign();
+  }
+
+  get state(): KitState {
+    return this.#state;
+  }
+  get user(): Profile | null {
+    return this.#user;
+  }
+  get entitlement(): Entitlement | null {
+    return this.#entitlement;
+  }
+  get theme(): Theme {
+    return this.#theme;
+  }
+  get locale(): string {
+    return this.#locale;
+  }
+  get error(): MarketplaceKitError | null {
+    return this.#error;
+  }
+  get host(): HostBridge | null {
+    return this.#host;
+  }
+
+  has(feature: string): boolean {
+    return checkAccess(this.#entitlement, { feature }).granted;
+  }
+
+  hasPlan(plan: string | readonly string[]): boolean {
+    return checkAccess(this.#entitlement, { plan }).granted;
+  }
+
+  access(requirement: AccessRequirement): AccessDecision {
+    return checkAccess(this.#entitlement, requirement);
+  }
+
+  refresh(): Promise<void> {
+    // A refresh asked for while one runs may carry news the running one missed (an entitlement
+    // changed after its request left), so one more runs after it; later asks share that one.
+    if (this.#refreshQueued) return this.#refreshQueued;
+    if (this.#refreshRunning) {
+      const queued = this.#refreshRunning.catch(() => undefined).then(() => {
+        this.#refreshQueued = null;
+        return this.#runRefresh();
+      });
+      this.#refreshQueued = queued;
+      return queued;
+    }
+    return this.#runRefresh();
+  }
+
+  async fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+    const request = new Request(typeof input === 'string' ? new URL(input, this.#env.href()) : input, init);
+    // The bearer goes only to the backend's origin and the page's own: never to third parties.
+    const target = new URL(request.url).origin;
+    if (target !== new URL(this.#backend.base).origin && target !== new URL(this.#env.href()).origin) {
+      return this.#fetch(request);
+    }
+    return this.#authorized((token) => {
+      const attempt = request.clone();
+      attempt.headers.set('Authorization', `Bearer ${token}`);
+      return this.#fetch(attempt);
+    });
+  }
+
+  async signIn(returnTo?: string): Promise<void> {
+    const url = new URL(`${this.#backend.base}/oauth/start`);
+    url.searchParams.set('return_to', returnTo ?? this.#env.href());
+    if (this.embedded) {
+      // OAuth pages refuse to be framed: the dashboard opens them at top level.
+      await this.#requireHost().openExternal(url.href);
+    } else {
+      this.#env.navigate(url.href);
+    }
+  }
+
+  async signOut(): Promise<void> {
+    const token = this.#session?.token;
+    // Forget locally first: even if the backend cannot be reached, this page is signed out.
+    this.#session = null;
+    this.#set({ state: 'signed-out', user: null, entitlement: null, error: null });
+    const response = await this.#backend.send(`${this.#backend.base}/session`, {
+      method: 'DELETE',
+      credentials: 'include',
+      headers: token ? { Authorization: `Bearer ${token}` } : {},
+    });
+    if (!response.ok && response.status !== 401) {
+      throw new MarketplaceKitError('ERR_HTTP', `Sign-out answered ${response.status}`, { status: response.status });
+    }
+  }
+
+  async upgrade(options: { plan?: string; feature?: string } = {}): Promise<UpgradeOutcome> {
+    const { outcome } = await this.#requireHost().openUpgrade(options);
+    if (outcome === 'upgraded') await this.refresh();
+    return outcome;
+  }
+
+  subscribe(listener: (kit: Kit) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  destroy(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#stopResize?.();
+    this.#bridge?.destroy();
+    this.#listeners.clear();
+    unregisterKit(this);
+  }
+
+  async #start(launch: Launch): Promise<void> {
+    let request: Promise<SessionResponse | null> | null = null;
+    if (launch.kind === 'standalone') {
+      request = this.#backend.session({ credentials: 'include' }).catch((error: unknown) => {
+        if (isKitError(error) && error.status === 401) return null;
+        throw error;
+      });
+    } else if (launch.kind === 'embedded') {
+      this.#hostOrigin = launch.host;
+      if (launch.context) request = this.#exchange(launch.context);
+    }
+    // Nothing was awaited so far, so the request above left inside the constructor.
+    await null;
+    if (launch.kind === 'rejected') return this.#set({ state: 'error', error: launch.error });
+    try {
+      if (launch.kind === 'embedded') {
+        this.#openBridge(launch.host);
+        this.#applyTheme(launch.theme ?? this.#theme);
+        if (launch.locale) this.#applyLocale(launch.locale);
+        request ??= this.#exchange((await this.#bridge!.call('getContext', {})).context);
+      }
+      const response = await request;
+      if (response) this.#acceptSession(response);
+      else this.#set({ state: 'signed-out' });
+    } catch (error) {
+      this.#fail(error);
+    }
+  }
+
+  #exchange(context: string): Promise<SessionResponse> {
+    return this.#backend.session({
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ context, host: this.#hostOrigin }),
+    });
+  }
+
+  #openBridge(origin: string): void {
+    const env = this.#env;
+    if (!env.parent) return;
+    const handlers: HandlerTable<AppMethods> = {
+      themeChanged: ({ theme }) => this.#applyTheme(theme),
+      localeChanged: ({ locale }) => this.#applyLocale(normalizeLocale(locale, this.#locale)),
+      // Answer at once; the reload runs on its own (a failure leaves the last known entitlement).
+      entitlementsChanged: () => void this.refresh().catch(() => undefined),
+    };
+    const bridge = openBridge({
+      self: env.self,
+      peer: env.parent,
+      origin,
+      local: APP_METHODS,
+      remote: HOST_METHODS,
+      handlers,
+      timeoutMs: this.#options.bridgeTimeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS,
+    });
+    this.#bridge = bridge;
+    const done = () => undefined;
+    this.#host = {
+      resize: (height?: number) => bridge.call('resize', { height: height ?? env.measureHeight() }).then(done),
+      navigate: (path: string) => bridge.call('navigate', { path }).then(done),
+      openExternal: (url: string) => bridge.call('openExternal', { url }).then(done),
+      openUpgrade: (options = {}) =>
+        bridge.call('openUpgrade', options, { timeoutMs: this.#options.upgradeTimeoutMs ?? UPGRADE_TIMEOUT_MS }),
+      toast: (message: string, tone?: ToastTone) => bridge.call('toast', tone ? { message, tone } : { message }).then(done),
+      setTitle: (title: string) => bridge.call('setTitle', { title }).then(done),
+    };
+    if (this.#options.autoResize !== false) {
+      let last = -1;
+      this.#stopResize = env.observeHeight((height) => {
+        if (height === last) return;
+        last = height;
+        // Resizing is best effort: a dashboard that does not answer must not break the app.
+        this.#host?.resize(height).catch(() => undefined);
+      });
+    }
+  }
+
+  #applyTheme(theme: Theme): void {
+    if (this.#env.root) this.#env.root.dataset['mpTheme'] = theme;
+    this.#set({ theme });
+  }
+
+  #applyLocale(locale: string): void {
+    if (this.#env.root) this.#env.root.lang = locale;
+    this.#set({ locale });
+  }
+
+  #requireHost(): HostBridge {
+    if (!this.#host) {
+      throw new MarketplaceKitError('ERR_NOT_EMBEDDED', 'This needs the marketplace dashboard; the app is not embedded in it');
+    }
+    return this.#host;
+  }
+
+  /**
+   * Keeps the token with the time to renew it: the margin before expiry, but never more than half
+   * the lifetime (short sessions). A session that looks expired on arrival means the clocks
+   * disagree; it is then renewed on a 401 only, instead of before every request.
+   */
+  #acceptSession(response: SessionResponse): void {
+    const now = this.#env.now();
+    const lifetime = Date.parse(response.session.expires_at) - now;
+    const margin = this.#options.refreshMarginMs ?? 60_000;
+    this.#session = {
+      token: response.session.token,
+      renewAt: lifetime > 0 ? now + Math.max(lifetime - margin, lifetime / 2) : Number.POSITIVE_INFINITY,
+    };
+    this.#set({ state: 'ready', user: response.user, entitlement: response.entitlement, error: null });
+  }
+
+  #fail(error: unknown): void {
+    const kitError = isKitError(error) ? error : new MarketplaceKitError('ERR_NETWORK', String(error), { cause: error });
+    this.#set({ state: 'error', error: kitError });
+  }
+
+  /** Sends with the bearer token; on a 401 renews once and sends again, unless the token was new. */
+  async #authorized(send: (token: string) => Promise<Response>): Promise<Response> {
+    await this.started;
+    const session = this.#session;
+    let token: string;
+    let fresh = false;
+    if (session && this.#env.now() < session.renewAt) {
+      token = session.token;
+    } else {
+      token = await this.#renew(session?.token ?? null);
+      fresh = true;
+    }
+    const response = await send(token);
+    if (response.status !== 401 || fresh) return response;
+    return send(await this.#renew(token));
+  }
+
+  /** A new session token; concurrent callers share one renewal. */
+  #renew(stale: string | null): Promise<string> {
+    const current = this.#session;
+    if (current && current.token !== stale && this.#env.now() < current.renewAt) return Promise.resolve(current.token);
+    this.#renewal ??= this.#runRenewal().finally(() => (this.#renewal = null));
+    return this.#renewal;
+  }
+
+  async #runRenewal(): Promise<string> {
+    const standalone = !this.embedded;
+    if (standalone ? !this.#session : !this.#bridge) {
+      throw new MarketplaceKitError('ERR_SESSION_MISSING', 'There is no session: the user is not signed in');
+    }
+    try {
+      const response = standalone
+        ? await this.#backend.session({ credentials: 'include' })
+        : await this.#exchange((await this.#bridge!.call('getContext', {})).context);
+      this.#acceptSession(response);
+      return response.session.token;
+    } catch (cause) {
+      this.#session = null;
+      const error = new MarketplaceKitError(
+        'ERR_SESSION_REFRESH_FAILED',
+        `The session could not be renewed: ${cause instanceof Error ? cause.message : String(cause)}`,
+        isKitError(cause) && cause.status !== undefined ? { cause, status: cause.status } : { cause },
+      );
+      // On the developer's site a 401 means the cookie session ended: the user is signed out.
+      if (standalone && isKitError(cause) && cause.status === 401) {
+        this.#set({ state: 'signed-out', user: null, entitlement: null, error: null });
+      } else {
+        this.#set({ state: 'error', error });
+      }
+      throw error;
+    }
+  }
+
+  #runRefresh(): Promise<void> {
+    const run = (async () => {
+      await this.started;
+      if (this.embedded) {
+        const response = await this.#authorized((token) =>
+          this.#backend.send(`${this.#backend.base}/session?refresh=1`, { headers: { Authorization: `Bearer ${token}` } }),
+        );
+        this.#acceptSession(await this.#backend.read(response));
+        return;
+      }
+      const token = this.#session?.token;
+      try {
+        const response = await this.#backend.session(
+          { credentials: 'include', headers: token ? { Authorization: `Bearer ${token}` } : {} },
+          '?refresh=1',
+        );
+        this.#acceptSession(response);
+      } catch (error) {
+        if (!(isKitError(error) && error.status === 401)) throw error;
+        this.#session = null;
+        this.#set({ state: 'signed-out', user: null, entitlement: null, error: null });
+      }
+    })();
+    this.#refreshRunning = run;
+    run.then(
+      () => this.#refreshRunning === run && (this.#refreshRunning = null),
+      () => this.#refreshRunning === run && (this.#refreshRunning = null),
+    );
+    return run;
+  }
+
+  /** Applies `patch` and notifies every listener once, if anything visible changed at all. */
+  #set(patch: Partial<Fields>): void {
+    if ('state' in patch) this.#state = patch.state!;
+    if ('user' in patch) this.#user = patch.user!;
+    if ('entitlement' in patch) this.#entitlement = patch.entitlement!;
+    if ('theme' in patch) this.#theme = patch.theme!;
+    if ('locale' in patch) this.#locale = patch.locale!;
+    if ('error' in patch) this.#error = patch.error!;
+    const signature = this.#sign();
+    if (signature === this.#signature || this.#destroyed) return;
+    this.#signature = signature;
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(this);
+      } catch (error) {
+        // One broken listener must not starve the others.
+        reportError(error);
+      }
+    }
+    this.dispatchEvent(new Event(KIT_CHANGE_EVENT));
+  }
+
+  #sign(): string {
+    const error = this.#error ? `${this.#error.code}:${this.#error.message}` : '';
+    return JSON.stringify([this.#state, this.#theme, this.#locale, error, this.#user, this.#entitlement]);
+  }
+}

@@ -1,0 +1,272 @@
+/**
+ * The host bridge protocol (DESIGN E), shared by the app's runtime (`src/runtime`) and the
+ * dashboard side (`src/host`): constants, one zod/mini schema per method's params and result, a
+ * message receiver that checks origin, `event.source`, size and shape, and calls with a timeout.
+ *
+ * Transport is `@mixer/postmessage-rpc`. That library accepts any origin by default and never
+ * looks at `event.source`, so every endpoint here supplies its own `receiver` (the filter) and
+ * always passes the pinned origin.
+ */
+import { RPC } from '@mixer/postmessage-rpc';
+import * as z from 'zod/mini';
+import { MarketplaceKitError, isKitError } from './errors.js';
+import { Theme } from './schemas.js';
+
+/** The `serviceId` both ends use, so other postMessage traffic on the page is never confused with ours. */
+export const BRIDGE_SERVICE_ID = 'marketplace-app-bridge';
+export const BRIDGE_PROTOCOL_VERSION = '1';
+/** Messages larger than this (characters of the JSON text) are dropped unread. */
+export const BRIDGE_MAX_MESSAGE_SIZE = 64 * 1024;
+export const BRIDGE_DEFAULT_TIMEOUT_MS = 5000;
+
+const Empty = z.object({});
+const text = (max: number) => z.string().check(z.maxLength(max));
+
+/** An absolute http(s) URL; `javascript:`, `data:` and the like are refused. */
+export const ExternalUrl = z.string().check(
+  z.maxLength(4096),
+  z.refine((value) => {
+    try {
+      const { protocol } = new URL(value);
+      return protocol === 'https:' || protocol === 'http:';
+    } catch {
+      return false;
+    }
+  }, 'expected an absolute http(s) URL'),
+);
+
+/** An app route mirrored into the dashboard URL: starts with one `/` (never `//host`). */
+export const AppPath = text(2048).check(z.regex(/^\/(?![/\\])[^\s]*$/, 'expected a path starting with one /'));
+
+/** Methods the dashboard exposes and the app calls: `[params, result]`. */
+export const HOST_METHODS = {
+  getContext: [Empty, z.object({ context: z.string().check(z.minLength(1), z.maxLength(16384)) })],
+  resize: [z.object({ height: z.number().check(z.nonnegative(), z.maximum(1_000_000)) }), null],
+  navigate: [z.object({ path: AppPath }), null],
+  openExternal: [z.object({ url: ExternalUrl }), null],
+  openUpgrade: [
+    z.object({ plan: z.optional(text(100)), feature: z.optional(text(100)) }),
+    z.object({ outcome: z.enum(['upgraded', 'dismissed']) }),
+  ],
+  toast: [
+    z.object({ message: text(1000).check(z.minLength(1)), tone: z.optional(z.enum(['info', 'success', 'warning', 'error'])) }),
+    null,
+  ],
+  setTitle: [z.object({ title: text(200) }), null],
+} as const;
+
+/** Methods the app exposes and the dashboard calls: `[params, result]`. */
+export const APP_METHODS = {
+  themeChanged: [z.object({ theme: Theme }), null],
+  localeChanged: [z.object({ locale: text(35).check(z.minLength(2)) }), null],
+  entitlementsChanged: [Empty, null],
+} as const;
+
+/** `[params schema, result schema]`; a null result schema means the method answers nothing. */
+export type MethodTable = Record<string, readonly [z.ZodMiniType, z.ZodMiniType | null]>;
+export type HostMethods = typeof HOST_METHODS;
+export type AppMethods = typeof APP_METHODS;
+export type ParamsOf<T extends MethodTable, M extends keyof T> = z.input<T[M][0]>;
+export type ResultOf<T extends MethodTable, M extends keyof T> = T[M][1] extends z.ZodMiniType ? z.output<T[M][1]> : void;
+/** What a handler of method `M` receives and may return. */
+export type HandlerTable<T extends MethodTable> = {
+  [M in keyof T]?: (params: z.output<T[M][0]>) => ResultOf<T, M> | void | Promise<ResultOf<T, M> | void>;
+};
+
+/**
+ * The RPC packet shape of `@mixer/postmessage-rpc`, checked before the library sees it. `params`
+ * and `result` are checked per method, where they are used.
+ */
+const Packet = z.object({
+  type: z.enum(['method', 'reply']),
+  serviceID: z.string(),
+  id: z.number().check(z.int()),
+  method: z.optional(text(64)),
+  error: z.optional(z.object({ code: z.number(), message: text(2000) })),
+});
+
+/** Where messages arrive (a window) and where ours go (the peer window). */
+export interface MessageSource {
+  addEventListener(type: 'message', listener: (event: MessageEvent) => void): void;
+  removeEventListener(type: 'message', listener: (event: MessageEvent) => void): void;
+}
+export interface MessagePeer {
+  postMessage(message: string, targetOrigin: string): void;
+}
+
+export interface BridgeOptions<Local extends MethodTable, Remote extends MethodTable> {
+  /** The window messages arrive on (ours). */
+  self: MessageSource;
+  /** The peer window; `event.source` must be this exact object. A function when it can change. */
+  peer: MessagePeer | (() => MessagePeer | null | undefined);
+  /** The peer's origin, exactly (`https://dashboard.example`); never `*`. */
+  origin: string;
+  local: Local;
+  remote: Remote;
+  handlers: HandlerTable<Local>;
+  timeoutMs?: number;
+}
+
+export interface Bridge<Remote extends MethodTable> {
+  /** Resolves once both ends have exchanged the `ready` handshake. */
+  readonly ready: Promise<void>;
+  /**
+   * Calls a method of the peer. Waits for the handshake, all within the timeout. Rejects with
+   * `ERR_BRIDGE_TIMEOUT`, `ERR_BRIDGE_REMOTE` (the peer refused the params, its handler failed
+   * or does not exist), `ERR_BRIDGE_INVALID_MESSAGE` (the peer answered something invalid),
+   * `ERR_BRIDGE_CLOSED` or `ERR_INVALID_INPUT` (our own params are invalid). `timeoutMs`
+   * overrides the bridge's timeout for calls that wait on a person (the plan chooser).
+   */
+  call<M extends keyof Remote & string>(
+    method: M,
+    params: ParamsOf<Remote, M>,
+    options?: { timeoutMs?: number },
+  ): Promise<ResultOf<Remote, M>>;
+  destroy(): void;
+}
+
+/** Throws `ERR_CONFIG` unless `value` is exactly an http(s) origin, as `URL#origin` writes it. */
+export function assertOrigin(value: string, what: string): string {
+  let origin: string | undefined;
+  try {
+    origin = new URL(value).origin;
+  } catch {
+    origin = undefined;
+  }
+  if (origin !== value || !/^https?:/.test(value)) {
+    throw new MarketplaceKitError('ERR_CONFIG', `${what} must be an exact http(s) origin such as https://app.example, got "${value}"`);
+  }
+  return value;
+}
+
+const describeIssue = (error: z.core.$ZodError) => {
+  const issue = error.issues[0];
+  return `${issue?.path.join('.') || 'value'}: ${issue?.message ?? 'invalid'}`;
+};
+
+/**
+ * An error for the peer. The library replies with `stack || message` of anything that is not its
+ * own error class (which it does not export from its entry point), so the stack is emptied: only
+ * the message crosses the boundary, cut to a length the other end's packet check accepts.
+ */
+const remoteError = (message: string) => Object.assign(new Error(message.slice(0, 500)), { stack: '' });
+
+/**
+ * Opens one end of the bridge.
+ *
+ * @example
+ * const bridge = openBridge({ self: window, peer: window.parent, origin: hostOrigin,
+ *   local: APP_METHODS, remote: HOST_METHODS, handlers: { themeChanged: ({ theme }) => apply(theme) } });
+ * const { context } = await bridge.call('getContext', {});
+ */
+export function openBridge<Local extends MethodTable, Remote extends MethodTable>(
+  options: BridgeOptions<Local, Remote>,
+): Bridge<Remote> {
+  const origin = assertOrigin(options.origin, 'The bridge peer origin');
+  const defaultTimeoutMs = options.timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS;
+  const peer = typeof options.peer === 'function' ? options.peer : () => options.peer as MessagePeer;
+  let closed = false;
+  let rejectClosed!: (error: unknown) => void;
+  const closedSignal = new Promise<never>((_, reject) => (rejectClosed = reject));
+  closedSignal.catch(() => undefined);
+
+  const rpc = new RPC({
+    serviceId: BRIDGE_SERVICE_ID,
+    protocolVersion: BRIDGE_PROTOCOL_VERSION,
+    origin,
+    target: {
+      postMessage(message: string, targetOrigin: string) {
+        // The iframe may be gone or navigated elsewhere; postMessage with a pinned origin then
+        // drops the message, which the caller sees as a timeout.
+        if (!closed) peer()?.postMessage(message, targetOrigin);
+      },
+    },
+    receiver: {
+      readMessages(deliver) {
+        const listener = (event: MessageEvent) => {
+          if (event.origin !== origin || event.source == null || event.source !== peer()) return;
+          const { data } = event;
+          if (typeof data !== 'string' || data.length > BRIDGE_MAX_MESSAGE_SIZE) return;
+          let packet: unknown;
+          try {
+            packet = JSON.parse(data);
+          } catch {
+            return;
+          }
+          const parsed = Packet.safeParse(packet);
+          if (!parsed.success || parsed.data.serviceID !== BRIDGE_SERVICE_ID) return;
+          // The library queues out-of-sequence packets until the gap is filled. postMessage
+          // between two windows is already in order, and a packet we drop above would leave a
+          // gap that stalls the channel for good, so every packet goes out as "next in sequence".
+          // `discard` (no reply wanted) is never used by the kit; it is cleared so that every
+          // call gets an answer and a refused one cannot end as an unhandled rejection here.
+          deliver({ origin, data: JSON.stringify({ ...(packet as object), counter: 0, discard: false }) });
+        };
+        options.self.addEventListener('message', listener);
+        return () => options.self.removeEventListener('message', listener);
+      },
+    },
+  });
+
+  for (const method of Object.keys(options.local)) {
+    const [paramsSchema] = options.local[method]!;
+    rpc.expose(method, async (params: unknown) => {
+      const parsed = paramsSchema.safeParse(params);
+      if (!parsed.success) throw remoteError(`Invalid ${method} params at ${describeIssue(parsed.error)}`);
+      const handler = options.handlers[method as keyof Local];
+      if (!handler) throw remoteError(`${method} is not supported here`);
+      try {
+        const result = await handler(parsed.data as never);
+        return result ?? null;
+      } catch (error) {
+        throw remoteError(error instanceof Error ? error.message : String(error));
+      }
+    });
+  }
+
+  const ready = Promise.race([rpc.isReady, closedSignal]);
+  // Nobody has to wait for the handshake; closing must not leave an unhandled rejection behind.
+  ready.catch(() => undefined);
+
+  return {
+    ready,
+    async call(method, params, { timeoutMs = defaultTimeoutMs } = {}) {
+      const [paramsSchema, resultSchema] = options.remote[method]!;
+      const checked = paramsSchema.safeParse(params);
+      if (!checked.success) {
+        throw new MarketplaceKitError('ERR_INVALID_INPUT', `Invalid ${method} params at ${describeIssue(checked.error)}`);
+      }
+      if (closed) throw new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed');
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', `${method} got no answer within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+      });
+      let result: unknown;
+      try {
+        result = await Promise.race([ready.then(() => rpc.call(method, checked.data as object)), timeout, closedSignal]);
+      } catch (error) {
+        // Our own timeout and closing are kit errors; anything else is the peer's error reply.
+        if (isKitError(error)) throw error;
+        const message = String((error as { message?: unknown } | null)?.message ?? error).slice(0, 500);
+        throw new MarketplaceKitError('ERR_BRIDGE_REMOTE', `${method} failed on the other side: ${message}`, { cause: error });
+      } finally {
+        clearTimeout(timer);
+      }
+      const answer = resultSchema ? resultSchema.safeParse(result) : { success: result == null, data: undefined };
+      if (!answer.success) {
+        const why = 'error' in answer ? describeIssue(answer.error) : 'value: expected nothing';
+        throw new MarketplaceKitError('ERR_BRIDGE_INVALID_MESSAGE', `Invalid ${method} result at ${why}`);
+      }
+      return answer.data as ResultOf<Remote, typeof method>;
+    },
+    destroy() {
+      if (closed) return;
+      closed = true;
+      rejectClosed(new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed'));
+      rpc.destroy();
+    },
+  };
+}

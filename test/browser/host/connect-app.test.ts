@@ -1,0 +1,88 @@
+import { expect } from '@open-wc/testing';
+import { connectApp, type HostConnection } from '../../../src/host/index.js';
+import { BRIDGE_SERVICE_ID } from '../../../src/shared/bridge.js';
+import { MarketplaceKitError } from '../../../src/shared/errors.js';
+
+const packet = (id: number, method: string, params: unknown) =>
+  JSON.stringify({ type: 'method', serviceID: BRIDGE_SERVICE_ID, id, method, params, counter: 0 });
+
+/** A same-origin iframe whose own script (its realm, so `event.source` is the frame) posts `messages`. */
+function frameThatPosts(messages: string[]): HTMLIFrameElement {
+  const iframe = document.createElement('iframe');
+  const posts = messages.map((m) => `parent.postMessage(${JSON.stringify(m)}, ${JSON.stringify(location.origin)});`).join('\n');
+  iframe.srcdoc = `<script>
+    addEventListener('message', (event) => { if (event.source === parent) (window.received ||= []).push(event.data); });
+    ${posts}
+  </script>`;
+  return iframe;
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+
+describe('connectApp', () => {
+  const cleanup: Array<() => void> = [];
+  afterEach(() => {
+    for (const undo of cleanup.splice(0)) undo();
+  });
+
+  function connect(iframe: HTMLIFrameElement, handlers: Parameters<typeof connectApp>[1]['handlers']): HostConnection {
+    const connection = connectApp(iframe, { appOrigin: location.origin, handlers, timeoutMs: 200 });
+    cleanup.push(() => {
+      connection.destroy();
+      iframe.remove();
+    });
+    return connection;
+  }
+
+  it('refuses a missing getContext handler and any origin that is not exact', () => {
+    const iframe = document.createElement('iframe');
+    document.body.append(iframe);
+    cleanup.push(() => iframe.remove());
+    const handlers = { getContext: () => ({ context: 'c' }) };
+    expect(() => connectApp(iframe, { appOrigin: location.origin, handlers: {} as never })).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
+    for (const appOrigin of ['*', `${location.origin}/`, `${location.origin}/app`, '']) {
+      expect(() => connectApp(iframe, { appOrigin, handlers }), appOrigin).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
+    }
+  });
+
+  it('calls handlers for messages from the iframe only, after validating their params', async () => {
+    const titles: string[] = [];
+    const paths: string[] = [];
+    const iframe = frameThatPosts([
+      packet(-1, 'ready', { protocolVersion: '1' }),
+      packet(1, 'setTitle', { title: 'Reports' }),
+      packet(2, 'navigate', { path: 'https://evil.example/' }),
+      packet(3, 'navigate', { path: '/reports/7' }),
+    ]);
+    const connection = connect(iframe, {
+      getContext: () => ({ context: 'c' }),
+      setTitle: ({ title }) => void titles.push(title),
+      navigate: ({ path }) => void paths.push(path),
+    });
+    // The same packet from this window (right origin, wrong window) is ignored.
+    window.postMessage(packet(4, 'setTitle', { title: 'from the host window itself' }), location.origin);
+    document.body.append(iframe);
+    await connection.ready;
+    await settle();
+    expect(titles).to.deep.equal(['Reports']);
+    expect(paths).to.deep.equal(['/reports/7']);
+    const replies = ((iframe.contentWindow as Window & { received?: string[] }).received ?? []).map((r) => JSON.parse(r) as { id: number; error?: { message: string } });
+    expect(replies.find((r) => r.id === 2)?.error?.message).to.match(/^Invalid navigate params at path/);
+    expect(replies.find((r) => r.id === 1)?.error).to.equal(undefined);
+  });
+
+  it('times out calls to an app that never loads the kit, and fails them once destroyed', async () => {
+    const iframe = document.createElement('iframe');
+    const connection = connect(iframe, { getContext: () => ({ context: 'c' }) });
+    document.body.append(iframe);
+    const timedOut = await connection.themeChanged('dark').catch((error: MarketplaceKitError) => error.code);
+    expect(timedOut).to.equal('ERR_BRIDGE_TIMEOUT');
+    const invalid = await connection.themeChanged('neon' as 'dark').catch((error: MarketplaceKitError) => error.code);
+    expect(invalid).to.equal('ERR_INVALID_INPUT');
+    connection.destroy();
+    const closed = await connection.entitlementsChanged().catch((error: MarketplaceKitError) => error.code);
+    expect(closed).to.equal('ERR_BRIDGE_CLOSED');
+    const ready = await connection.ready.catch((error: MarketplaceKitError) => error.code);
+    expect(ready).to.equal('ERR_BRIDGE_CLOSED');
+  });
+});

@@ -1,0 +1,189 @@
+import { expect } from '@open-wc/testing';
+import {
+  APP_METHODS,
+  BRIDGE_MAX_MESSAGE_SIZE,
+  BRIDGE_SERVICE_ID,
+  HOST_METHODS,
+  assertOrigin,
+  openBridge,
+  type Bridge,
+  type HandlerTable,
+  type HostMethods,
+} from '../../../src/shared/bridge.js';
+import { MarketplaceKitError } from '../../../src/shared/errors.js';
+import { APP_ORIGIN, HOST_ORIGIN, deliver, tick, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
+
+const packet = (id: number, method: string, params: unknown) =>
+  JSON.stringify({ type: 'method', serviceID: BRIDGE_SERVICE_ID, id, method, params, counter: 0 });
+
+async function rejection(promise: Promise<unknown>): Promise<MarketplaceKitError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).to.be.instanceOf(MarketplaceKitError);
+    return error as MarketplaceKitError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('host bridge protocol', () => {
+  let host: FakeWindow;
+  let app: FakeWindow;
+  const open: Array<{ destroy(): void }> = [];
+
+  beforeEach(() => {
+    [host, app] = windowPair();
+  });
+  afterEach(() => {
+    for (const bridge of open.splice(0)) bridge.destroy();
+  });
+
+  function connect(hostHandlers: HandlerTable<HostMethods>, appHandlers: HandlerTable<typeof APP_METHODS> = {}, timeoutMs = 300) {
+    const hostSide = openBridge({ self: host.self, peer: app.handle, origin: APP_ORIGIN, local: HOST_METHODS, remote: APP_METHODS, handlers: hostHandlers, timeoutMs });
+    const appSide: Bridge<HostMethods> = openBridge({ self: app.self, peer: host.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: appHandlers, timeoutMs });
+    open.push(hostSide, appSide);
+    return { hostSide, appSide };
+  }
+
+  it('calls through in both directions after the handshake, with validated results', async () => {
+    const themes: string[] = [];
+    const { hostSide, appSide } = connect({ getContext: () => ({ context: 'ctx-1' }) }, { themeChanged: ({ theme }) => void themes.push(theme) });
+    await Promise.all([hostSide.ready, appSide.ready]);
+    expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'ctx-1' });
+    expect(await hostSide.call('themeChanged', { theme: 'dark' })).to.equal(undefined);
+    expect(themes).to.deep.equal(['dark']);
+  });
+
+  it('posts only to the pinned origin, never to "*"', async () => {
+    const [otherHost] = windowPair('https://other.example', APP_ORIGIN);
+    const appSide = openBridge({ self: app.self, peer: otherHost.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 100 });
+    open.push(appSide);
+    const error = await rejection(appSide.call('toast', { message: 'hi' }));
+    expect(error.code).to.equal('ERR_BRIDGE_TIMEOUT');
+    expect(otherHost.refused).to.be.greaterThan(0);
+  });
+
+  it('ignores messages from another origin and from another window of the right origin', async () => {
+    const titles: string[] = [];
+    connect({ getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) });
+    await tick(10);
+    deliver(host, packet(50, 'setTitle', { title: 'wrong origin' }), 'https://evil.example', app.handle);
+    deliver(host, packet(51, 'setTitle', { title: 'wrong window' }), APP_ORIGIN, {});
+    deliver(host, packet(52, 'setTitle', { title: 'no window' }), APP_ORIGIN, null);
+    deliver(host, packet(53, 'setTitle', { title: 'genuine' }), APP_ORIGIN, app.handle);
+    await tick(20);
+    expect(titles).to.deep.equal(['genuine']);
+  });
+
+  it('drops oversized, non-string, non-JSON and malformed packets without stalling the channel', async () => {
+    const titles: string[] = [];
+    connect({ getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) });
+    await tick(10);
+    const big = packet(60, 'setTitle', { title: 'big', padding: 'x'.repeat(BRIDGE_MAX_MESSAGE_SIZE) });
+    for (const data of [big, { type: 'method' }, 'not json', '{"type":"method","serviceID":"marketplace-app-bridge","id":1.5,"counter":0}', packet(61, 'setTitle', { title: 'other service' }).replace(BRIDGE_SERVICE_ID, 'x')]) {
+      deliver(host, data, APP_ORIGIN, app.handle);
+    }
+    deliver(host, packet(62, 'setTitle', { title: 'after' }), APP_ORIGIN, app.handle);
+    await tick(20);
+    expect(titles).to.deep.equal(['after']);
+  });
+
+  it('refuses invalid params before the handler runs, as a remote error', async () => {
+    let called = false;
+    const { hostSide } = connect({ getContext: () => ({ context: 'c' }) }, { themeChanged: () => void (called = true) });
+    await hostSide.ready;
+    const replies: string[] = [];
+    host.self.addEventListener('message', (event) => replies.push((event as MessageEvent<string>).data));
+    deliver(app, packet(70, 'themeChanged', { theme: 'purple' }), HOST_ORIGIN, host.handle);
+    await tick(20);
+    expect(called).to.equal(false);
+    const reply = JSON.parse(replies.find((r) => r.includes('"id":70'))!) as { error: { message: string } };
+    expect(reply.error.message).to.match(/^Invalid themeChanged params at theme/);
+  });
+
+  it('answers a call marked discard too, so a refused one is an error reply, not an unhandled rejection', async () => {
+    const { hostSide } = connect({ getContext: () => ({ context: 'c' }) }, { themeChanged: () => undefined });
+    await hostSide.ready;
+    const replies: string[] = [];
+    host.self.addEventListener('message', (event) => replies.push((event as MessageEvent<string>).data));
+    const discarded = JSON.stringify({ ...JSON.parse(packet(71, 'themeChanged', { theme: 'purple' })), discard: true });
+    deliver(app, discarded, HOST_ORIGIN, host.handle);
+    await tick(20);
+    expect(replies.some((r) => r.includes('"id":71') && r.includes('Invalid themeChanged params'))).to.equal(true);
+  });
+
+  it('checks our own params before sending (ERR_INVALID_INPUT)', async () => {
+    const { appSide } = connect({ getContext: () => ({ context: 'c' }) });
+    for (const url of ['javascript:alert(1)', 'data:text/html,x', '/relative', 'ftp://x.example/']) {
+      expect((await rejection(appSide.call('openExternal', { url }))).code).to.equal('ERR_INVALID_INPUT');
+    }
+    expect((await rejection(appSide.call('navigate', { path: '//evil.example' }))).code).to.equal('ERR_INVALID_INPUT');
+    expect((await rejection(appSide.call('resize', { height: -1 }))).code).to.equal('ERR_INVALID_INPUT');
+  });
+
+  it('turns handler failures and missing handlers into ERR_BRIDGE_REMOTE without stacks', async () => {
+    const { appSide } = connect({
+      getContext: () => {
+        throw new Error('signing key unavailable');
+      },
+    });
+    const failed = await rejection(appSide.call('getContext', {}));
+    expect(failed.code).to.equal('ERR_BRIDGE_REMOTE');
+    expect(failed.message).to.equal('getContext failed on the other side: signing key unavailable');
+    const missing = await rejection(appSide.call('toast', { message: 'hi' }));
+    expect(missing.code).to.equal('ERR_BRIDGE_REMOTE');
+    expect(missing.message).to.match(/toast is not supported here/);
+  });
+
+  it('rejects an invalid result with ERR_BRIDGE_INVALID_MESSAGE', async () => {
+    const { appSide } = connect({
+      getContext: () => ({ context: '' }),
+      openUpgrade: () => ({ outcome: 'maybe' }) as unknown as { outcome: 'upgraded' },
+      toast: () => ({ unexpected: true }) as unknown as void,
+    });
+    expect((await rejection(appSide.call('getContext', {}))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
+    expect((await rejection(appSide.call('openUpgrade', {}))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
+    // The host end never sends a result for void methods; a peer that does is refused too.
+    const [h2, a2] = windowPair();
+    const fakeHost = openBridge({ self: h2.self, peer: a2.handle, origin: APP_ORIGIN, local: { toast: [HOST_METHODS.toast[0], HOST_METHODS.getContext[1]] }, remote: {}, handlers: { toast: () => ({ context: 'x' }) }, timeoutMs: 300 });
+    const appSide2 = openBridge({ self: a2.self, peer: h2.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 300 });
+    open.push(fakeHost, appSide2);
+    expect((await rejection(appSide2.call('toast', { message: 'hi' }))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
+  });
+
+  it('times out a call the peer never answers, and a peer that never appears', async () => {
+    const { appSide } = connect({ getContext: () => new Promise(() => undefined) }, {}, 150);
+    const started = performance.now();
+    const error = await rejection(appSide.call('getContext', {}));
+    expect(error.code).to.equal('ERR_BRIDGE_TIMEOUT');
+    expect(performance.now() - started).to.be.within(140, 1000);
+
+    const [, lonely] = windowPair();
+    const alone = openBridge({ self: lonely.self, peer: host.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 100 });
+    open.push(alone);
+    expect((await rejection(alone.call('resize', { height: 10 }))).code).to.equal('ERR_BRIDGE_TIMEOUT');
+  });
+
+  it('lets one call wait longer than the bridge timeout (the plan chooser waits on a person)', async () => {
+    const { appSide } = connect({ openUpgrade: () => new Promise((resolve) => setTimeout(() => resolve({ outcome: 'upgraded' }), 300)) }, {}, 100);
+    expect(await appSide.call('openUpgrade', { plan: 'pro' }, { timeoutMs: 2000 })).to.deep.equal({ outcome: 'upgraded' });
+    expect((await rejection(appSide.call('openUpgrade', { plan: 'pro' }))).code).to.equal('ERR_BRIDGE_TIMEOUT');
+  });
+
+  it('fails pending and later calls with ERR_BRIDGE_CLOSED after destroy', async () => {
+    const { appSide } = connect({ getContext: () => new Promise(() => undefined) });
+    const pending = appSide.call('getContext', {});
+    await tick(10);
+    appSide.destroy();
+    expect((await rejection(pending)).code).to.equal('ERR_BRIDGE_CLOSED');
+    expect((await rejection(appSide.call('toast', { message: 'x' }))).code).to.equal('ERR_BRIDGE_CLOSED');
+  });
+
+  it('accepts only exact http(s) origins', () => {
+    expect(assertOrigin('https://a.example', 'x')).to.equal('https://a.example');
+    expect(assertOrigin('http://127.0.0.1:8080', 'x')).to.equal('http://127.0.0.1:8080');
+    for (const bad of ['*', 'https://a.example/', 'https://a.example/path', 'a.example', 'javascript:alert(1)', 'file:///x', 'HTTPS://A.EXAMPLE']) {
+      expect(() => assertOrigin(bad, 'x'), bad).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
+    }
+  });
+});

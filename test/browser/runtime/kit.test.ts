@@ -1,0 +1,407 @@
+import { expect } from '@open-wc/testing';
+import { createKit, getKit, KIT_CREATED_EVENT, type Kit } from '../../../src/runtime/index.js';
+import { MarketplaceKit, type KitOptions } from '../../../src/runtime/kit.js';
+import { APP_METHODS, HOST_METHODS, openBridge, type HandlerTable, type HostMethods } from '../../../src/shared/bridge.js';
+import { MarketplaceKitError } from '../../../src/shared/errors.js';
+import {
+  APP_ORIGIN,
+  ENTITLEMENT,
+  HOST_ORIGIN,
+  USER,
+  fakeEnvironment,
+  jsonResponse,
+  scriptedFetch,
+  sessionBody,
+  tick,
+  windowPair,
+  type FakeEnvironment,
+  type FetchCall,
+} from '../../support/runtime-fakes.js';
+
+const BACKEND = `${APP_ORIGIN}/api/marketplace`;
+const LAUNCH = `${APP_ORIGIN}/embed?view=1&mp_context=ctx-0&mp_host=${encodeURIComponent(HOST_ORIGIN)}&mp_locale=de-DE&mp_theme=dark`;
+const PRO = { ...ENTITLEMENT, plan: 'pro', features: ['reports', 'export'] };
+
+async function rejection(promise: Promise<unknown>): Promise<MarketplaceKitError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).to.be.instanceOf(MarketplaceKitError);
+    return error as MarketplaceKitError;
+  }
+  throw new Error('expected a rejection');
+}
+
+const kits: Kit[] = [];
+afterEach(() => {
+  for (const kit of kits.splice(0)) kit.destroy();
+});
+
+function start(env: FakeEnvironment, fetch: typeof globalThis.fetch, options: Partial<KitOptions> = {}) {
+  const kit = new MarketplaceKit({ backend: '/api/marketplace', hostOrigins: [HOST_ORIGIN], fetch, ...options }, env);
+  kits.push(kit);
+  return kit;
+}
+
+/** A kit inside a fake dashboard: the host end is a real bridge with `handlers`. */
+function embedded(route: (call: FetchCall) => Response | Promise<Response>, handlers: Partial<HandlerTable<HostMethods>> = {}, options: Partial<KitOptions> = {}) {
+  const [host, app] = windowPair();
+  let contexts = 0;
+  const hostSide = openBridge({
+    self: host.self,
+    peer: app.handle,
+    origin: APP_ORIGIN,
+    local: HOST_METHODS,
+    remote: APP_METHODS,
+    handlers: { getContext: () => ({ context: `ctx-${++contexts}` }), ...handlers },
+    timeoutMs: 300,
+  });
+  const env = fakeEnvironment(LAUNCH, { parent: host, self: app });
+  const fetch = scriptedFetch(route);
+  const kit = start(env, fetch, { bridgeTimeoutMs: 300, ...options });
+  kits.push({ destroy: () => hostSide.destroy() } as Kit);
+  return { kit, env, fetch, hostSide, contexts: () => contexts };
+}
+
+/** Backend: POST exchanges, GET reads, with a token per exchange and the given entitlement. */
+function backend(state: { entitlement: typeof ENTITLEMENT | null; lifetimeMs: number; exchanges: number; now?: () => number }) {
+  return (call: FetchCall) => {
+    if (call.method === 'POST') {
+      state.exchanges++;
+      return jsonResponse(sessionBody(`tok-${state.exchanges}`, state.lifetimeMs, state.entitlement, state.now?.()));
+    }
+    const token = call.authorization?.slice(7) ?? 'cookie';
+    return jsonResponse(sessionBody(token, state.lifetimeMs, state.entitlement, state.now?.()));
+  };
+}
+
+describe('kit on the developer\'s own site', () => {
+  it('reads the cookie session with one request and becomes ready', async () => {
+    const env = fakeEnvironment(`${APP_ORIGIN}/account`);
+    const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
+    const kit = start(env, fetch);
+    expect(kit.state).to.equal('loading');
+    await kit.started;
+    expect(kit.state).to.equal('ready');
+    expect(kit.user).to.deep.equal(USER);
+    expect(kit.entitlement).to.deep.equal(ENTITLEMENT);
+    expect(kit.embedded).to.equal(false);
+    expect(kit.host).to.equal(null);
+    expect(fetch.calls).to.have.length(1);
+    expect(fetch.calls[0]).to.include({ method: 'GET', url: `${BACKEND}/session`, credentials: 'include', authorization: null });
+    expect(env.replaced).to.deep.equal([], 'a URL without mp_* is left alone');
+  });
+
+  it('is signed out on a 401, and kit.fetch then refuses with ERR_SESSION_MISSING', async () => {
+    const fetch = scriptedFetch(() => jsonResponse({ error: { code: 'ERR_SESSION_MISSING', message: 'none' } }, 401));
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+    await kit.started;
+    expect(kit.state).to.equal('signed-out');
+    expect(kit.error).to.equal(null);
+    expect((await rejection(kit.fetch('/api/data'))).code).to.equal('ERR_SESSION_MISSING');
+    expect(fetch.calls).to.have.length(1);
+  });
+
+  it('reports backend failures as typed errors', async () => {
+    const cases: Array<[Response | (() => Promise<Response>), string, number | undefined]> = [
+      [jsonResponse({ error: { code: 'ERR_CONFIG', message: 'misconfigured' } }, 500), 'ERR_CONFIG', 500],
+      [new Response('<html>oops</html>', { status: 502 }), 'ERR_HTTP', 502],
+      [new Response('<html>hello</html>', { status: 200 }), 'ERR_RESPONSE_INVALID', 200],
+      [jsonResponse({ session: { token: 'x' } }), 'ERR_RESPONSE_INVALID', 200],
+      [() => Promise.reject(new TypeError('Failed to fetch')), 'ERR_NETWORK', undefined],
+    ];
+    for (const [answer, code, status] of cases) {
+      const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(() => (typeof answer === 'function' ? answer() : answer.clone())));
+      await kit.started;
+      expect(kit.state, code).to.equal('error');
+      expect(kit.error?.code, code).to.equal(code);
+      expect(kit.error?.status, code).to.equal(status);
+    }
+  });
+
+  it('times out a backend that never answers', async () => {
+    // Answers only by rejecting when the kit's timeout aborts the request.
+    const hanging: typeof globalThis.fetch = (_input, init) =>
+      new Promise((_, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason)));
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), hanging, { timeoutMs: 50 });
+    await kit.started;
+    expect(kit.state).to.equal('error');
+    expect(kit.error?.code).to.equal('ERR_TIMEOUT');
+  });
+
+  it('signIn navigates to the backend\'s OAuth start with a return address; signOut forgets and deletes', async () => {
+    const env = fakeEnvironment(`${APP_ORIGIN}/account?tab=2`);
+    const fetch = scriptedFetch((call) => (call.method === 'DELETE' ? new Response(null, { status: 204 }) : jsonResponse(sessionBody('tok', 600_000))));
+    const kit = start(env, fetch);
+    await kit.started;
+    await kit.signIn();
+    await kit.signIn('/welcome');
+    expect(env.navigated).to.deep.equal([
+      `${BACKEND}/oauth/start?return_to=${encodeURIComponent(`${APP_ORIGIN}/account?tab=2`)}`,
+      `${BACKEND}/oauth/start?return_to=%2Fwelcome`,
+    ]);
+    await kit.signOut();
+    expect(kit.state).to.equal('signed-out');
+    expect(kit.user).to.equal(null);
+    expect(kit.entitlement).to.equal(null);
+    expect(fetch.calls.at(-1)).to.include({ method: 'DELETE', url: `${BACKEND}/session`, credentials: 'include', authorization: 'Bearer tok' });
+    expect((await rejection(kit.upgrade())).code).to.equal('ERR_NOT_EMBEDDED');
+  });
+
+  it('refuses a configuration mistake with ERR_CONFIG, after scrubbing the URL', () => {
+    const env = fakeEnvironment(LAUNCH);
+    const fetch = scriptedFetch(() => jsonResponse({}));
+    expect(() => new MarketplaceKit({ backend: '', hostOrigins: [HOST_ORIGIN], fetch }, env)).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
+    expect(env.replaced).to.deep.equal(['/embed?view=1']);
+    for (const hostOrigins of [['*'], [`${HOST_ORIGIN}/`], 'https://x.example' as unknown as string[]]) {
+      expect(() => new MarketplaceKit({ backend: '/api', hostOrigins, fetch }, fakeEnvironment(LAUNCH))).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
+    }
+    expect(fetch.calls).to.have.length(0);
+  });
+});
+
+describe('kit inside the dashboard', () => {
+  it('scrubs the URL, exchanges the launch token once, and applies theme and locale', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, env, fetch, contexts } = embedded(backend(state), {}, { autoResize: false });
+    expect(env.replaced).to.deep.equal(['/embed?view=1'], 'scrubbed before anything else');
+    expect(fetch.calls).to.have.length(1, 'the exchange leaves at once');
+    await kit.started;
+    expect(kit.state).to.equal('ready');
+    expect(kit.embedded).to.equal(true);
+    expect(fetch.calls).to.have.length(1);
+    expect(fetch.calls[0]).to.include({ method: 'POST', url: `${BACKEND}/session`, authorization: null });
+    expect(JSON.parse(fetch.calls[0]!.body!)).to.deep.equal({ context: 'ctx-0', host: HOST_ORIGIN });
+    expect([kit.theme, kit.locale]).to.deep.equal(['dark', 'de-DE']);
+    expect(env.root!.dataset['mpTheme']).to.equal('dark');
+    expect(env.root!.lang).to.equal('de-DE');
+    expect(contexts()).to.equal(0);
+  });
+
+  it('refuses a host outside the allowlist without any request', async () => {
+    const fetch = scriptedFetch(() => jsonResponse({}));
+    const env = fakeEnvironment(LAUNCH.replace(encodeURIComponent(HOST_ORIGIN), encodeURIComponent('https://evil.example')), { parent: windowPair()[0] });
+    const kit = start(env, fetch);
+    await kit.started;
+    expect(kit.state).to.equal('error');
+    expect(kit.error?.code).to.equal('ERR_HOST_NOT_ALLOWED');
+    expect(env.replaced).to.deep.equal(['/embed?view=1']);
+    expect(fetch.calls).to.have.length(0);
+  });
+
+  it('after an in-frame reload (no parameters) asks the allowed dashboard for a context', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const [host, app] = windowPair();
+    const hostSide = openBridge({ self: host.self, peer: app.handle, origin: APP_ORIGIN, local: HOST_METHODS, remote: APP_METHODS, handlers: { getContext: () => ({ context: 'ctx-again' }) } });
+    kits.push({ destroy: () => hostSide.destroy() } as Kit);
+    const fetch = scriptedFetch(backend(state));
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/embed`, { parent: host, self: app }), fetch, { autoResize: false });
+    await kit.started;
+    expect(kit.state).to.equal('ready');
+    expect(JSON.parse(fetch.calls[0]!.body!)).to.deep.equal({ context: 'ctx-again', host: HOST_ORIGIN });
+  });
+
+  it('kit.fetch adds the bearer for the backend and the page origin only', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, fetch } = embedded((call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true })));
+    await kit.started;
+    await kit.fetch('/api/data', { method: 'POST', body: 'x' });
+    await kit.fetch(new Request(`${APP_ORIGIN}/api/other`));
+    await kit.fetch('https://third-party.example/pixel');
+    expect(fetch.calls.slice(1).map((c) => [c.url, c.authorization, c.body])).to.deep.equal([
+      [`${APP_ORIGIN}/api/data`, 'Bearer tok-1', 'x'],
+      [`${APP_ORIGIN}/api/other`, 'Bearer tok-1', null],
+      ['https://third-party.example/pixel', null, null],
+    ]);
+  });
+
+  it('renews near expiry through getContext, once for concurrent callers', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
+    const { kit, env, fetch, contexts } = embedded((call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true })));
+    await kit.started;
+    env.advance(600_000 - 59_000); // inside the 60 s margin
+    await Promise.all([kit.fetch('/api/a'), kit.fetch('/api/b'), kit.fetch('/api/c')]);
+    expect(contexts()).to.equal(1);
+    expect(state.exchanges).to.equal(2);
+    expect(fetch.calls.filter((c) => /\/api\/[abc]$/.test(c.url)).map((c) => c.authorization)).to.deep.equal(['Bearer tok-2', 'Bearer tok-2', 'Bearer tok-2']);
+    expect(JSON.parse(fetch.calls[1]!.body!)).to.deep.equal({ context: 'ctx-1', host: HOST_ORIGIN });
+  });
+
+  it('renews after a 401 and retries once; a 401 with the fresh token is returned, not retried', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    let refuse = new Set(['Bearer tok-1']);
+    const { kit, fetch, contexts } = embedded((call) => {
+      if (call.url.endsWith('/session')) return backend(state)(call);
+      return refuse.has(call.authorization ?? '') || refuse.has('*') ? jsonResponse({}, 401) : jsonResponse({ ok: true });
+    });
+    await kit.started;
+    expect((await kit.fetch('/api/data')).status).to.equal(200);
+    expect(contexts()).to.equal(1);
+    refuse = new Set(['*']);
+    const before = fetch.calls.length;
+    expect((await kit.fetch('/api/data')).status).to.equal(401);
+    expect(contexts()).to.equal(2);
+    expect(fetch.calls.length - before).to.equal(3, 'request, exchange, one retry');
+    expect(kit.state).to.equal('ready');
+  });
+
+  it('a failed renewal is ERR_SESSION_REFRESH_FAILED and state error, once per call', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, env, fetch } = embedded(backend(state), {
+      getContext: () => {
+        throw new Error('dashboard session ended');
+      },
+    });
+    await kit.started;
+    const events: string[] = [];
+    kit.subscribe((k) => events.push(k.state));
+    env.advance(599_000);
+    const [a, b] = await Promise.all([rejection(kit.fetch('/api/a')), rejection(kit.fetch('/api/b'))]);
+    expect(a.code).to.equal('ERR_SESSION_REFRESH_FAILED');
+    expect(b).to.equal(a, 'concurrent callers share the one renewal');
+    expect((a.cause as MarketplaceKitError).code).to.equal('ERR_BRIDGE_REMOTE');
+    expect(kit.state).to.equal('error');
+    expect(kit.error).to.equal(a);
+    expect(events).to.deep.equal(['error']);
+    expect(fetch.calls).to.have.length(1, 'nothing was sent without a session');
+  });
+
+  it('entitlementsChanged reloads the entitlement with ?refresh=1 and the bearer', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, fetch, hostSide } = embedded(backend(state));
+    await kit.started;
+    expect(kit.has('export')).to.equal(false);
+    state.entitlement = PRO;
+    const changed = new Promise((resolve) => kit.addEventListener('change', resolve, { once: true }));
+    await hostSide.call('entitlementsChanged', {});
+    await changed;
+    expect(kit.has('export')).to.equal(true);
+    expect(kit.hasPlan(['pro', 'business'])).to.equal(true);
+    expect(kit.access({ feature: 'export', plan: 'pro' })).to.deep.equal({ granted: true, reason: 'granted' });
+    expect(fetch.calls.at(-1)).to.include({ method: 'GET', url: `${BACKEND}/session?refresh=1`, authorization: 'Bearer tok-1' });
+  });
+
+  it('upgrade opens the plan chooser and reloads only when upgraded', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    let outcome: 'upgraded' | 'dismissed' = 'dismissed';
+    const asked: unknown[] = [];
+    const { kit, fetch } = embedded(backend(state), {
+      openUpgrade: (params) => {
+        asked.push(params);
+        state.entitlement = PRO;
+        return { outcome };
+      },
+    });
+    await kit.started;
+    expect(await kit.upgrade({ feature: 'export' })).to.equal('dismissed');
+    expect(fetch.calls).to.have.length(1);
+    outcome = 'upgraded';
+    expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
+    expect(kit.has('export')).to.equal(true);
+    expect(asked).to.deep.equal([{ feature: 'export' }, { plan: 'pro' }]);
+  });
+
+  it('upgrade waits for the plan chooser longer than other bridge calls (upgradeTimeoutMs)', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const slowChooser = () => new Promise<{ outcome: 'dismissed' }>((resolve) => setTimeout(() => resolve({ outcome: 'dismissed' }), 600));
+    const patient = embedded(backend(state), { openUpgrade: slowChooser });
+    await patient.kit.started;
+    expect(await patient.kit.upgrade({ plan: 'pro' })).to.equal('dismissed');
+
+    const hasty = embedded(backend({ ...state }), { openUpgrade: slowChooser }, { upgradeTimeoutMs: 100 });
+    await hasty.kit.started;
+    let code = '';
+    await hasty.kit.upgrade({ plan: 'pro' }).catch((error: MarketplaceKitError) => (code = error.code));
+    expect(code).to.equal('ERR_BRIDGE_TIMEOUT');
+  });
+
+  it('reports the document height, once per distinct height; autoResize: false reports nothing', async () => {
+    const heights: number[] = [];
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, env } = embedded(backend(state), { resize: ({ height }) => void heights.push(height) });
+    await kit.started;
+    env.resizeTo(400);
+    env.resizeTo(640);
+    await kit.host!.resize(10);
+    await tick(20);
+    expect(heights).to.deep.equal([400, 640, 10]);
+
+    const quiet: number[] = [];
+    const other = embedded(backend({ ...state }), { resize: ({ height }) => void quiet.push(height) }, { autoResize: false });
+    await other.kit.started;
+    other.env.resizeTo(900);
+    await tick(20);
+    expect(quiet).to.deep.equal([]);
+  });
+});
+
+describe('change notifications', () => {
+  it('notify each listener once per change, and nobody for an update that changes nothing', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(backend(state)));
+    const counts = new Array<number>(1000).fill(0);
+    const unsubscribes = counts.map((_, i) => kit.subscribe(() => counts[i]!++));
+    let events = 0;
+    kit.addEventListener('change', () => events++);
+    await kit.started;
+    expect(new Set(counts)).to.deep.equal(new Set([1]));
+    expect(events).to.equal(1);
+    await kit.refresh();
+    expect(new Set(counts)).to.deep.equal(new Set([1]), 'same entitlement: nobody notified');
+    state.entitlement = PRO;
+    await kit.refresh();
+    expect(new Set(counts)).to.deep.equal(new Set([2]));
+    expect(events).to.equal(2);
+    unsubscribes[0]!();
+    state.entitlement = ENTITLEMENT;
+    await kit.refresh();
+    expect(counts[0]).to.equal(2);
+    expect(counts[1]).to.equal(3);
+  });
+
+  it('a throwing listener does not starve the others', async () => {
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(() => jsonResponse(sessionBody('t', 600_000))));
+    const reported: unknown[] = [];
+    // The kit reports a listener's exception as an uncaught error; keep the test runner's handler out.
+    const runnerHandler = window.onerror;
+    window.onerror = (_message, _source, _line, _column, error) => void reported.push(error);
+    let later = 0;
+    kit.subscribe(() => {
+      throw new Error('listener bug');
+    });
+    kit.subscribe(() => later++);
+    await kit.started;
+    window.onerror = runnerHandler;
+    expect(later).to.equal(1);
+    expect(reported).to.have.length(1);
+  });
+
+  it('concurrent refreshes share requests: one running, at most one more queued', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const fetch = scriptedFetch(backend(state));
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+    await kit.started;
+    await Promise.all([kit.refresh(), kit.refresh(), kit.refresh(), kit.refresh()]);
+    expect(fetch.calls.filter((c) => c.url.endsWith('?refresh=1'))).to.have.length(2);
+  });
+});
+
+describe('global registration', () => {
+  it('createKit registers the kit in loading state before start-up and announces it', async () => {
+    const seen: unknown[] = [];
+    const onCreated = (event: Event) => seen.push((event as CustomEvent<Kit>).detail);
+    window.addEventListener(KIT_CREATED_EVENT, onCreated);
+    const fetch = scriptedFetch(() => jsonResponse({ error: { code: 'ERR_SESSION_MISSING', message: 'none' } }, 401));
+    const pending = createKit({ backend: '/api/marketplace', hostOrigins: [HOST_ORIGIN], fetch });
+    const early = getKit();
+    expect(early?.state).to.equal('loading');
+    const kit = await pending;
+    window.removeEventListener(KIT_CREATED_EVENT, onCreated);
+    expect(kit).to.equal(early);
+    expect(seen).to.deep.equal([kit]);
+    expect(kit.state).to.equal('signed-out');
+    expect((globalThis as Record<symbol, unknown>)[Symbol.for('marketplace-app-kit.kit')]).to.equal(kit);
+    kit.destroy();
+    expect(getKit()).to.equal(null);
+  });
+});

@@ -1,0 +1,68 @@
+import { expect } from '@open-wc/testing';
+import { hasLaunchParams, normalizeLocale, readLaunch, scrubbedUrl, type LaunchInput } from '../../../src/runtime/launch.js';
+
+const HOST = 'https://dashboard.example';
+const base: LaunchInput = { href: '', hostOrigins: [HOST], framed: true, parentOrigin: HOST };
+const page = (query: string) => `https://app.example/embed?${query}#section`;
+const launch = (query: string, extra: Partial<LaunchInput> = {}) => readLaunch({ ...base, href: page(query), ...extra });
+
+describe('launch parameters', () => {
+  it('reads an allowed launch', () => {
+    expect(launch(`mp_context=tok&mp_host=${encodeURIComponent(HOST)}&mp_locale=de-de&mp_theme=dark`)).to.deep.equal({
+      kind: 'embedded',
+      context: 'tok',
+      host: HOST,
+      theme: 'dark',
+      locale: 'de-DE',
+    });
+  });
+
+  it('leaves a missing or invalid theme and locale to the kit\'s defaults', () => {
+    expect(launch(`mp_context=tok&mp_host=${HOST}&mp_locale=not_a_locale!&mp_theme=neon`)).to.include({ theme: null, locale: null });
+    expect(launch(`mp_context=tok&mp_host=${HOST}`)).to.include({ theme: null, locale: null });
+  });
+
+  it('refuses a host outside the allowlist, a missing host, and look-alike origins', () => {
+    for (const host of ['https://evil.example', '', `${HOST}/`, 'https://dashboard.example.evil.example', 'HTTPS://DASHBOARD.EXAMPLE']) {
+      const result = launch(`mp_context=tok&mp_host=${encodeURIComponent(host)}`, { parentOrigin: host || undefined });
+      expect(result.kind, host).to.equal('rejected');
+      if (result.kind === 'rejected') expect(result.error.code).to.equal('ERR_HOST_NOT_ALLOWED');
+    }
+    expect(launch('mp_context=tok').kind).to.equal('rejected');
+  });
+
+  it('refuses a launch outside a frame, or framed by another origin', () => {
+    const top = launch(`mp_context=tok&mp_host=${HOST}`, { framed: false, parentOrigin: undefined });
+    expect(top.kind === 'rejected' && top.error.code).to.equal('ERR_HOST_NOT_ALLOWED');
+    const other = launch(`mp_context=tok&mp_host=${HOST}`, { parentOrigin: 'https://evil.example' });
+    expect(other.kind === 'rejected' && other.error.code).to.equal('ERR_HOST_NOT_ALLOWED');
+  });
+
+  it('refuses a launch without a context token', () => {
+    const result = launch(`mp_host=${HOST}&mp_theme=dark`);
+    expect(result.kind === 'rejected' && result.error.code).to.equal('ERR_INVALID_INPUT');
+  });
+
+  it('is standalone without mp_* parameters, unless an allowed dashboard frames the page (an in-frame reload)', () => {
+    expect(launch('q=1', { framed: false, parentOrigin: undefined })).to.deep.equal({ kind: 'standalone' });
+    expect(launch('q=1', { parentOrigin: 'https://evil.example' })).to.deep.equal({ kind: 'standalone' });
+    expect(launch('q=1', { parentOrigin: undefined })).to.deep.equal({ kind: 'standalone' });
+    expect(launch('q=1')).to.deep.equal({ kind: 'embedded', context: null, host: HOST, theme: null, locale: null });
+  });
+
+  it('scrubs every mp_* parameter, known or not, and keeps the rest', () => {
+    const url = new URL(page('a=1&mp_context=tok&b=2&mp_host=x&mp_future=y&mp_theme=dark&mpx=keep'));
+    expect(hasLaunchParams(url)).to.equal(true);
+    expect(scrubbedUrl(url)).to.equal('/embed?a=1&b=2&mpx=keep#section');
+    expect(hasLaunchParams(new URL(page('a=1')))).to.equal(false);
+    expect(scrubbedUrl(new URL('https://app.example/?mp_context=t'))).to.equal('/');
+  });
+
+  it('normalises locales', () => {
+    expect(normalizeLocale('en-gb', 'x')).to.equal('en-GB');
+    expect(normalizeLocale('', 'x')).to.equal('x');
+    expect(normalizeLocale(null, 'x')).to.equal('x');
+    expect(normalizeLocale('x'.repeat(40), 'fallback')).to.equal('fallback');
+    expect(normalizeLocale('<script>', 'fallback')).to.equal('fallback');
+  });
+});

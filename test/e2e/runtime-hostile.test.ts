@@ -1,0 +1,273 @@
+// The runtime and the host bridge under attack and failure, with real origins: refused launches,
+// messages from other origins and other windows, malformed and oversized messages, a dashboard
+// that never answers, and backends that fail. One browser for the whole file.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Frame, Page } from 'playwright-core';
+import { BRIDGE_SERVICE_ID } from '../../src/shared/bridge.js';
+import {
+  BASIC,
+  openDashboard,
+  startRuntimeHarness,
+  type AppWindow,
+  type Dashboard,
+  type HostWindow,
+  type RuntimeHarness,
+} from '../support/runtime-harness.js';
+
+let harness: RuntimeHarness;
+const closers: Array<() => Promise<void>> = [];
+
+before(async () => {
+  harness = await startRuntimeHarness();
+});
+after(async () => {
+  for (const close of closers) await close();
+  await harness.close();
+});
+
+async function dashboard(options: Parameters<RuntimeHarness['launchUrl']>[0] = {}, behaviour: Parameters<typeof openDashboard>[2] = {}) {
+  harness.entitlement = BASIC;
+  const opened = await openDashboard(harness, await harness.launchUrl(options), behaviour);
+  closers.push(opened.close);
+  const state = await opened.app.evaluate(() => (window as unknown as AppWindow).kitDone);
+  return { ...opened, state };
+}
+
+async function topLevel(url: string): Promise<Page> {
+  const context = await harness.browser.newContext();
+  closers.push(() => context.close());
+  const page = await context.newPage();
+  await page.goto(url);
+  return page;
+}
+
+const kitSummary = () => {
+  const { kit } = window as unknown as AppWindow;
+  return { state: kit.state, code: kit.error?.code ?? null, status: kit.error?.status ?? null, search: location.search, embedded: kit.embedded };
+};
+
+/** A well-formed bridge packet, as the RPC library writes it. */
+const packet = (id: number, method: string, params: unknown) =>
+  JSON.stringify({ type: 'method', serviceID: BRIDGE_SERVICE_ID, id, method, params, counter: 0, discard: false });
+
+/** Adds an iframe to the dashboard page and returns its frame once loaded. */
+let added = 0;
+async function addFrame(page: Page, src: string): Promise<Frame> {
+  const id = `added-${++added}`;
+  await page.evaluate(
+    ([url, name]) =>
+      new Promise<void>((resolve) => {
+        const iframe = document.createElement('iframe');
+        iframe.id = name;
+        iframe.src = url;
+        iframe.addEventListener('load', () => resolve(), { once: true });
+        document.body.append(iframe);
+      }),
+    [src, id] as const,
+  );
+  const frame = await (await page.$(`#${id}`))?.contentFrame();
+  assert.ok(frame, `frame ${src} did not load`);
+  return frame;
+}
+
+const theme = (opened: Dashboard) => opened.app.evaluate(() => (window as unknown as AppWindow).kit.theme);
+const settle = (frame: Frame) => frame.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+
+describe('refused launches never send the context token', () => {
+  it('mp_host outside the allowlist: error, no request, URL scrubbed', async () => {
+    const before = harness.sessionRequests().length;
+    const opened = await dashboard({ host: harness.evilOrigin });
+    assert.equal(opened.state, 'error');
+    const summary = await opened.app.evaluate(kitSummary);
+    assert.equal(summary.code, 'ERR_HOST_NOT_ALLOWED');
+    assert.doesNotMatch(summary.search, /mp_/);
+    assert.equal(harness.sessionRequests().length, before);
+  });
+
+  it('launch parameters on a page that is not framed: error, no request, URL scrubbed', async () => {
+    const before = harness.sessionRequests().length;
+    const page = await topLevel(await harness.launchUrl());
+    assert.equal(await page.evaluate(() => (window as unknown as AppWindow).kitDone), 'error');
+    const summary = await page.evaluate(kitSummary);
+    assert.equal(summary.code, 'ERR_HOST_NOT_ALLOWED');
+    assert.equal(summary.search, '');
+    assert.equal(harness.sessionRequests().length, before);
+  });
+
+  it('framed by another origin than mp_host claims: error, no request', async () => {
+    const before = harness.sessionRequests().length;
+    const page = await topLevel(`${harness.evilOrigin}/`);
+    const frame = await addFrame(page, await harness.launchUrl());
+    assert.equal(await frame.evaluate(() => (window as unknown as AppWindow).kitDone), 'error');
+    assert.equal((await frame.evaluate(kitSummary)).code, 'ERR_HOST_NOT_ALLOWED');
+    assert.equal(harness.sessionRequests().length, before);
+  });
+
+  it('a page without mp_* parameters reads the cookie session once and is signed out', async () => {
+    const before = harness.sessionRequests().length;
+    const page = await topLevel(`${harness.appOrigin}/app`);
+    assert.equal(await page.evaluate(() => (window as unknown as AppWindow).kitDone), 'signed-out');
+    const summary = await page.evaluate(kitSummary);
+    assert.deepEqual(summary, { state: 'signed-out', code: null, status: null, search: '', embedded: false });
+    const requests = harness.sessionRequests().slice(before);
+    assert.deepEqual(
+      requests.map((r) => [r.method, r.path, r.authorization]),
+      [['GET', '/api/marketplace/session', undefined]],
+    );
+    assert.equal(await page.evaluate(() => (window as unknown as AppWindow).kit.host), null);
+    const upgrade = await page.evaluate(() => (window as unknown as AppWindow).kit.upgrade().catch((e: { code: string }) => e.code));
+    assert.equal(upgrade, 'ERR_NOT_EMBEDDED');
+    const fetched = await page.evaluate(() => (window as unknown as AppWindow).kit.fetch('/api/data').catch((e: { code: string }) => e.code));
+    assert.equal(fetched, 'ERR_SESSION_MISSING');
+  });
+});
+
+describe('the bridge ignores what it must not trust', () => {
+  it('messages from another origin reach neither side', async () => {
+    const opened = await dashboard();
+    const evil = await addFrame(opened.page, `${harness.evilOrigin}/frame`);
+    await evil.evaluate(
+      ([theme, resize, origins]) => {
+        // The evil frame can reach both windows; it tries each origin, and '*' too.
+        for (const target of [origins.app, '*']) parent.frames[0]!.postMessage(theme, target);
+        for (const target of [origins.host, '*']) parent.postMessage(resize, target);
+      },
+      [packet(900, 'themeChanged', { theme: 'light' }), packet(901, 'resize', { height: 999 }), { app: harness.appOrigin, host: harness.hostOrigin }] as const,
+    );
+    await settle(opened.app);
+    assert.equal(await theme(opened), 'dark');
+    assert.ok(!(await opened.calls()).some((call) => call.params?.['height'] === 999));
+    await opened.page.evaluate(() => (window as unknown as HostWindow).connection.themeChanged('light'));
+    assert.equal(await theme(opened), 'light', 'the genuine dashboard still gets through');
+  });
+
+  it('messages from the right origin but another window are ignored', async () => {
+    const opened = await dashboard();
+    const sibling = await addFrame(opened.page, `${harness.hostOrigin}/other`);
+    await sibling.evaluate(([message, origin]) => parent.frames[0]!.postMessage(message, origin), [packet(902, 'themeChanged', { theme: 'light' }), harness.appOrigin] as const);
+    const appTwin = await addFrame(opened.page, `${harness.appOrigin}/blank`);
+    await appTwin.evaluate(([message, origin]) => parent.postMessage(message, origin), [packet(903, 'resize', { height: 777 }), harness.hostOrigin] as const);
+    await settle(opened.app);
+    assert.equal(await theme(opened), 'dark');
+    assert.ok(!(await opened.calls()).some((call) => call.params?.['height'] === 777));
+  });
+
+  it('malformed, invalid and oversized messages are dropped or refused, and the channel keeps working', async () => {
+    const opened = await dashboard();
+    const replies = await opened.page.evaluate(
+      async ([origin, invalid, oversized, wrongService]) => {
+        const target = (document.getElementById('app') as HTMLIFrameElement).contentWindow!;
+        const seen: string[] = [];
+        addEventListener('message', (event) => {
+          if (typeof event.data === 'string' && event.data.includes('"id":904')) seen.push(event.data);
+        });
+        for (const message of ['not json', '{"type":"method"}', '{"type":"method","serviceID":"marketplace-app-bridge","id":"x","counter":0}', wrongService]) {
+          target.postMessage(message, origin);
+        }
+        target.postMessage({ type: 'method', method: 'themeChanged', params: { theme: 'light' } }, origin);
+        target.postMessage(invalid, origin);
+        target.postMessage(oversized, origin);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return seen;
+      },
+      [
+        harness.appOrigin,
+        packet(904, 'themeChanged', { theme: 'purple' }),
+        packet(905, 'themeChanged', { theme: 'light', padding: 'x'.repeat(70 * 1024) }),
+        packet(906, 'themeChanged', { theme: 'light' }).replace(BRIDGE_SERVICE_ID, 'other-service'),
+      ] as const,
+    );
+    assert.equal(replies.length, 1, 'the invalid call is answered with an error');
+    const reply = JSON.parse(replies[0]!) as { error?: { message: string } };
+    assert.match(reply.error?.message ?? '', /^Invalid themeChanged params at theme/);
+    assert.equal(await theme(opened), 'dark', 'nothing got through');
+    await opened.page.evaluate(() => (window as unknown as HostWindow).connection.themeChanged('light'));
+    assert.equal(await theme(opened), 'light', 'the channel is not stalled by the dropped messages');
+  });
+
+  it('the dashboard validates params from the app before calling a handler', async () => {
+    const opened = await dashboard();
+    const replies = await opened.app.evaluate(
+      async ([navigate, external, origin]) => {
+        const seen: string[] = [];
+        addEventListener('message', (event) => {
+          if (typeof event.data === 'string' && /"id":90[78]/.test(event.data)) seen.push(event.data);
+        });
+        parent.postMessage(navigate, origin);
+        parent.postMessage(external, origin);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const direct = await (window as unknown as AppWindow).kit.host!.openExternal('javascript:alert(1)').catch((e: { code: string }) => e.code);
+        return { seen: seen.sort(), direct };
+      },
+      [packet(907, 'navigate', { path: '//evil.example/x' }), packet(908, 'openExternal', { url: 'javascript:alert(1)' }), harness.hostOrigin] as const,
+    );
+    assert.equal(replies.direct, 'ERR_INVALID_INPUT');
+    assert.equal(replies.seen.length, 2);
+    assert.match(replies.seen[0]!, /Invalid navigate params at path/);
+    assert.match(replies.seen[1]!, /Invalid openExternal params at url: expected an absolute http\(s\) URL/);
+    assert.ok(!(await opened.calls()).some((call) => call.method === 'navigate' || call.method === 'openExternal'));
+  });
+
+  it('a failing dashboard handler is a remote error carrying the message, not the stack', async () => {
+    const opened = await dashboard({}, { upgrade: 'throw' });
+    const error = await opened.app.evaluate(() =>
+      (window as unknown as AppWindow).kit.upgrade({ plan: 'pro' }).catch((e: { code: string; message: string }) => ({ code: e.code, message: e.message })),
+    );
+    assert.equal(typeof error, 'object');
+    const { code, message } = error as { code: string; message: string };
+    assert.equal(code, 'ERR_BRIDGE_REMOTE');
+    assert.match(message, /the plan chooser is broken/);
+    assert.doesNotMatch(message, /\n\s+at /, 'no stack crosses the boundary');
+  });
+});
+
+describe('a dashboard that never answers', () => {
+  it('bridge calls time out with ERR_BRIDGE_TIMEOUT; the kit still started from the launch token', async () => {
+    const opened = await dashboard({ kit: { bridgeTimeoutMs: 300 } }, { connect: false });
+    assert.equal(opened.state, 'ready');
+    const result = await opened.app.evaluate(async () => {
+      const started = performance.now();
+      const code = await (window as unknown as AppWindow).kit.host!.toast('hello').then(
+        () => 'answered',
+        (e: { code: string }) => e.code,
+      );
+      return { code, elapsed: performance.now() - started };
+    });
+    assert.equal(result.code, 'ERR_BRIDGE_TIMEOUT');
+    assert.ok(result.elapsed >= 290 && result.elapsed < 1500, `timed out after ${result.elapsed} ms`);
+  });
+
+  it('a renewal whose getContext never comes back fails with ERR_SESSION_REFRESH_FAILED', async () => {
+    const opened = await dashboard({ kit: { backend: '/short/api/marketplace', bridgeTimeoutMs: 300 } }, { context: 'never' });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const outcome = await opened.app.evaluate(async () => {
+      const { kit } = window as unknown as AppWindow;
+      const error = await kit.fetch('/api/data?short=1').then(
+        () => null,
+        (e: { code: string; cause?: { code?: string } }) => [e.code, e.cause?.code],
+      );
+      return { error, state: kit.state };
+    });
+    assert.deepEqual(outcome, { error: ['ERR_SESSION_REFRESH_FAILED', 'ERR_BRIDGE_TIMEOUT'], state: 'error' });
+  });
+});
+
+describe('a failing backend gives a typed error state, with the URL scrubbed all the same', () => {
+  const cases = [
+    { name: 'answers 500', backend: '/broken/500', code: 'ERR_HTTP', status: 500 },
+    { name: 'answers HTML', backend: '/broken/html', code: 'ERR_RESPONSE_INVALID', status: 200 },
+    { name: 'never answers', backend: '/broken/slow', code: 'ERR_TIMEOUT', status: null },
+  ];
+  for (const c of cases) {
+    it(`the backend ${c.name}: ${c.code}`, async () => {
+      const opened = await dashboard({ kit: { backend: c.backend, timeoutMs: 400 } });
+      assert.equal(opened.state, 'error');
+      const summary = await opened.app.evaluate(kitSummary);
+      assert.equal(summary.code, c.code);
+      assert.equal(summary.status, c.status);
+      assert.doesNotMatch(summary.search, /mp_/);
+      assert.equal(harness.appRequests.filter((r) => r.path === `${c.backend}/session`).length, 1);
+    });
+  }
+});

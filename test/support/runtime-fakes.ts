@@ -1,0 +1,153 @@
+/**
+ * Fakes for the runtime's unit tests in the browser: two "windows" joined by postMessage (with the
+ * origin and `event.source` a real browser would report), a scripted backend `fetch`, and a
+ * `KitEnvironment` whose URL, clock and document height the test controls.
+ */
+import type { MessagePeer, MessageSource } from '../../src/shared/bridge.js';
+import type { KitEnvironment } from '../../src/runtime/kit.js';
+import type { Entitlement, Profile, SessionResponse } from '../../src/shared/schemas.js';
+
+export const HOST_ORIGIN = 'https://dashboard.example';
+export const APP_ORIGIN = 'https://app.example';
+
+/** One side of a fake window pair: where its messages arrive, and the handle others post to. */
+export interface FakeWindow {
+  origin: string;
+  /** Listen here (`self` of a bridge). */
+  self: MessageSource & EventTarget;
+  /** Post here to reach this window (`peer` of the other side); also its `event.source`. */
+  handle: MessagePeer;
+  /** Messages posted to this window whose target origin did not match (dropped, as a browser does). */
+  refused: number;
+}
+
+function fakeWindow(origin: string): FakeWindow {
+  const self = new EventTarget() as MessageSource & EventTarget;
+  const win: FakeWindow = { origin, self, handle: { postMessage: () => undefined }, refused: 0 };
+  return win;
+}
+
+/** Delivers `data` to `to` as if posted by `from` (asynchronously, as postMessage does). */
+export function deliver(to: FakeWindow, data: unknown, origin: string, source: unknown): void {
+  setTimeout(() => to.self.dispatchEvent(Object.assign(new Event('message'), { data, origin, source })));
+}
+
+/** Two windows that can post to each other, each seeing the other's origin and handle. */
+export function windowPair(originA = HOST_ORIGIN, originB = APP_ORIGIN): [FakeWindow, FakeWindow] {
+  const a = fakeWindow(originA);
+  const b = fakeWindow(originB);
+  const link = (from: FakeWindow, to: FakeWindow) => {
+    to.handle = {
+      postMessage(data: string, targetOrigin: string) {
+        if (targetOrigin !== '*' && targetOrigin !== to.origin) {
+          to.refused++;
+          return;
+        }
+        deliver(to, data, from.origin, from.handle);
+      },
+    };
+  };
+  link(a, b);
+  link(b, a);
+  return [a, b];
+}
+
+export const USER: Profile = { id: 'usr_1', email: 'ada@example.com', name: 'Ada', avatar_url: 'https://example.com/a.png' };
+export const ENTITLEMENT: Entitlement = {
+  user_id: 'usr_1',
+  app_id: 'app_1',
+  plan: 'basic',
+  status: 'active',
+  features: ['reports'],
+  usage: { api_calls: 1, limit: 10 },
+  expires_at: null,
+};
+
+export function sessionBody(token: string, lifetimeMs: number, entitlement: Entitlement | null = ENTITLEMENT, now = Date.now()): SessionResponse {
+  const expires = new Date(now + lifetimeMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return { session: { token, expires_at: expires }, user: USER, entitlement, host: HOST_ORIGIN };
+}
+
+export const jsonResponse = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+export interface FetchCall {
+  method: string;
+  url: string;
+  authorization: string | null;
+  credentials: RequestCredentials | undefined;
+  body: string | null;
+}
+
+/** A `fetch` answered by `route`; every call is recorded. */
+export function scriptedFetch(route: (call: FetchCall) => Response | Promise<Response>): typeof fetch & { calls: FetchCall[] } {
+  const calls: FetchCall[] = [];
+  const fake = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    const call: FetchCall = {
+      method: request.method,
+      url: request.url,
+      authorization: request.headers.get('authorization'),
+      credentials: init?.credentials,
+      body: null,
+    };
+    // Recorded at once, so a test sees a request as soon as it leaves.
+    calls.push(call);
+    if (request.body) call.body = await request.text();
+    return route(call);
+  };
+  return Object.assign(fake as typeof fetch, { calls });
+}
+
+export interface FakeEnvironment extends KitEnvironment {
+  url: string;
+  replaced: string[];
+  navigated: string[];
+  height: number;
+  /** Moves the clock. */
+  advance(ms: number): void;
+  /** Reports a new document height to the kit's observer. */
+  resizeTo(height: number): void;
+}
+
+/** A page at `url`; `parent` set means framed by the window behind that handle. */
+export function fakeEnvironment(url: string, options: { parent?: FakeWindow; self?: FakeWindow; parentOrigin?: string } = {}): FakeEnvironment {
+  let offset = 0;
+  let observer: ((height: number) => void) | null = null;
+  const root = document.createElement('html');
+  const env: FakeEnvironment = {
+    url,
+    replaced: [],
+    navigated: [],
+    height: 400,
+    href: () => env.url,
+    replaceUrl(next) {
+      env.replaced.push(next);
+      env.url = new URL(next, env.url).href;
+    },
+    navigate: (next) => void env.navigated.push(next),
+    framed: options.parent !== undefined,
+    parentOrigin: options.parentOrigin ?? options.parent?.origin,
+    self: options.self?.self ?? (new EventTarget() as MessageSource & EventTarget),
+    parent: options.parent?.handle ?? null,
+    root,
+    observeHeight(callback) {
+      observer = callback;
+      callback(env.height);
+      return () => (observer = null);
+    },
+    measureHeight: () => env.height,
+    defaultLocale: 'en-US',
+    defaultTheme: 'light',
+    now: () => Date.now() + offset,
+    advance: (ms) => void (offset += ms),
+    resizeTo(height) {
+      env.height = height;
+      observer?.(height);
+    },
+  };
+  return env;
+}
+
+/** Waits for pending postMessage deliveries and promise chains. */
+export const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
