@@ -1,17 +1,77 @@
-import { defineConfig } from 'vite';
+import { defineConfig, parseSync, type Plugin } from 'vite';
 
-// `vite build` emits the script-tag bundle: one self-contained classic script that registers the
-// elements, exposes `window.MarketplaceKit` and starts the kit from its own tag's data-* attributes.
-// The library entries (`.`, `./elements`, `./server`, `./host`) are emitted by `tsc` into dist/.
-export default defineConfig({
-  build: {
-    outDir: 'dist/cdn',
-    emptyOutDir: true,
-    lib: {
-      entry: 'src/cdn.ts',
-      name: 'MarketplaceKit',
-      formats: ['iife'],
-      fileName: () => 'marketplace-app-kit.js',
+// `vite build` emits the browser bundles that are served as plain files (no bundler on the
+// other side). The library entries (`.`, `./elements`, `./server`, `./host`) are emitted by
+// `tsc` into dist/.
+//   vite build             -> dist/cdn/marketplace-app-kit.js: runtime + all elements, global
+//                             `MarketplaceKit`, started from its own <script> tag's data-* attributes.
+//   vite build --mode host -> dist/cdn/marketplace-host.js: the dashboard side of the bridge, global
+//                             `MarketplaceHost` (served by the simulator's dashboard).
+export default defineConfig(({ mode }) => {
+  const host = mode === 'host';
+  return {
+    plugins: [collapseTemplates()],
+    build: {
+      outDir: 'dist/cdn',
+      emptyOutDir: false,
+      lib: {
+        entry: host ? 'src/host/index.ts' : 'src/cdn.ts',
+        name: host ? 'MarketplaceHost' : 'MarketplaceKit',
+        formats: ['iife'],
+        fileName: () => (host ? 'marketplace-host.js' : 'marketplace-app-kit.js'),
+      },
     },
-  },
+  };
 });
+
+/**
+ * The minifier leaves template literals alone, so the elements' `css` and `html` templates keep
+ * their indentation. This collapses it (and drops CSS comments) in our own element sources, to
+ * keep the script tag within its size budget. Element layouts use flex and grid, where
+ * whitespace-only text between tags renders nothing, so removing it changes no rendering.
+ */
+export function collapseTemplates(): Plugin {
+  return {
+    name: 'mpkit:collapse-templates',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!/\/src\/elements\/.*\.ts$/.test(id)) return null;
+      const edits: { start: number; end: number; text: string }[] = [];
+      const visit = (node: unknown): void => {
+        if (!node || typeof node !== 'object') return;
+        if (Array.isArray(node)) return node.forEach(visit);
+        const n = node as { type?: string; tag?: { type: string; name?: string }; quasi?: { quasis: { start: number; value: { raw: string } }[] } };
+        const tag = n.type === 'TaggedTemplateExpression' && n.tag?.type === 'Identifier' ? n.tag.name : undefined;
+        if ((tag === 'css' || tag === 'html') && n.quasi) {
+          for (const quasi of n.quasi.quasis) {
+            // A quasi's span starts with its opening delimiter (` or }); the raw text follows.
+            const start = quasi.start + 1;
+            const raw = quasi.value.raw;
+            if (code.slice(start, start + raw.length) !== raw) continue;
+            edits.push({ start, end: start + raw.length, text: tag === 'css' ? collapseCss(raw) : collapseHtml(raw) });
+          }
+        }
+        for (const [key, value] of Object.entries(node)) if (key !== 'parent') visit(value);
+      };
+      visit(parseSync(id, code, { lang: 'ts' }).program);
+      if (edits.length === 0) return null;
+      let out = code;
+      for (const edit of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
+      return { code: out, map: null };
+    },
+  };
+}
+
+const collapseCss = (css: string) =>
+  css
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/\s+/g, ' ')
+    .replace(/\s*([{};,])\s*/g, '$1')
+    .replace(/:\s+/g, ':');
+
+// Indentation next to a tag goes; a line break between attributes becomes one space.
+const collapseHtml = (html: string) =>
+  html
+    .replace(/>\s*\n\s*/g, '>')
+    .replace(/\s*\n\s*</g, '<')
+    .replace(/\s*\n\s*/g, ' ');

@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE'
   | 'ERR_WEBHOOK_DUPLICATE'
   | 'ERR_WEBHOOK_NO_SECRET'
+  | 'ERR_WEBHOOK_HANDLER_FAILED'
   // Context tokens and app session tokens.
   | 'ERR_CONTEXT_TOKEN_MALFORMED'
   | 'ERR_CONTEXT_TOKEN_ALGORITHM'
@@ -49,6 +50,11 @@ export type ErrorCode =
   | 'ERR_SESSION_EXPIRED'
   // Access rules.
   | 'ERR_ACCESS_DENIED'
+  // The kit's HTTP handlers (server).
+  | 'ERR_NOT_FOUND'
+  | 'ERR_METHOD_NOT_ALLOWED'
+  | 'ERR_PAYLOAD_TOO_LARGE'
+  | 'ERR_INTERNAL'
   // Browser runtime and host bridge.
   | 'ERR_HOST_NOT_ALLOWED'
   | 'ERR_NOT_EMBEDDED'
@@ -58,6 +64,8 @@ export type ErrorCode =
   | 'ERR_BRIDGE_CLOSED'
   | 'ERR_SESSION_REFRESH_FAILED'
   | 'ERR_KIT_NOT_READY'
+  // Elements: no kit was created (dev warning).
+  | 'ERR_KIT_NOT_FOUND'
   // Configuration mistakes by the developer.
   | 'ERR_CONFIG';
 

@@ -1,0 +1,92 @@
+import { css } from 'lit';
+
+/**
+ * Shared by every element: design tokens, the button and the helpers below. Each `--mp-*`
+ * custom property set on the page (or on the element) wins over the built-in light and dark
+ * defaults, which live in private `--_*` properties so that `:host` never shadows the page's values.
+ * A page that sets a color for one theme only can scope it: `[theme='dark'] { --mp-color-accent: … }`.
+ */
+export const baseStyles = css`
+  :host {
+    --_accent: var(--mp-color-accent, light-dark(#4338ca, #a5b4fc));
+    --_on-accent: var(--mp-color-on-accent, light-dark(#fff, #111827));
+    --_text: var(--mp-color-text, light-dark(#1f2937, #f9fafb));
+    --_muted: var(--mp-color-muted, light-dark(#4b5563, #d1d5db));
+    --_surface: var(--mp-color-surface, light-dark(#fff, #111827));
+    --_border: var(--mp-color-border, light-dark(#d1d5db, #4b5563));
+    --_danger: var(--mp-color-danger, light-dark(#b91c1c, #fca5a5));
+    --_warning: var(--mp-color-warning, light-dark(#92400e, #fcd34d));
+    --_success: var(--mp-color-success, light-dark(#166534, #86efac));
+    --_focus: var(--mp-color-focus, light-dark(#6366f1, #a5b4fc));
+    --_radius: var(--mp-radius, 6px);
+    --_font: var(--mp-font, 14px/1.4 system-ui, sans-serif);
+  }
+  :host([hidden]) {
+    display: none;
+  }
+  /* On the base part, not :host, so that slotted page content keeps the page's colors and
+     color scheme. :where() keeps it weaker than the button rule for elements whose base is a
+     button. light-dark() picks its second color under color-scheme: dark. */
+  :where([part~='base']) {
+    color-scheme: light;
+    background: var(--_surface);
+    color: var(--_text);
+    font: var(--_font);
+  }
+  :host([theme='dark']) [part~='base'] {
+    color-scheme: dark;
+  }
+  button {
+    display: inline-flex;
+    align-items: center;
+    gap: 0.5em;
+    padding: 0.5em 1em;
+    border: 0;
+    border-radius: var(--_radius);
+    background: var(--_accent);
+    color: var(--_on-accent);
+    font: var(--_font);
+    font-weight: 600;
+    cursor: pointer;
+  }
+  button:focus-visible {
+    outline: 2px solid var(--_focus);
+    outline-offset: 2px;
+  }
+  button:disabled {
+    opacity: 0.6;
+    cursor: not-allowed;
+  }
+  button[aria-busy='true'] {
+    cursor: progress;
+  }
+  .spinner {
+    width: 1em;
+    height: 1em;
+    border: 2px solid currentColor;
+    border-right-color: transparent;
+    border-radius: 50%;
+    animation: spin 0.8s linear infinite;
+  }
+  @keyframes spin {
+    to {
+      transform: rotate(1turn);
+    }
+  }
+  @media (prefers-reduced-motion: reduce) {
+    .spinner {
+      animation-duration: 3s;
+    }
+  }
+  .muted {
+    color: var(--_muted);
+  }
+  .sr-only {
+    position: absolute;
+    width: 1px;
+    height: 1px;
+    overflow: hidden;
+    clip: rect(0 0 0 0);
+    white-space: nowrap;
+  }
+`;

@@ -1,0 +1,181 @@
+import { LitElement, html, type CSSResultGroup, type PropertyDeclarations, type PropertyValues, type TemplateResult } from 'lit';
+import type { ErrorCode } from '../../shared/errors.js';
+import type { Theme } from '../../shared/schemas.js';
+import type { Kit, KitState, UpgradeOutcome } from '../../runtime/types.js';
+import { MpErrorEvent, MpSignInRequestEvent, MpUpgradeEvent, MpUpgradeRequestEvent } from '../events.js';
+import { baseStyles } from './base.styles.js';
+import { findKit, onKitCreated } from './kit-finder.js';
+
+/** What an element shows: the kit's state, or `not-connected` when no kit was found in time. */
+export type ElementState = KitState | 'not-connected';
+
+/** Texts every element has. Placeholders such as `{plan}` are filled in at render time. */
+export type BaseStrings = {
+  loading: string;
+  error: string;
+  notConnected: string;
+};
+
+const NOT_FOUND: ErrorCode = 'ERR_KIT_NOT_FOUND';
+let warned = false;
+
+/**
+ * The shared base of every `mp-*` element: finds the kit (or takes the one set on `kit`),
+ * re-renders on every kit change, reflects `theme` and `state`, formats with the kit's locale and
+ * runs the sign-in and upgrade actions with their cancelable request events. `S` is the element's
+ * texts; each element declares its own `strings` property (overrides of `S`).
+ */
+export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends LitElement {
+  static override styles: CSSResultGroup = baseStyles;
+
+  /**
+   * How long an element without a kit waits for `createKit` before it shows "not connected" and
+   * logs the `ERR_KIT_NOT_FOUND` warning (once per page).
+   */
+  static kitTimeoutMs = 1000;
+
+  /** The built-in texts. Change them here to translate every element of a class at once. */
+  static defaultStrings: BaseStrings = {
+    loading: 'Loading…',
+    error: 'Unavailable',
+    notConnected: 'Not connected to Marketplace',
+  };
+
+  static override properties: PropertyDeclarations = {
+    kit: { attribute: false },
+    theme: { reflect: true },
+    state: { reflect: true },
+    // `attribute: false` is implied by `state`; spelled out so the manifest lists no attribute.
+    _busy: { state: true, attribute: false },
+  };
+
+  /** The kit to read. By default the one `createKit` registered (found even if created later). */
+  declare kit: Kit | null;
+  /** `light` or `dark`, taken from `kit.theme` and reflected so page CSS can match `[theme='dark']`. */
+  declare theme: Theme;
+  /** What the element shows: `loading`, `ready`, `signed-out`, `error` or `not-connected`. Set by the element; reflected. */
+  declare state: ElementState;
+  /** True while an action started by this element (sign-in, upgrade, retry) is under way. */
+  protected declare _busy: boolean;
+
+  /** The kit in use: `kit` when set, else the registered one. */
+  protected _kit: Kit | null = null;
+  private _unsubscribe: (() => void) | undefined;
+  private _stopWatching: (() => void) | undefined;
+  private _timer: ReturnType<typeof setTimeout> | undefined;
+  private _noKit = false;
+
+  constructor() {
+    super();
+    this.kit = null;
+    this.theme = 'light';
+    this.state = 'loading';
+    this._busy = false;
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this._stopWatching = onKitCreated(() => this._attach());
+    this._attach();
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this._stopWatching?.();
+    this._attach();
+  }
+
+  protected override willUpdate(changed: PropertyValues): void {
+    if (changed.has('kit')) this._attach();
+    const kit = this._kit;
+    if (kit) this.theme = kit.theme;
+    this.state = kit ? kit.state : this._noKit ? 'not-connected' : 'loading';
+  }
+
+  /** Subscribes to the kit to use now (none while disconnected) and starts the not-found timer. */
+  private _attach(): void {
+    const kit = this.isConnected ? this.kit ?? findKit() : null;
+    if (kit !== this._kit) {
+      this._unsubscribe?.();
+      this._kit = kit;
+      this._unsubscribe = kit?.subscribe(() => this.requestUpdate());
+      this.requestUpdate();
+    }
+    clearTimeout(this._timer);
+    if (kit || !this.isConnected) return;
+    this._timer = setTimeout(() => {
+      this._noKit = true;
+      this.requestUpdate();
+      if (warned) return;
+      warned = true;
+      console.warn(`[marketplace-app-kit] ${NOT_FOUND}: <${this.localName}> found no kit. Call createKit() or set .kit (README "Elements").`);
+    }, (this.constructor as typeof MarketplaceElement).kitTimeoutMs);
+  }
+
+  /** A text from `strings` or the class defaults, with `{name}` placeholders filled in. */
+  protected _t(key: keyof S & string, values: Record<string, string | number> = {}): string {
+    const own = (this as { strings?: Partial<Record<string, string>> }).strings?.[key];
+    const template = own ?? ((this.constructor as typeof MarketplaceElement).defaultStrings as Record<string, string>)[key] ?? '';
+    return template.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''));
+  }
+
+  /** Runs an `Intl` formatter in the kit's locale; falls back to the browser's on a bad tag. */
+  protected _intl<T>(make: (locale?: string) => T): T {
+    try {
+      return make(this._kit?.locale || undefined);
+    } catch {
+      return make();
+    }
+  }
+
+  protected _number(value: number): string {
+    return this._intl((locale) => new Intl.NumberFormat(locale)).format(value);
+  }
+
+  /** A date such as `Dec 21, 2026`, or '' when there is none (lifetime access) or it is unreadable. */
+  protected _date(iso: string | null | undefined): string {
+    const time = iso ? Date.parse(iso) : NaN;
+    return Number.isNaN(time) ? '' : this._intl((locale) => new Intl.DateTimeFormat(locale, { dateStyle: 'medium' })).format(time);
+  }
+
+  /** The one-line look of the states without data: `key`'s text, or loading, error or not connected. */
+  protected _notice(key?: keyof S & string): TemplateResult {
+    const text = this._t(key ?? (this.state === 'not-connected' ? 'notConnected' : this.state === 'error' ? 'error' : 'loading'));
+    return html`<span part="base notice" role="status" class="muted">${text}</span>`;
+  }
+
+  /** Fires the cancelable `mp-sign-in-request`, then `kit.signIn(returnTo)`. */
+  protected async _signIn(returnTo: string = location.href): Promise<void> {
+    const kit = this._kit;
+    const request = new MpSignInRequestEvent(returnTo);
+    if (!kit || this._busy || !this.dispatchEvent(request)) return;
+    await this._run(() => kit.signIn(returnTo));
+  }
+
+  /** Fires the cancelable `mp-upgrade-request`, then `kit.upgrade(...)` and `mp-upgrade` with the outcome. */
+  protected async _upgrade(plan?: string, feature?: string): Promise<UpgradeOutcome | undefined> {
+    const kit = this._kit;
+    const request = new MpUpgradeRequestEvent(plan, feature);
+    if (!kit || this._busy || !this.dispatchEvent(request)) return undefined;
+    return this._run(async () => {
+      const outcome = await kit.upgrade({ ...(plan ? { plan } : {}), ...(feature ? { feature } : {}) });
+      const done = new MpUpgradeEvent(outcome, plan, feature);
+      this.dispatchEvent(done);
+      return outcome;
+    });
+  }
+
+  /** Runs an action with the busy flag set; a failure becomes an `mp-error` event. */
+  protected async _run<T>(action: () => Promise<T>): Promise<T | undefined> {
+    this._busy = true;
+    try {
+      return await action();
+    } catch (error) {
+      const failed = new MpErrorEvent(error);
+      this.dispatchEvent(failed);
+      return undefined;
+    } finally {
+      this._busy = false;
+    }
+  }
+}

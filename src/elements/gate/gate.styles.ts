@@ -1,0 +1,38 @@
+import { css } from 'lit';
+
+export const gateStyles = css`
+  :host {
+    display: block;
+  }
+  [part~='card'] {
+    display: grid;
+    gap: 0.5em;
+    justify-items: start;
+    padding: var(--mp-gate-padding, 1.25em);
+    border: 1px solid var(--_border);
+    border-left: 4px solid var(--_tone, var(--_accent));
+    border-radius: var(--_radius);
+  }
+  :host([access='expired']),
+  :host([access='past-due']),
+  :host([state='error']) {
+    --_tone: var(--_danger);
+  }
+  :host([access='over-quota']) {
+    --_tone: var(--_warning);
+  }
+  [part~='heading'] {
+    margin: 0;
+    font-weight: 600;
+    font-size: 1.1em;
+  }
+  [part~='text'] {
+    margin: 0;
+  }
+  [part~='loading'] {
+    display: block;
+    min-height: 3em;
+    padding: var(--mp-gate-padding, 1.25em);
+    border-radius: var(--_radius);
+  }
+`;

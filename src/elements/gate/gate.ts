@@ -1,0 +1,242 @@
+import { html, nothing, type PropertyValues } from 'lit';
+import type { AccessDecision, AccessReason } from '../../shared/access.js';
+import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { baseStyles } from '../base/base.styles.js';
+import { MpAccessChangeEvent } from '../events.js';
+import { gateStyles } from './gate.styles.js';
+
+/** The look of a gate once the kit has decided: granted, or the kind of paywall it shows. */
+export type GateAccess = 'granted' | 'locked' | 'expired' | 'past-due' | 'over-quota';
+
+const LOOK: Record<AccessReason, GateAccess> = {
+  granted: 'granted',
+  none: 'locked',
+  plan: 'locked',
+  feature: 'locked',
+  inactive: 'locked',
+  expired: 'expired',
+  cancelled: 'expired',
+  past_due: 'past-due',
+  over_quota: 'over-quota',
+};
+
+/**
+ * Texts of the built-in paywall card. Placeholders: `{feature}` (the `feature` attribute, or
+ * `thisFeature`), `{plan}` (the plans of the `plan` attribute, "pro or business"), `{current}`
+ * (the user's plan), `{date}`, `{used}`, `{limit}`.
+ */
+export type GateStrings = BaseStrings & {
+  thisFeature: string;
+  unlocked: string;
+  lockedHeading: string;
+  lockedText: string;
+  lockedPlanText: string;
+  expiredHeading: string;
+  cancelledHeading: string;
+  expiredText: string;
+  ended: string;
+  pastDueHeading: string;
+  pastDueText: string;
+  overQuotaHeading: string;
+  overQuotaText: string;
+  signedOutHeading: string;
+  signedOutText: string;
+  errorHeading: string;
+  errorText: string;
+  upgrade: string;
+  renew: string;
+  updatePayment: string;
+  signIn: string;
+  retry: string;
+};
+
+interface Card {
+  heading: string;
+  text: string;
+  detail?: string;
+  action: string;
+  run: () => unknown;
+}
+
+/**
+ * @summary Shows its content only when the user's entitlement grants the `feature` and `plan`,
+ * and a paywall otherwise. Gates only hide UI: check again on the server with `requireEntitlement`.
+ * @tagname mp-gate
+ *
+ * @slot - Shown when access is granted.
+ * @slot locked - Shown instead of the built-in paywall card when access is denied (locked, expired, past due, over quota, signed out).
+ *
+ * @fires mp-access-change - The access decision changed; `granted` and `reason` (`checkAccess` reasons).
+ * @fires mp-upgrade-request - The card's upgrade action was chosen; cancelable.
+ * @fires mp-upgrade - The plan chooser closed; `outcome`.
+ * @fires mp-sign-in-request - The card's sign-in action was chosen (signed out); cancelable.
+ * @fires mp-error - An action of the card failed.
+ *
+ * @csspart base - The paywall card or the loading box.
+ * @csspart card - The built-in paywall card.
+ * @csspart loading - The box shown while loading or when not connected.
+ * @csspart heading - The card's heading.
+ * @csspart text - The card's explanation.
+ * @csspart detail - The card's extra line (the end date of an expired plan).
+ * @csspart action - The card's button (upgrade, renew, update payment, sign in, retry).
+ * @csspart status - The visually hidden live region announcing changes.
+ *
+ * @cssproperty --mp-color-accent - Accent of the locked card and the action button.
+ * @cssproperty --mp-color-danger - Accent of the expired, past-due and error cards.
+ * @cssproperty --mp-color-warning - Accent of the over-quota card.
+ * @cssproperty --mp-color-surface - Card background.
+ * @cssproperty --mp-color-border - Card border.
+ * @cssproperty --mp-gate-padding - Card padding.
+ */
+export class MpGate extends MarketplaceElement<GateStrings> {
+  static override styles = [baseStyles, gateStyles];
+
+  static override defaultStrings: GateStrings = {
+    ...MarketplaceElement.defaultStrings,
+    loading: 'Checking access…',
+    thisFeature: 'this feature',
+    unlocked: 'Unlocked',
+    lockedHeading: 'Unlock {feature}',
+    lockedText: 'Upgrade your plan to use {feature}.',
+    lockedPlanText: 'Included in the {plan} plan.',
+    expiredHeading: 'Your {current} plan has expired',
+    cancelledHeading: 'Your {current} plan was cancelled',
+    expiredText: 'Renew to use {feature} again.',
+    ended: 'Ended {date}',
+    pastDueHeading: 'Payment past due',
+    pastDueText: 'Update your payment details to keep using {feature}.',
+    overQuotaHeading: 'Usage limit reached',
+    overQuotaText: 'You have used {used} of {limit} API calls. Upgrade for a higher limit.',
+    signedOutHeading: 'Sign in to use {feature}',
+    signedOutText: 'Sign in with your Marketplace account.',
+    errorHeading: 'Could not check your access',
+    errorText: 'Please try again.',
+    upgrade: 'Upgrade',
+    renew: 'Renew',
+    updatePayment: 'Update payment',
+    signIn: 'Sign in',
+    retry: 'Try again',
+  };
+
+  static override properties = {
+    feature: {},
+    plan: {},
+    metered: { type: Boolean },
+    access: { reflect: true },
+    strings: { type: Object },
+  };
+
+  /** The feature identifier the entitlement must list, e.g. `export`. */
+  declare feature: string | undefined;
+  /** The plan the user must hold; several qualifying plans separated by spaces or commas (`pro business`). */
+  declare plan: string | undefined;
+  /** Also lock when the usage quota is spent (`usage.api_calls >= usage.limit`). */
+  declare metered: boolean;
+  /** The decision's look: `granted`, `locked`, `expired`, `past-due` or `over-quota`; unset until decided. Set by the element; reflected. */
+  declare access: GateAccess | undefined;
+  /** Overrides of the built-in texts, as a property or a JSON attribute; see `GateStrings` for the keys and placeholders. */
+  declare strings: Partial<GateStrings> | undefined;
+
+  /** The current decision (`checkAccess` through `kit.access`), or null while loading, in error or not connected. */
+  decision: AccessDecision | null = null;
+  private _announced: string | undefined;
+
+  constructor() {
+    super();
+    this.metered = false;
+  }
+
+  private get _plans(): string[] | undefined {
+    const plans = this.plan?.split(/[\s,]+/).filter(Boolean);
+    return plans?.length ? plans : undefined;
+  }
+
+  protected override willUpdate(changed: PropertyValues): void {
+    super.willUpdate(changed);
+    const kit = this._kit;
+    const decided = kit && (this.state === 'ready' || this.state === 'signed-out');
+    this.decision = decided ? kit.access({ feature: this.feature || undefined, plan: this._plans, metered: this.metered }) : null;
+    this.access = this.decision ? LOOK[this.decision.reason] : undefined;
+  }
+
+  protected override updated(): void {
+    const decision = this.decision;
+    const key = decision && decision.reason;
+    if (decision && key !== this._announced) {
+      const change = new MpAccessChangeEvent(decision);
+      this.dispatchEvent(change);
+    }
+    this._announced = key ?? undefined;
+  }
+
+  override render() {
+    const state = this.state;
+    if (this.decision?.granted) return html`<slot></slot>${this._status(this._t('unlocked'))}`;
+    if (state === 'loading' || state === 'not-connected') {
+      const text = this._t(state === 'loading' ? 'loading' : 'notConnected');
+      return html`<div part="base loading" class="muted" aria-busy=${state === 'loading'}>${text}</div>${this._status(text)}`;
+    }
+    const card = this._card();
+    const content = html`<div part="base card" role="group" aria-labelledby="heading">
+      <p part="heading" id="heading">${card.heading}</p>
+      <p part="text">${card.text}</p>
+      ${card.detail ? html`<p part="detail" class="muted">${card.detail}</p>` : nothing}
+      <button part="action" type="button" aria-busy=${this._busy} @click=${card.run}>
+        ${this._busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}${card.action}
+      </button>
+    </div>`;
+    return html`${state === 'error' ? content : html`<slot name="locked">${content}</slot>`}${this._status(card.heading)}`;
+  }
+
+  private _status(text: string) {
+    return html`<span part="status" class="sr-only" role="status">${text}</span>`;
+  }
+
+  /** What the paywall card says and does in the current state. */
+  private _card(): Card {
+    const kit = this._kit;
+    const entitlement = kit?.entitlement;
+    const plans = this._plans;
+    const values = {
+      feature: this.feature || this._t('thisFeature'),
+      plan: plans ? this._intl((locale) => new Intl.ListFormat(locale, { type: 'disjunction' })).format(plans) : '',
+      current: entitlement?.plan ?? '',
+      date: this._date(entitlement?.expires_at),
+      used: this._number(entitlement?.usage.api_calls ?? 0),
+      limit: this._number(entitlement?.usage.limit ?? 0),
+    };
+    const t = (key: keyof GateStrings) => this._t(key, values);
+    const upgrade = (plan = plans?.[0]) => () => this._upgrade(plan, this.feature || undefined);
+    if (this.state === 'error') return { heading: t('errorHeading'), text: t('errorText'), action: t('retry'), run: this._handleRetry };
+    if (this.state === 'signed-out') {
+      return { heading: t('signedOutHeading'), text: t('signedOutText'), action: t('signIn'), run: () => this._signIn() };
+    }
+    switch (this.access) {
+      case 'expired':
+        return {
+          heading: t(this.decision?.reason === 'cancelled' ? 'cancelledHeading' : 'expiredHeading'),
+          text: t('expiredText'),
+          ...(values.date && this.decision?.reason === 'expired' ? { detail: t('ended') } : {}),
+          action: t('renew'),
+          run: upgrade(entitlement?.plan ?? plans?.[0]),
+        };
+      case 'past-due':
+        return { heading: t('pastDueHeading'), text: t('pastDueText'), action: t('updatePayment'), run: upgrade(entitlement?.plan) };
+      case 'over-quota':
+        return { heading: t('overQuotaHeading'), text: t('overQuotaText'), action: t('upgrade'), run: upgrade() };
+      default:
+        return { heading: t('lockedHeading'), text: t(plans ? 'lockedPlanText' : 'lockedText'), action: t('upgrade'), run: upgrade() };
+    }
+  }
+
+  private _handleRetry = () => {
+    const kit = this._kit;
+    if (kit && !this._busy) void this._run(() => kit.refresh());
+  };
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'mp-gate': MpGate;
+  }
+}

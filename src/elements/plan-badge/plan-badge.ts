@@ -1,0 +1,90 @@
+import { html, nothing, type PropertyValues } from 'lit';
+import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { baseStyles } from '../base/base.styles.js';
+import { planBadgeStyles } from './plan-badge.styles.js';
+
+/** One text per status, plus `none`, `signedOut`, and `until` (placeholder `{date}`). */
+export type PlanBadgeStrings = BaseStrings & {
+  active: string;
+  trialing: string;
+  past_due: string;
+  cancelled: string;
+  expired: string;
+  none: string;
+  signedOut: string;
+  until: string;
+};
+
+const STATUSES = ['active', 'trialing', 'past_due', 'cancelled', 'expired'] as const;
+
+/**
+ * @summary The user's plan and the entitlement's status ("Pro · Active · until Dec 21, 2026").
+ * A passed `expires_at` shows as expired, as the access rules decide.
+ * @tagname mp-plan-badge
+ *
+ * @csspart base - The badge.
+ * @csspart plan - The plan name.
+ * @csspart status - The status.
+ * @csspart expiry - The end date, when the entitlement has one and is live.
+ * @csspart notice - The loading, signed-out, error or not-connected line.
+ *
+ * @cssproperty --mp-color-success - Status color when active.
+ * @cssproperty --mp-color-warning - Status color when trialing.
+ * @cssproperty --mp-color-danger - Status color when past due, cancelled or expired.
+ * @cssproperty --mp-color-border - Badge border.
+ */
+export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
+  static override styles = [baseStyles, planBadgeStyles];
+
+  static override defaultStrings: PlanBadgeStrings = {
+    ...MarketplaceElement.defaultStrings,
+    active: 'Active',
+    trialing: 'Trial',
+    past_due: 'Past due',
+    cancelled: 'Cancelled',
+    expired: 'Expired',
+    none: 'No plan',
+    signedOut: 'Not signed in',
+    until: 'until {date}',
+  };
+
+  static override properties = {
+    status: { reflect: true },
+    strings: { type: Object },
+  };
+
+  /** The status shown: an entitlement status, `expired` once `expires_at` has passed, or `none`. Set by the element; reflected. */
+  declare status: string | undefined;
+  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: one per status, `none`, `signedOut`, `until`, `loading`, `error`, `notConnected`. */
+  declare strings: Partial<PlanBadgeStrings> | undefined;
+
+  protected override willUpdate(changed: PropertyValues): void {
+    super.willUpdate(changed);
+    const kit = this._kit;
+    const entitlement = kit?.entitlement;
+    if (this.state !== 'ready' || !kit) this.status = undefined;
+    else if (!entitlement) this.status = 'none';
+    else this.status = kit.access({}).reason === 'expired' ? 'expired' : entitlement.status;
+  }
+
+  override render() {
+    const entitlement = this._kit?.entitlement;
+    const status = this.status;
+    if (!status) return this._notice(this.state === 'signed-out' ? 'signedOut' : undefined);
+    if (!entitlement) return html`<span part="base"><span part="status">${this._t('none')}</span></span>`;
+    const known = (STATUSES as readonly string[]).includes(status);
+    const date = this._date(entitlement.expires_at);
+    const live = status === 'active' || status === 'trialing';
+    return html`<span part="base">
+      <span part="plan">${entitlement.plan}</span>
+      <span part="status">${known ? this._t(status as (typeof STATUSES)[number]) : status}</span>
+      ${live && date ? html`<span part="expiry">${this._t('until', { date })}</span>` : nothing}
+    </span>`;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'mp-plan-badge': MpPlanBadge;
+  }
+}

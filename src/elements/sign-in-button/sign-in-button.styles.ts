@@ -1,0 +1,7 @@
+import { css } from 'lit';
+
+export const signInButtonStyles = css`
+  :host {
+    display: inline-block;
+  }
+`;

@@ -1,0 +1,86 @@
+import { html, nothing } from 'lit';
+import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { baseStyles } from '../base/base.styles.js';
+import { signInButtonStyles } from './sign-in-button.styles.js';
+
+export type SignInButtonStrings = BaseStrings & {
+  /** The button's label. */
+  label: string;
+  /** Announced and shown while sign-in is under way. */
+  busy: string;
+};
+
+/**
+ * @summary "Sign in with Marketplace": on the developer's own site it navigates the page to the
+ * app backend's OAuth start; inside the dashboard it asks the dashboard to open the page at top
+ * level (both through `kit.signIn(returnTo)`).
+ * @tagname mp-sign-in-button
+ *
+ * @fires mp-sign-in-request - Before sign-in starts; cancelable (`preventDefault()` stops it). `returnTo` says where the user comes back to.
+ * @fires mp-error - Sign-in could not start; `error.code` says why.
+ *
+ * @csspart base - The button.
+ * @csspart spinner - The progress indicator shown while busy.
+ * @csspart label - The label.
+ *
+ * @cssproperty --mp-color-accent - Button background.
+ * @cssproperty --mp-color-on-accent - Button text.
+ * @cssproperty --mp-color-focus - Focus ring.
+ * @cssproperty --mp-radius - Corner radius.
+ * @cssproperty --mp-font - Font shorthand.
+ */
+export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
+  static override styles = [baseStyles, signInButtonStyles];
+
+  static override defaultStrings: SignInButtonStrings = {
+    ...MarketplaceElement.defaultStrings,
+    label: 'Sign in with Marketplace',
+    busy: 'Signing in…',
+  };
+
+  static override properties = {
+    label: {},
+    returnTo: { attribute: 'return-to' },
+    disabled: { type: Boolean, reflect: true },
+    strings: { type: Object },
+  };
+
+  /** The label; shortcut for `strings.label`. */
+  declare label: string | undefined;
+  /** Where the user lands after signing in (same origin). Defaults to the current page. */
+  declare returnTo: string | undefined;
+  /** Disables the button. */
+  declare disabled: boolean;
+  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `busy`, `loading`, `error`, `notConnected`. */
+  declare strings: Partial<SignInButtonStrings> | undefined;
+
+  constructor() {
+    super();
+    this.disabled = false;
+  }
+
+  override render() {
+    const unavailable = this.state === 'loading' || this.state === 'not-connected';
+    const text = this._busy ? this._t('busy') : this.state === 'not-connected' ? this._t('notConnected') : this.label ?? this._t('label');
+    return html`<button
+      part="base"
+      type="button"
+      ?disabled=${this.disabled || unavailable}
+      aria-busy=${this._busy || this.state === 'loading'}
+      @click=${this._handleClick}
+    >
+      ${this._busy || this.state === 'loading' ? html`<span part="spinner" class="spinner" aria-hidden="true"></span>` : nothing}
+      <span part="label">${text}</span>
+    </button>`;
+  }
+
+  private _handleClick() {
+    void this._signIn(this.returnTo || undefined);
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'mp-sign-in-button': MpSignInButton;
+  }
+}

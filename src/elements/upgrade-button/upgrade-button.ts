@@ -1,0 +1,117 @@
+import { html, nothing } from 'lit';
+import type { UpgradeOutcome } from '../../runtime/types.js';
+import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { baseStyles } from '../base/base.styles.js';
+import { upgradeButtonStyles } from './upgrade-button.styles.js';
+
+export type UpgradeButtonStrings = BaseStrings & {
+  /** The label without a `plan`. */
+  label: string;
+  /** The label with a `plan`: `{plan}`. */
+  planLabel: string;
+  /** Shown while the dashboard's plan chooser is open. */
+  busy: string;
+  /** Shown (disabled) when the user already has the plan or feature. */
+  current: string;
+  /** Announced after an upgrade. */
+  upgraded: string;
+  /** Announced when the plan chooser was closed without upgrading. */
+  dismissed: string;
+};
+
+/**
+ * @summary Opens the dashboard's plan chooser (`kit.upgrade({ plan, feature })`), shows progress
+ * and reports the outcome. Shows "Current plan", disabled, when the user already has it.
+ * @tagname mp-upgrade-button
+ *
+ * @fires mp-upgrade-request - Before the plan chooser opens; cancelable (`preventDefault()` to show your own pricing page).
+ * @fires mp-upgrade - The chooser closed; `outcome` is `upgraded` or `dismissed`.
+ * @fires mp-error - The chooser could not open (for example `ERR_NOT_EMBEDDED` outside the dashboard).
+ *
+ * @csspart base - The button.
+ * @csspart current - The button, when it shows the current plan.
+ * @csspart spinner - The progress indicator.
+ * @csspart label - The label.
+ * @csspart status - The visually hidden live region announcing the outcome.
+ *
+ * @cssproperty --mp-color-accent - Button background.
+ * @cssproperty --mp-color-on-accent - Button text.
+ * @cssproperty --mp-color-success - Text of the "Current plan" state.
+ * @cssproperty --mp-color-focus - Focus ring.
+ * @cssproperty --mp-radius - Corner radius.
+ */
+export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
+  static override styles = [baseStyles, upgradeButtonStyles];
+
+  static override defaultStrings: UpgradeButtonStrings = {
+    ...MarketplaceElement.defaultStrings,
+    label: 'Upgrade',
+    planLabel: 'Upgrade to {plan}',
+    busy: 'Opening plans…',
+    current: 'Current plan',
+    upgraded: 'Upgrade complete',
+    dismissed: 'No change to your plan',
+  };
+
+  static override properties = {
+    plan: {},
+    feature: {},
+    label: {},
+    disabled: { type: Boolean, reflect: true },
+    strings: { type: Object },
+    _outcome: { state: true, attribute: false },
+  };
+
+  /** The plan to offer, e.g. `pro`. */
+  declare plan: string | undefined;
+  /** The feature the user wants, passed on to the plan chooser. */
+  declare feature: string | undefined;
+  /** The label; shortcut for `strings.label` / `strings.planLabel`. */
+  declare label: string | undefined;
+  /** Disables the button. */
+  declare disabled: boolean;
+  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `planLabel`, `busy`, `current`, `upgraded`, `dismissed`, `loading`, `error`, `notConnected`. */
+  declare strings: Partial<UpgradeButtonStrings> | undefined;
+  private declare _outcome: UpgradeOutcome | undefined;
+
+  constructor() {
+    super();
+    this.disabled = false;
+  }
+
+  override render() {
+    const kit = this._kit;
+    const { state, plan, feature } = this;
+    const current = state === 'ready' && !!(plan || feature) && !!kit?.access({ plan, feature }).granted;
+    const loading = state === 'loading';
+    const text = this._busy
+      ? this._t('busy')
+      : state === 'not-connected'
+        ? this._t('notConnected')
+        : current
+          ? this._t('current')
+          : this.label ?? (plan ? this._t('planLabel', { plan }) : this._t('label'));
+    return html`<button
+        part=${current ? 'base current' : 'base'}
+        type="button"
+        ?disabled=${this.disabled || current || loading || state === 'not-connected'}
+        aria-busy=${this._busy || loading}
+        @click=${this._handleClick}
+      >
+        ${this._busy || loading ? html`<span part="spinner" class="spinner" aria-hidden="true"></span>` : nothing}
+        <span part="label">${text}</span>
+      </button>
+      <span part="status" class="sr-only" role="status">${this._outcome ? this._t(this._outcome) : ''}</span>`;
+  }
+
+  private async _handleClick() {
+    this._outcome = undefined;
+    this._outcome = await this._upgrade(this.plan || undefined, this.feature || undefined);
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'mp-upgrade-button': MpUpgradeButton;
+  }
+}

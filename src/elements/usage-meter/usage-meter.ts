@@ -1,0 +1,131 @@
+import { html, nothing, type PropertyValues } from 'lit';
+import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { baseStyles } from '../base/base.styles.js';
+import { MpUsageLevelEvent, type UsageLevel } from '../events.js';
+import { usageMeterStyles } from './usage-meter.styles.js';
+
+/** Placeholders: `{used}`, `{limit}` (formatted in the user's locale), `{percent}`. */
+export type UsageMeterStrings = BaseStrings & {
+  label: string;
+  value: string;
+  warningText: string;
+  exceededText: string;
+  none: string;
+  signedOut: string;
+};
+
+/**
+ * @summary API calls used against the plan's limit (`entitlement.usage`), with warning and
+ * exceeded thresholds.
+ * @tagname mp-usage-meter
+ *
+ * @fires mp-usage-level - Usage crossed a threshold (also fired for the first reading); `level` is `ok`, `warning` or `exceeded`.
+ *
+ * @csspart base - The wrapper.
+ * @csspart header - The line with the label and the figures.
+ * @csspart label - "API calls".
+ * @csspart value - "1,200 of 5,000".
+ * @csspart track - The bar (`role="meter"`).
+ * @csspart indicator - The filled part of the bar.
+ * @csspart message - The warning or exceeded message (a live region).
+ * @csspart notice - The loading, error, not-connected or no-data line.
+ *
+ * @cssproperty --mp-color-accent - Bar color below the warning threshold.
+ * @cssproperty --mp-color-warning - Bar and message color from the warning threshold.
+ * @cssproperty --mp-color-danger - Bar and message color once exceeded.
+ * @cssproperty --mp-color-border - Track color.
+ * @cssproperty --mp-meter-height - Bar height.
+ */
+export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
+  static override styles = [baseStyles, usageMeterStyles];
+
+  static override defaultStrings: UsageMeterStrings = {
+    ...MarketplaceElement.defaultStrings,
+    label: 'API calls',
+    value: '{used} of {limit}',
+    warningText: 'Approaching your limit ({percent})',
+    exceededText: 'Limit reached',
+    none: 'No usage data',
+    signedOut: 'Sign in to see your usage',
+  };
+
+  static override properties = {
+    warning: { type: Number },
+    exceeded: { type: Number },
+    level: { reflect: true },
+    strings: { type: Object },
+  };
+
+  /** Share of the limit (0–1) from which the meter warns. */
+  declare warning: number;
+  /** Share of the limit (0–1) from which the meter shows the limit as reached. */
+  declare exceeded: number;
+  /** `ok`, `warning` or `exceeded`; unset without usage data. Set by the element; reflected. */
+  declare level: UsageLevel | undefined;
+  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `value`, `warningText`, `exceededText`, `none`, `signedOut`, `loading`, `error`, `notConnected`. */
+  declare strings: Partial<UsageMeterStrings> | undefined;
+
+  constructor() {
+    super();
+    this.warning = 0.8;
+    this.exceeded = 1;
+  }
+
+  /** Used share of the limit; a limit of 0 counts as spent, as in `isOverQuota`. */
+  private get _ratio(): number | undefined {
+    const usage = this._kit?.entitlement?.usage;
+    if (this.state !== 'ready' || !usage) return undefined;
+    return usage.limit > 0 ? usage.api_calls / usage.limit : usage.api_calls >= usage.limit ? 1 : 0;
+  }
+
+  protected override willUpdate(changed: PropertyValues): void {
+    super.willUpdate(changed);
+    const ratio = this._ratio;
+    this.level = ratio === undefined ? undefined : ratio >= this.exceeded ? 'exceeded' : ratio >= this.warning ? 'warning' : 'ok';
+  }
+
+  protected override updated(changed: PropertyValues): void {
+    if (!changed.has('level') || !this.level) return;
+    const crossed = new MpUsageLevelEvent(this.level);
+    this.dispatchEvent(crossed);
+  }
+
+  override render() {
+    const usage = this._kit?.entitlement?.usage;
+    const ratio = this._ratio;
+    if (!usage || ratio === undefined) return this._notice(this.state === 'ready' ? 'none' : this.state === 'signed-out' ? 'signedOut' : undefined);
+    const values = {
+      used: this._number(usage.api_calls),
+      limit: this._number(usage.limit),
+      percent: this._intl((locale) => new Intl.NumberFormat(locale, { style: 'percent' })).format(ratio),
+    };
+    const value = this._t('value', values);
+    const message = this.level === 'exceeded' ? 'exceededText' : this.level === 'warning' ? 'warningText' : undefined;
+    // The indicator's width is a `.style` property binding (CSSOM), which a strict CSP allows,
+    // unlike a `style` attribute.
+    return html`<div part="base">
+      <div part="header">
+        <span part="label" id="label">${this._t('label')}</span>
+        <span part="value">${value}</span>
+      </div>
+      <div
+        part="track"
+        role="meter"
+        aria-labelledby="label"
+        aria-valuemin="0"
+        aria-valuemax=${usage.limit}
+        aria-valuenow=${Math.min(usage.api_calls, usage.limit)}
+        aria-valuetext=${value}
+      >
+        <div part="indicator" .style=${`width:${Math.min(ratio, 1) * 100}%`}></div>
+      </div>
+      <div part="message" role="status">${message ? this._t(message, values) : nothing}</div>
+    </div>`;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'mp-usage-meter': MpUsageMeter;
+  }
+}

@@ -1,0 +1,85 @@
+import { html, type PropertyValues } from 'lit';
+import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { baseStyles } from '../base/base.styles.js';
+import { userBadgeStyles } from './user-badge.styles.js';
+
+export type UserBadgeStrings = BaseStrings & {
+  signedOut: string;
+};
+
+/**
+ * @summary The signed-in user: avatar, name and email (`kit.user`). Falls back to initials when
+ * the avatar cannot be loaded.
+ * @tagname mp-user-badge
+ *
+ * @csspart base - The badge.
+ * @csspart avatar - The avatar image, or the initials in its place.
+ * @csspart text - The name and email.
+ * @csspart name - The user's name.
+ * @csspart email - The user's email (hide it with `mp-user-badge::part(email) { display: none }`).
+ * @csspart notice - The loading, signed-out, error or not-connected line.
+ *
+ * @cssproperty --mp-avatar-size - Avatar size.
+ * @cssproperty --mp-color-surface - Badge background.
+ * @cssproperty --mp-color-muted - Email color.
+ */
+export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
+  static override styles = [baseStyles, userBadgeStyles];
+
+  static override defaultStrings: UserBadgeStrings = {
+    ...MarketplaceElement.defaultStrings,
+    signedOut: 'Not signed in',
+  };
+
+  static override properties = {
+    strings: { type: Object },
+    _avatarFailed: { state: true, attribute: false },
+  };
+
+  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `signedOut`, `loading`, `error`, `notConnected`. */
+  declare strings: Partial<UserBadgeStrings> | undefined;
+  private declare _avatarFailed: boolean;
+  private _avatarUrl: string | undefined;
+
+  constructor() {
+    super();
+    this._avatarFailed = false;
+  }
+
+  protected override willUpdate(changed: PropertyValues): void {
+    super.willUpdate(changed);
+    const url = this._kit?.user?.avatar_url;
+    if (url !== this._avatarUrl) this._avatarFailed = false;
+    this._avatarUrl = url;
+  }
+
+  override render() {
+    const user = this._kit?.user;
+    if (this.state !== 'ready' || !user) return this._notice(this.state === 'signed-out' ? 'signedOut' : undefined);
+    const initials = user.name
+      .split(/\s+/)
+      .filter(Boolean)
+      .slice(0, 2)
+      .map((word) => word[0]!.toUpperCase())
+      .join('');
+    return html`<span part="base">
+      ${this._avatarFailed
+        ? html`<span part="avatar" aria-hidden="true">${initials || '?'}</span>`
+        : html`<img part="avatar" src=${user.avatar_url} alt="" referrerpolicy="no-referrer" @error=${this._handleAvatarError} />`}
+      <span part="text">
+        <span part="name">${user.name || user.email}</span>
+        <span part="email">${user.email}</span>
+      </span>
+    </span>`;
+  }
+
+  private _handleAvatarError() {
+    this._avatarFailed = true;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'mp-user-badge': MpUserBadge;
+  }
+}

@@ -1,0 +1,248 @@
+import { expect, fixture, html } from '@open-wc/testing';
+import { sendKeys } from '@web/test-runner-commands';
+import '../../../src/elements/index.js';
+import type { MpGate } from '../../../src/elements/index.js';
+import { MarketplaceKitError } from '../../../src/shared/errors.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../support/fake-kit.js';
+import { HOSTILE, deferred, next, part, settle, text } from './helpers.js';
+
+const PAST = '2020-01-01T00:00:00Z';
+
+async function gate(kit: FakeKit, attrs: { feature?: string; plan?: string; metered?: boolean } = { feature: 'export' }) {
+  const el = await fixture<MpGate>(
+    html`<mp-gate .kit=${kit} feature=${attrs.feature ?? ''} plan=${attrs.plan ?? ''} ?metered=${!!attrs.metered}><p id="secret">Secret report</p></mp-gate>`,
+  );
+  await settle(el);
+  return el;
+}
+
+const isShown = (el: MpGate) => !!el.querySelector('#secret')!.assignedSlot;
+
+/** Every look of the gate: how to get there and what it shows. */
+const states: { name: string; kit: () => FakeKit; attrs?: Parameters<typeof gate>[1]; state: string; access?: string; heading?: string }[] = [
+  { name: 'loading', kit: () => new FakeKit(), state: 'loading' },
+  { name: 'granted', kit: () => new FakeKit().setSession(), state: 'ready', access: 'granted' },
+  { name: 'locked (feature)', kit: () => new FakeKit().setSession(), attrs: { feature: 'sso' }, state: 'ready', access: 'locked', heading: 'Unlock sso' },
+  { name: 'locked (no entitlement)', kit: () => new FakeKit().setSession(sampleUser, null), state: 'ready', access: 'locked', heading: 'Unlock export' },
+  {
+    name: 'expired',
+    kit: () => new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'expired', expires_at: PAST })),
+    state: 'ready',
+    access: 'expired',
+    heading: 'Your pro plan has expired',
+  },
+  {
+    name: 'cancelled',
+    kit: () => new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'cancelled' })),
+    state: 'ready',
+    access: 'expired',
+    heading: 'Your pro plan was cancelled',
+  },
+  {
+    name: 'past due',
+    kit: () => new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'past_due' })),
+    state: 'ready',
+    access: 'past-due',
+    heading: 'Payment past due',
+  },
+  {
+    name: 'over quota',
+    kit: () => new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } })),
+    attrs: { feature: 'export', metered: true },
+    state: 'ready',
+    access: 'over-quota',
+    heading: 'Usage limit reached',
+  },
+  { name: 'signed out', kit: () => new FakeKit().setSignedOut(), state: 'signed-out', access: 'locked', heading: 'Sign in to use export' },
+  { name: 'kit in error', kit: () => new FakeKit().setError(), state: 'error', heading: 'Could not check your access' },
+];
+
+describe('<mp-gate>', () => {
+  for (const s of states) {
+    describe(s.name, () => {
+      it('shows the right look', async () => {
+        const el = await gate(s.kit(), s.attrs);
+        expect(el.state).to.equal(s.state);
+        expect(el.getAttribute('access')).to.equal(s.access ?? null);
+        expect(isShown(el)).to.equal(s.access === 'granted');
+        if (s.heading) expect(part(el, 'heading')!.textContent).to.equal(s.heading);
+        else expect(part(el, 'card')).to.equal(null);
+      });
+
+      for (const theme of ['light', 'dark'] as const) {
+        it(`is accessible (${theme})`, async () => {
+          const el = await gate(s.kit().setTheme(theme), s.attrs);
+          expect(el.getAttribute('theme')).to.equal(theme);
+          await expect(el).to.be.accessible();
+        });
+      }
+    });
+  }
+
+  it('shows loading as a busy box without the content', async () => {
+    const el = await gate(new FakeKit());
+    expect(part(el, 'loading')!.getAttribute('aria-busy')).to.equal('true');
+    expect(text(el)).to.contain('Checking access…');
+  });
+
+  it('names the plans that unlock the feature, in the user locale', async () => {
+    const el = await gate(new FakeKit().setSession(), { feature: 'sso', plan: 'business, enterprise' });
+    expect(part(el, 'text')!.textContent).to.equal('Included in the business or enterprise plan.');
+    el.kit = (el.kit as FakeKit).setLocale('fr-FR');
+    await settle(el);
+    expect(part(el, 'text')!.textContent).to.equal('Included in the business ou enterprise plan.');
+  });
+
+  it('grants when one of several plans matches', async () => {
+    const el = await gate(new FakeKit().setSession(), { plan: 'business pro' });
+    expect(el.access).to.equal('granted');
+  });
+
+  it('shows the end date of an expired plan in the user locale', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ expires_at: PAST })).setLocale('de-DE');
+    const el = await gate(kit);
+    expect(el.access).to.equal('expired');
+    expect(part(el, 'detail')!.textContent).to.equal('Ended 01.01.2020');
+  });
+
+  it('formats usage figures in the user locale', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 12000, limit: 12000 } })).setLocale('de-DE');
+    const el = await gate(kit, { feature: 'export', metered: true });
+    expect(part(el, 'text')!.textContent).to.contain('12.000 of 12.000');
+  });
+
+  it('ignores the quota unless metered', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } }));
+    expect((await gate(kit)).access).to.equal('granted');
+  });
+
+  it('shows the locked slot instead of the card, for every denial but not for errors', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'past_due' }));
+    const el = await fixture<MpGate>(html`<mp-gate feature="export" .kit=${kit}><p>Secret</p><a slot="locked" href="/pricing">See plans</a></mp-gate>`);
+    await settle(el);
+    const locked = el.shadowRoot!.querySelector<HTMLSlotElement>('slot[name="locked"]')!;
+    expect(locked.assignedElements().map((node) => node.textContent)).to.deep.equal(['See plans']);
+    await expect(el).to.be.accessible();
+    kit.setError();
+    await settle(el);
+    expect(el.shadowRoot!.querySelector('slot[name="locked"]')).to.equal(null);
+    expect(part(el, 'heading')!.textContent).to.equal('Could not check your access');
+  });
+
+  it('updates live when the entitlement changes and fires mp-access-change', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ features: [] }));
+    const el = await gate(kit);
+    expect(el.access).to.equal('locked');
+    const changed = next(el, 'mp-access-change');
+    kit.setEntitlement(sampleEntitlement());
+    const event = await changed;
+    expect([event.granted, event.reason]).to.deep.equal([true, 'granted']);
+    expect(isShown(el)).to.equal(true);
+    expect(part(el, 'status')!.textContent).to.equal('Unlocked');
+  });
+
+  it('upgrades from the card: request, outcome, then shows the content', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    kit.scriptUpgrade({ outcome: 'upgraded', entitlement: sampleEntitlement() });
+    const el = await gate(kit, { feature: 'export', plan: 'pro business' });
+    const request = next(el, 'mp-upgrade-request');
+    const done = next(el, 'mp-upgrade');
+    part(el, 'action')!.click();
+    expect([(await request).plan, (await request).feature]).to.deep.equal(['pro', 'export']);
+    expect((await done).outcome).to.equal('upgraded');
+    expect(kit.calls.upgrade).to.deep.equal([{ plan: 'pro', feature: 'export' }]);
+    await settle(el);
+    expect(isShown(el)).to.equal(true);
+  });
+
+  it('renews the user’s own plan when it expired', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', status: 'expired' }));
+    const el = await gate(kit);
+    part(el, 'action')!.click();
+    expect(kit.calls.upgrade).to.deep.equal([{ plan: 'basic', feature: 'export' }]);
+  });
+
+  it('lets the page veto the upgrade', async () => {
+    const kit = new FakeKit().setSession(sampleUser, null);
+    const el = await gate(kit);
+    el.addEventListener('mp-upgrade-request', (event) => event.preventDefault());
+    part(el, 'action')!.click();
+    await settle(el);
+    expect(kit.calls.upgrade).to.deep.equal([]);
+  });
+
+  it('is busy while the plan chooser is open and ignores more clicks', async () => {
+    const hold = deferred();
+    const kit = new FakeKit().setSession(sampleUser, null).scriptUpgrade({ wait: hold.promise });
+    const el = await gate(kit);
+    part(el, 'action')!.click();
+    await settle(el);
+    expect(part(el, 'action')!.getAttribute('aria-busy')).to.equal('true');
+    part(el, 'action')!.click();
+    expect(kit.calls.upgrade.length).to.equal(1);
+    hold.resolve();
+    await next(el, 'mp-upgrade');
+    await settle(el);
+    expect(part(el, 'action')!.getAttribute('aria-busy')).to.equal('false');
+  });
+
+  it('reports a failed upgrade as mp-error with its code', async () => {
+    const kit = new FakeKit().setSession(sampleUser, null).scriptUpgrade({ error: new MarketplaceKitError('ERR_NOT_EMBEDDED', 'not embedded') });
+    const el = await gate(kit);
+    const failed = next(el, 'mp-error');
+    part(el, 'action')!.click();
+    expect(((await failed).error as MarketplaceKitError).code).to.equal('ERR_NOT_EMBEDDED');
+  });
+
+  it('signs in from the signed-out card, returning to this page', async () => {
+    const kit = new FakeKit().setSignedOut();
+    const el = await gate(kit);
+    const request = next(el, 'mp-sign-in-request');
+    part(el, 'action')!.click();
+    expect((await request).returnTo).to.equal(location.href);
+    expect(kit.calls.signIn).to.deep.equal([location.href]);
+  });
+
+  it('retries a kit in error with kit.refresh()', async () => {
+    const kit = new FakeKit().setError();
+    kit.onRefresh = (k) => void k.setSession();
+    const el = await gate(kit);
+    part(el, 'action')!.click();
+    await settle(el);
+    expect(kit.calls.refresh).to.equal(1);
+    expect(isShown(el)).to.equal(true);
+  });
+
+  it('works by keyboard, with a visible focus ring', async () => {
+    const kit = new FakeKit().setSession(sampleUser, null);
+    const el = await gate(kit);
+    await sendKeys({ press: 'Tab' });
+    const action = part(el, 'action')!;
+    expect(el.shadowRoot!.activeElement).to.equal(action);
+    expect(getComputedStyle(action).outlineStyle).to.equal('solid');
+    await sendKeys({ press: 'Enter' });
+    await sendKeys({ press: 'Space' });
+    expect(kit.calls.upgrade.length).to.equal(2);
+  });
+
+  it('renders hostile feature and plan names as text', async () => {
+    const el = await gate(new FakeKit().setSession(sampleUser, null), { feature: HOSTILE, plan: 'pro' });
+    expect(el.shadowRoot!.querySelector('img')).to.equal(null);
+    expect(part(el, 'heading')!.textContent).to.equal(`Unlock ${HOSTILE}`);
+    expect((window as { __xss?: number }).__xss).to.equal(undefined);
+  });
+
+  it('takes overrides of every text, as a property or a JSON attribute', async () => {
+    const kit = new FakeKit().setSession(sampleUser, null);
+    const el = await fixture<MpGate>(
+      html`<mp-gate feature="export" .kit=${kit} strings='{"lockedHeading":"Débloquer {feature}","upgrade":"Passer à Pro"}'></mp-gate>`,
+    );
+    await settle(el);
+    expect(part(el, 'heading')!.textContent).to.equal('Débloquer export');
+    expect(part(el, 'action')!.textContent!.trim()).to.equal('Passer à Pro');
+    el.strings = { lockedHeading: HOSTILE };
+    await settle(el);
+    expect(part(el, 'heading')!.textContent).to.equal(HOSTILE);
+    expect(el.shadowRoot!.querySelector('img')).to.equal(null);
+  });
+});

@@ -1,0 +1,147 @@
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { elements, defineElements, MarketplaceElement, MpGate, type MpUserBadge } from '../../../src/elements/index.js';
+import { FakeKit, sampleUser } from '../../support/fake-kit.js';
+import { part, settle, text } from './helpers.js';
+
+const tags = Object.keys(elements) as (keyof typeof elements)[];
+
+describe('finding the kit', () => {
+  const originalWarn = console.warn;
+  let warnings: string[] = [];
+  const kits: FakeKit[] = [];
+  const register = (kit: FakeKit) => (kits.push(kit), kit.register());
+
+  before(() => {
+    MarketplaceElement.kitTimeoutMs = 50;
+  });
+  beforeEach(() => {
+    warnings = [];
+    console.warn = (...args: unknown[]) => void warnings.push(args.map(String).join(' '));
+  });
+  afterEach(() => {
+    console.warn = originalWarn;
+    kits.splice(0).forEach((kit) => kit.destroy());
+  });
+
+  // First in this file: the warning is once per page.
+  it('without a kit: every element shows "not connected", and one warning with a code is logged', async () => {
+    const container = await fixture(html`<div>${tags.map((tag) => document.createElement(tag))}</div>`);
+    const els = [...container.children] as MarketplaceElement[];
+    await waitUntil(() => els.every((el) => el.state === 'not-connected'), 'elements never gave up waiting');
+    for (const el of els) {
+      await settle(el);
+      expect(text(el), el.localName).to.contain('Not connected to Marketplace');
+      await expect(el).to.be.accessible();
+    }
+    expect(warnings.length).to.equal(1);
+    expect(warnings[0]).to.match(/ERR_KIT_NOT_FOUND: <mp-[a-z-]+> found no kit/);
+  });
+
+  it('shows loading, not "not connected", while waiting for a kit', async () => {
+    const el = await fixture<MpGate>(html`<mp-gate feature="export"></mp-gate>`);
+    expect(el.state).to.equal('loading');
+    expect(text(el)).to.contain('Checking access…');
+  });
+
+  it('finds a kit registered before it', async () => {
+    register(new FakeKit().setSession());
+    const el = await fixture<MpGate>(html`<mp-gate feature="export"><p>Secret</p></mp-gate>`);
+    await settle(el);
+    expect(el.access).to.equal('granted');
+  });
+
+  it('finds a kit created later through mp-kit-created, even after giving up', async () => {
+    const el = await fixture<MpUserBadge>(html`<mp-user-badge></mp-user-badge>`);
+    await waitUntil(() => el.state === 'not-connected');
+    register(new FakeKit().setSession());
+    await settle(el);
+    expect(el.state).to.equal('ready');
+    expect(text(el)).to.contain('Ada Lovelace');
+  });
+
+  it('follows a newer kit, but a kit set on the element wins', async () => {
+    const own = new FakeKit().setSignedOut();
+    register(new FakeKit().setSession());
+    const followed = await fixture<MpGate>(html`<mp-gate></mp-gate>`);
+    const pinned = await fixture<MpGate>(html`<mp-gate .kit=${own}></mp-gate>`);
+    await settle(followed);
+    await settle(pinned);
+    expect([followed.state, pinned.state]).to.deep.equal(['ready', 'signed-out']);
+    register(new FakeKit().setError());
+    await settle(followed);
+    await settle(pinned);
+    expect([followed.state, pinned.state]).to.deep.equal(['error', 'signed-out']);
+    pinned.kit = null;
+    await settle(pinned);
+    expect(pinned.state).to.equal('error');
+  });
+
+  it('follows the kit theme as a host attribute and in its colors, live', async () => {
+    const kit = register(new FakeKit().setSession());
+    const el = await fixture<MpGate>(html`<mp-gate feature="sso"></mp-gate>`);
+    const open = await fixture<MpGate>(html`<mp-gate><input id="page-input" aria-label="Page input" /></mp-gate>`);
+    await settle(el);
+    const card = () => getComputedStyle(part(el, 'card')!);
+    expect([el.getAttribute('theme'), card().backgroundColor, card().color]).to.deep.equal(['light', 'rgb(255, 255, 255)', 'rgb(31, 41, 55)']);
+    kit.setTheme('dark');
+    await settle(el);
+    expect([el.getAttribute('theme'), card().backgroundColor, card().color]).to.deep.equal(['dark', 'rgb(17, 24, 39)', 'rgb(249, 250, 251)']);
+    // Slotted page content keeps the page's color scheme.
+    await settle(open);
+    expect(open.access).to.equal('granted');
+    expect(getComputedStyle(open.querySelector('#page-input')!).colorScheme).to.equal('normal');
+  });
+
+  it('lets the page set colors through --mp-* custom properties', async () => {
+    register(new FakeKit().setSession(sampleUser, null));
+    const el = await fixture<MpGate>(html`<mp-gate style="--mp-color-surface: rgb(1, 2, 3)"></mp-gate>`);
+    await settle(el);
+    expect(getComputedStyle(part(el, 'card')!).backgroundColor).to.equal('rgb(1, 2, 3)');
+  });
+
+  it('stops listening to the kit when removed from the page', async () => {
+    const kit = new FakeKit().setSession();
+    let listeners = 0;
+    const subscribe = kit.subscribe.bind(kit);
+    kit.subscribe = (listener) => {
+      listeners++;
+      const stop = subscribe(listener);
+      return () => (listeners--, stop());
+    };
+    const el = await fixture<MpGate>(html`<mp-gate .kit=${kit}></mp-gate>`);
+    await settle(el);
+    expect(listeners).to.equal(1);
+    el.remove();
+    expect(listeners).to.equal(0);
+    document.body.append(el);
+    expect(listeners).to.equal(1);
+    el.remove();
+  });
+});
+
+describe('registration', () => {
+  it('registers every element under its mp-* name', () => {
+    for (const [tag, element] of Object.entries(elements)) expect(customElements.get(tag), tag).to.equal(element);
+  });
+
+  it('is safe to run twice, even from a second copy of the module', async () => {
+    expect(() => defineElements()).not.to.throw();
+    await import(/* @vite-ignore */ `../../../src/elements/define.ts?copy=${Date.now()}`);
+    expect(customElements.get('mp-gate')).to.equal(MpGate);
+  });
+
+  it('leaves names that are taken (by another copy of the classes) alone', () => {
+    const taken = new Map<string, CustomElementConstructor>([['mp-gate', class extends HTMLElement {}]]);
+    const registry = {
+      get: (name: string) => taken.get(name),
+      define: (name: string, element: CustomElementConstructor) => {
+        if (taken.has(name)) throw new DOMException(`${name} is taken`, 'NotSupportedError');
+        taken.set(name, element);
+      },
+    } as unknown as CustomElementRegistry;
+    defineElements(registry);
+    expect(taken.get('mp-gate')).not.to.equal(MpGate);
+    expect(taken.get('mp-usage-meter')).to.equal(elements['mp-usage-meter']);
+    expect(taken.size).to.equal(tags.length);
+  });
+});

@@ -1,0 +1,77 @@
+import { expect, fixture, html } from '@open-wc/testing';
+import '../../../src/elements/index.js';
+import type { MpPlanBadge } from '../../../src/elements/index.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../support/fake-kit.js';
+import { HOSTILE, part, settle, text } from './helpers.js';
+
+const withEntitlement = (overrides: Parameters<typeof sampleEntitlement>[0]) => new FakeKit().setSession(sampleUser, sampleEntitlement(overrides));
+
+async function badge(kit: FakeKit) {
+  const el = await fixture<MpPlanBadge>(html`<mp-plan-badge .kit=${kit}></mp-plan-badge>`);
+  await settle(el);
+  return el;
+}
+
+const states = [
+  { name: 'loading', kit: () => new FakeKit(), text: 'Loading…' },
+  { name: 'active', kit: () => withEntitlement({ expires_at: '2030-12-21T00:00:00Z' }), status: 'active', text: 'pro Active until Dec 21, 2030' },
+  { name: 'lifetime', kit: () => withEntitlement({ expires_at: null }), status: 'active', text: 'pro Active' },
+  { name: 'trialing', kit: () => withEntitlement({ status: 'trialing', expires_at: '2030-01-05T00:00:00Z' }), status: 'trialing', text: 'pro Trial until Jan 5, 2030' },
+  { name: 'past due', kit: () => withEntitlement({ status: 'past_due' }), status: 'past_due', text: 'pro Past due' },
+  { name: 'cancelled', kit: () => withEntitlement({ status: 'cancelled' }), status: 'cancelled', text: 'pro Cancelled' },
+  { name: 'expired status', kit: () => withEntitlement({ status: 'expired' }), status: 'expired', text: 'pro Expired' },
+  { name: 'active but past its end', kit: () => withEntitlement({ expires_at: '2020-01-01T00:00:00Z' }), status: 'expired', text: 'pro Expired' },
+  { name: 'unknown status', kit: () => withEntitlement({ status: 'paused' }), status: 'paused', text: 'pro paused' },
+  { name: 'no entitlement', kit: () => new FakeKit().setSession(sampleUser, null), status: 'none', text: 'No plan' },
+  { name: 'signed out', kit: () => new FakeKit().setSignedOut(), text: 'Not signed in' },
+  { name: 'kit in error', kit: () => new FakeKit().setError(), text: 'Unavailable' },
+];
+
+describe('<mp-plan-badge>', () => {
+  for (const s of states) {
+    describe(s.name, () => {
+      it('shows the plan and status', async () => {
+        const el = await badge(s.kit());
+        expect(el.getAttribute('status')).to.equal(s.status ?? null);
+        expect(text(el)).to.equal(s.text);
+      });
+      for (const theme of ['light', 'dark'] as const) {
+        it(`is accessible (${theme})`, async () => {
+          await expect(await badge(s.kit().setTheme(theme))).to.be.accessible();
+        });
+      }
+    });
+  }
+
+  it('updates live on entitlement changes', async () => {
+    const kit = withEntitlement({ status: 'trialing' });
+    const el = await badge(kit);
+    kit.setEntitlement(sampleEntitlement({ plan: 'business', status: 'past_due' }));
+    await settle(el);
+    expect(el.status).to.equal('past_due');
+    expect(part(el, 'plan')!.textContent).to.equal('business');
+  });
+
+  it('formats the date in the user locale', async () => {
+    const el = await badge(withEntitlement({ expires_at: '2030-12-21T00:00:00Z' }).setLocale('fr-FR'));
+    expect(part(el, 'expiry')!.textContent).to.equal('until 21 déc. 2030');
+  });
+
+  it('falls back to the browser locale when the kit’s is not a valid tag', async () => {
+    const el = await badge(withEntitlement({}).setLocale('not a locale!'));
+    expect(part(el, 'expiry')!.textContent).to.match(/^until /);
+  });
+
+  it('renders a hostile plan name as text', async () => {
+    const el = await badge(withEntitlement({ plan: HOSTILE }));
+    expect(part(el, 'plan')!.textContent).to.equal(HOSTILE);
+    expect(el.shadowRoot!.querySelector('img')).to.equal(null);
+  });
+
+  it('takes overrides of its texts', async () => {
+    const el = await badge(withEntitlement({ expires_at: null }));
+    el.strings = { active: 'Actif' };
+    await settle(el);
+    expect(part(el, 'status')!.textContent).to.equal('Actif');
+  });
+});

@@ -1,0 +1,124 @@
+import { expect, fixture, html } from '@open-wc/testing';
+import { sendKeys } from '@web/test-runner-commands';
+import '../../../src/elements/index.js';
+import type { MpSignInButton } from '../../../src/elements/index.js';
+import { MarketplaceKitError } from '../../../src/shared/errors.js';
+import { FakeKit } from '../../support/fake-kit.js';
+import { HOSTILE, deferred, next, part, settle } from './helpers.js';
+
+async function button(kit: FakeKit, template = html`<mp-sign-in-button .kit=${kit}></mp-sign-in-button>`) {
+  const el = await fixture<MpSignInButton>(template);
+  await settle(el);
+  return el;
+}
+
+const states = [
+  { name: 'loading', kit: () => new FakeKit(), disabled: true, busy: 'true' },
+  { name: 'signed out', kit: () => new FakeKit().setSignedOut(), disabled: false, busy: 'false' },
+  { name: 'ready', kit: () => new FakeKit().setSession(), disabled: false, busy: 'false' },
+  { name: 'kit in error', kit: () => new FakeKit().setError(), disabled: false, busy: 'false' },
+];
+
+describe('<mp-sign-in-button>', () => {
+  for (const s of states) {
+    describe(s.name, () => {
+      it('has the right state', async () => {
+        const el = await button(s.kit());
+        const base = part(el, 'base') as HTMLButtonElement;
+        expect(base.disabled).to.equal(s.disabled);
+        expect(base.getAttribute('aria-busy')).to.equal(s.busy);
+        expect(!!part(el, 'spinner')).to.equal(s.busy === 'true');
+        expect(part(el, 'label')!.textContent).to.equal('Sign in with Marketplace');
+      });
+      for (const theme of ['light', 'dark'] as const) {
+        it(`is accessible (${theme})`, async () => {
+          await expect(await button(s.kit().setTheme(theme))).to.be.accessible();
+        });
+      }
+    });
+  }
+
+  it('asks the kit to sign in, returning to the current page by default', async () => {
+    const kit = new FakeKit().setSignedOut();
+    const el = await button(kit);
+    const request = next(el, 'mp-sign-in-request');
+    part(el, 'base')!.click();
+    const event = await request;
+    expect(event.returnTo).to.equal(location.href);
+    expect(event.cancelable).to.equal(true);
+    expect(kit.calls.signIn).to.deep.equal([location.href]);
+  });
+
+  it('passes return-to on', async () => {
+    const kit = new FakeKit().setSignedOut();
+    const el = await button(kit, html`<mp-sign-in-button .kit=${kit} return-to="/reports?tab=2"></mp-sign-in-button>`);
+    part(el, 'base')!.click();
+    expect(kit.calls.signIn).to.deep.equal(['/reports?tab=2']);
+  });
+
+  it('lets the page veto sign-in', async () => {
+    const kit = new FakeKit().setSignedOut();
+    const el = await button(kit);
+    el.addEventListener('mp-sign-in-request', (event) => event.preventDefault());
+    part(el, 'base')!.click();
+    await settle(el);
+    expect(kit.calls.signIn).to.deep.equal([]);
+  });
+
+  it('is busy while sign-in is under way and ignores more clicks', async () => {
+    const hold = deferred();
+    const kit = new FakeKit().setSignedOut();
+    kit.onSignIn = () => hold.promise;
+    const el = await button(kit);
+    part(el, 'base')!.click();
+    await settle(el);
+    expect(part(el, 'base')!.getAttribute('aria-busy')).to.equal('true');
+    expect(part(el, 'label')!.textContent).to.equal('Signing in…');
+    await expect(el).to.be.accessible();
+    part(el, 'base')!.click();
+    expect(kit.calls.signIn.length).to.equal(1);
+    hold.resolve();
+    await hold.promise;
+    await settle(el);
+    expect(part(el, 'base')!.getAttribute('aria-busy')).to.equal('false');
+  });
+
+  it('does nothing when disabled', async () => {
+    const kit = new FakeKit().setSignedOut();
+    const el = await button(kit, html`<mp-sign-in-button .kit=${kit} disabled></mp-sign-in-button>`);
+    expect((part(el, 'base') as HTMLButtonElement).disabled).to.equal(true);
+    part(el, 'base')!.click();
+    expect(kit.calls.signIn).to.deep.equal([]);
+    await expect(el).to.be.accessible();
+  });
+
+  it('reports a failure as mp-error', async () => {
+    const kit = new FakeKit().setSignedOut();
+    kit.onSignIn = () => Promise.reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'timed out'));
+    const el = await button(kit);
+    const failed = next(el, 'mp-error');
+    part(el, 'base')!.click();
+    expect(((await failed).error as MarketplaceKitError).code).to.equal('ERR_BRIDGE_TIMEOUT');
+  });
+
+  it('works by keyboard, with a visible focus ring', async () => {
+    const kit = new FakeKit().setSignedOut();
+    const el = await button(kit);
+    await sendKeys({ press: 'Tab' });
+    expect(el.shadowRoot!.activeElement).to.equal(part(el, 'base'));
+    expect(getComputedStyle(part(el, 'base')!).outlineStyle).to.equal('solid');
+    await sendKeys({ press: 'Enter' });
+    expect(kit.calls.signIn.length).to.equal(1);
+  });
+
+  it('takes its label from the label attribute or strings, always as text', async () => {
+    const kit = new FakeKit().setSignedOut();
+    const el = await button(kit, html`<mp-sign-in-button .kit=${kit} label=${HOSTILE}></mp-sign-in-button>`);
+    expect(part(el, 'label')!.textContent).to.equal(HOSTILE);
+    expect(el.shadowRoot!.querySelector('img')).to.equal(null);
+    el.label = undefined;
+    el.strings = { label: 'Se connecter' };
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Se connecter');
+  });
+});

@@ -1,0 +1,86 @@
+import { expect, fixture, html } from '@open-wc/testing';
+import '../../../src/elements/index.js';
+import type { MpUsageMeter } from '../../../src/elements/index.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../support/fake-kit.js';
+import { next, part, settle, text } from './helpers.js';
+
+const usage = (api_calls: number, limit: number) => new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls, limit } }));
+
+async function meter(kit: FakeKit, template = html`<mp-usage-meter .kit=${kit}></mp-usage-meter>`) {
+  const el = await fixture<MpUsageMeter>(template);
+  await settle(el);
+  return el;
+}
+
+const states = [
+  { name: 'loading', kit: () => new FakeKit(), text: 'Loading…' },
+  { name: 'ok', kit: () => usage(120, 1000), level: 'ok', text: 'API calls 120 of 1,000' },
+  { name: 'warning', kit: () => usage(800, 1000), level: 'warning', text: 'API calls 800 of 1,000 Approaching your limit (80%)' },
+  { name: 'exceeded', kit: () => usage(1200, 1000), level: 'exceeded', text: 'API calls 1,200 of 1,000 Limit reached' },
+  { name: 'no entitlement', kit: () => new FakeKit().setSession(sampleUser, null), text: 'No usage data' },
+  { name: 'signed out', kit: () => new FakeKit().setSignedOut(), text: 'Sign in to see your usage' },
+  { name: 'kit in error', kit: () => new FakeKit().setError(), text: 'Unavailable' },
+];
+
+describe('<mp-usage-meter>', () => {
+  for (const s of states) {
+    describe(s.name, () => {
+      it('shows the right level and text', async () => {
+        const el = await meter(s.kit());
+        expect(el.getAttribute('level')).to.equal(s.level ?? null);
+        expect(text(el)).to.equal(s.text);
+      });
+      for (const theme of ['light', 'dark'] as const) {
+        it(`is accessible (${theme})`, async () => {
+          await expect(await meter(s.kit().setTheme(theme))).to.be.accessible();
+        });
+      }
+    });
+  }
+
+  it('exposes the figures as an ARIA meter', async () => {
+    const el = await meter(usage(1200, 1000));
+    const track = part(el, 'track')!;
+    expect(track.getAttribute('role')).to.equal('meter');
+    expect(track.getAttribute('aria-valuemax')).to.equal('1000');
+    expect(track.getAttribute('aria-valuenow')).to.equal('1000');
+    expect(track.getAttribute('aria-valuetext')).to.equal('1,200 of 1,000');
+    expect(part(el, 'message')!.getAttribute('role')).to.equal('status');
+    expect(part(el, 'indicator')!.style.width).to.equal('100%');
+  });
+
+  it('takes its thresholds from attributes', async () => {
+    const kit = usage(500, 1000);
+    const el = await meter(kit, html`<mp-usage-meter .kit=${kit} warning="0.5" exceeded="0.9"></mp-usage-meter>`);
+    expect(el.level).to.equal('warning');
+    expect(part(el, 'indicator')!.style.width).to.equal('50%');
+    kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 900, limit: 1000 } }));
+    await settle(el);
+    expect(el.level).to.equal('exceeded');
+  });
+
+  it('counts a limit of 0 as spent, as isOverQuota does', async () => {
+    expect((await meter(usage(0, 0))).level).to.equal('exceeded');
+  });
+
+  it('updates live and fires mp-usage-level when a threshold is crossed', async () => {
+    const kit = usage(100, 1000);
+    const el = await meter(kit);
+    const crossed = next(el, 'mp-usage-level');
+    kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 850, limit: 1000 } }));
+    expect((await crossed).level).to.equal('warning');
+    expect(part(el, 'message')!.textContent).to.equal('Approaching your limit (85%)');
+  });
+
+  it('formats figures in the user locale', async () => {
+    const el = await meter(usage(12500, 20000).setLocale('de-DE'));
+    expect(part(el, 'value')!.textContent).to.equal('12.500 of 20.000');
+  });
+
+  it('takes overrides of its texts', async () => {
+    const kit = usage(900, 1000);
+    const el = await meter(kit, html`<mp-usage-meter .kit=${kit} strings='{"label":"Appels API","value":"{used} sur {limit}"}'></mp-usage-meter>`);
+    expect(part(el, 'label')!.textContent).to.equal('Appels API');
+    expect(part(el, 'value')!.textContent).to.equal('900 sur 1,000');
+  });
+});

@@ -1,0 +1,72 @@
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import '../../../src/elements/index.js';
+import type { MpUserBadge } from '../../../src/elements/index.js';
+import { FakeKit, sampleUser } from '../../support/fake-kit.js';
+import { HOSTILE, part, settle, text } from './helpers.js';
+
+// A 1×1 PNG, so the avatar loads without a network.
+const PIXEL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+const user = { ...sampleUser, avatar_url: PIXEL };
+
+async function badge(kit: FakeKit) {
+  const el = await fixture<MpUserBadge>(html`<mp-user-badge .kit=${kit}></mp-user-badge>`);
+  await settle(el);
+  return el;
+}
+
+const states = [
+  { name: 'loading', kit: () => new FakeKit(), text: 'Loading…' },
+  { name: 'ready', kit: () => new FakeKit().setSession(user), text: 'Ada Lovelace ada@example.com' },
+  { name: 'signed out', kit: () => new FakeKit().setSignedOut(), text: 'Not signed in' },
+  { name: 'kit in error', kit: () => new FakeKit().setError(), text: 'Unavailable' },
+];
+
+describe('<mp-user-badge>', () => {
+  for (const s of states) {
+    describe(s.name, () => {
+      it('shows the right text', async () => {
+        expect(text(await badge(s.kit()))).to.equal(s.text);
+      });
+      for (const theme of ['light', 'dark'] as const) {
+        it(`is accessible (${theme})`, async () => {
+          await expect(await badge(s.kit().setTheme(theme))).to.be.accessible();
+        });
+      }
+    });
+  }
+
+  it('shows the avatar as a decorative image', async () => {
+    const el = await badge(new FakeKit().setSession(user));
+    const avatar = part(el, 'avatar') as HTMLImageElement;
+    expect(avatar.getAttribute('src')).to.equal(PIXEL);
+    expect(avatar.getAttribute('alt')).to.equal('');
+  });
+
+  it('falls back to initials when the avatar cannot load', async () => {
+    const el = await badge(new FakeKit().setSession({ ...sampleUser, avatar_url: 'http://127.0.0.1:9/missing.png' }));
+    await waitUntil(() => part(el, 'avatar')?.localName === 'span', 'no initials', { timeout: 5000 });
+    expect(part(el, 'avatar')!.textContent).to.equal('AL');
+    await expect(el).to.be.accessible();
+  });
+
+  it('updates live when the user changes', async () => {
+    const kit = new FakeKit().setSession(user);
+    const el = await badge(kit);
+    kit.setUser({ ...user, name: 'Grace Hopper', email: 'grace@example.com' });
+    await settle(el);
+    expect(text(el)).to.equal('Grace Hopper grace@example.com');
+  });
+
+  it('renders a hostile name as text', async () => {
+    const el = await badge(new FakeKit().setSession({ ...user, name: HOSTILE }));
+    expect(part(el, 'name')!.textContent).to.equal(HOSTILE);
+    expect(el.shadowRoot!.querySelectorAll('img').length).to.equal(1);
+  });
+
+  it('takes overrides of its texts', async () => {
+    const el = await badge(new FakeKit().setSignedOut());
+    el.strings = { signedOut: 'Non connecté' };
+    await settle(el);
+    expect(text(el)).to.equal('Non connecté');
+  });
+});

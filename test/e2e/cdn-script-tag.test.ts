@@ -1,0 +1,252 @@
+// The script-tag bundle in plain HTML pages, with no build step on the page's side: built from
+// the sources with the project's Vite config, served next to a real createAppBackend (backed by a
+// fake marketplace that does the OAuth flow), opened in Chromium. One browser for the whole file.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
+import { build } from 'vite';
+import { createAppBackend, signContextToken, toNodeHandler } from '../../src/server/index.js';
+import type { Kit } from '../../src/runtime/types.js';
+import {
+  API_KEY,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  DASHBOARD,
+  ENTITLEMENT,
+  SESSION_SECRET,
+  USER,
+  WEBHOOK_SECRET,
+  startFakeMarketplace,
+  startHttpServer,
+  type FakeMarketplace,
+  type TestServer,
+} from '../support/server-http.js';
+
+/** What the pages see: the bundle's global, plus the counters the test pages keep. */
+interface PageWindow {
+  MarketplaceKit: {
+    createKit(options: { backend: string; hostOrigins: string[] }): Promise<Kit>;
+    getKit(): Kit | null;
+    hasAccess: unknown;
+    checkAccess: unknown;
+    defineElements: unknown;
+    MpGate: CustomElementConstructor;
+    MpSignInButton: CustomElementConstructor;
+    MpUpgradeButton: CustomElementConstructor;
+    MpUsageMeter: CustomElementConstructor;
+    MpUserBadge: CustomElementConstructor;
+    MpPlanBadge: CustomElementConstructor;
+  };
+  kitsCreated: number;
+}
+
+// chromium.js is plain JS without declarations; a computed specifier keeps its import typed by hand.
+const { chromiumPath, chromiumArgs } = (await import(new URL('../support/chromium.js', import.meta.url).href)) as {
+  chromiumPath(): string;
+  chromiumArgs: string[];
+};
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const BACKEND = '/api/marketplace';
+const ELEMENTS = `
+  <mp-sign-in-button></mp-sign-in-button>
+  <mp-user-badge></mp-user-badge>
+  <mp-plan-badge></mp-plan-badge>
+  <mp-usage-meter></mp-usage-meter>
+  <mp-gate feature="export"><p id="export">Export is ready</p></mp-gate>
+  <mp-gate feature="sso" plan="business"><p id="sso">SSO settings</p></mp-gate>`;
+
+const page = (head: string, body = ELEMENTS) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Script tag</title>
+  <script>window.kitsCreated = 0; addEventListener('mp-kit-created', () => window.kitsCreated++);</script>
+  ${head}</head><body>${body}</body></html>`;
+
+let bundleDir: string;
+let marketplace: FakeMarketplace;
+let dashboard: TestServer;
+let app: { url: string; server: Server; requests: string[]; pages: Map<string, string> };
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+
+before(async () => {
+  bundleDir = mkdtempSync(join(tmpdir(), 'mpkit-cdn-'));
+  await build({ root, configFile: join(root, 'vite.config.ts'), mode: 'production', logLevel: 'silent', build: { outDir: bundleDir, emptyOutDir: true } });
+  const bundle = readFileSync(join(bundleDir, 'marketplace-app-kit.js'));
+
+  marketplace = await startFakeMarketplace();
+  marketplace.entitlements.set(USER.id, { ...ENTITLEMENT, expires_at: null });
+  dashboard = await startHttpServer((req, res) => {
+    const src = new URL(req.url ?? '/', dashboard.url).searchParams.get('app') ?? '';
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Dashboard</title><iframe src="${src}" title="App"></iframe>`);
+  });
+
+  const backend = toNodeHandler(
+    createAppBackend({
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      siteUrl: marketplace.siteUrl,
+      apiKey: API_KEY,
+      sessionSecret: SESSION_SECRET,
+      webhookSecret: WEBHOOK_SECRET,
+      hostOrigins: [DASHBOARD, dashboard.url],
+    }),
+  );
+  const requests: string[] = [];
+  const pages = new Map<string, string>();
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://app').pathname;
+    requests.push(`${req.method} ${path}`);
+    if (path.startsWith(`${BACKEND}/`)) return backend(req, res);
+    if (path === '/marketplace-app-kit.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    const html = pages.get(path);
+    if (html) return void res.writeHead(200, { 'content-type': 'text/html' }).end(html);
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  app = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, requests, pages };
+
+  browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
+});
+
+after(async () => {
+  for (const context of contexts) await context.close();
+  await browser?.close();
+  await new Promise<void>((resolve) => {
+    app?.server.closeAllConnections();
+    app?.server.close(() => resolve());
+  });
+  await dashboard?.close();
+  await marketplace?.close();
+  rmSync(bundleDir, { recursive: true, force: true });
+});
+
+/** Opens `html` at `path` in a fresh browser context; collects page errors and console warnings. */
+async function open(path: string, html: string) {
+  app.pages.set(path, html);
+  const context = await browser.newContext();
+  contexts.push(context);
+  const tab = await context.newPage();
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  tab.on('pageerror', (error) => errors.push(error.message));
+  tab.on('console', (message) => {
+    // Network failures are expected here (401 from GET /session, an unreachable avatar host).
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
+    if (message.type() === 'warning') warnings.push(message.text());
+  });
+  app.requests.length = 0;
+  await tab.goto(`${app.url}${path}`);
+  return { tab, errors, warnings };
+}
+
+const kitState = (target: Page | Frame) => target.evaluate(() => (window as unknown as PageWindow).MarketplaceKit.getKit()?.state ?? null);
+const waitForState = (target: Page | Frame, state: string) =>
+  target.waitForFunction((expected) => (window as unknown as PageWindow).MarketplaceKit?.getKit()?.state === expected, state, { timeout: 5000 });
+/** The paywall card heading of the gate for `feature`, once it says `text`. */
+const cardHeading = (target: Page | Frame, feature: string, text: string) =>
+  target.locator(`mp-gate[feature="${feature}"] [part~="heading"]`, { hasText: text }).waitFor();
+const sessionRequests = () => app.requests.filter((line) => line.endsWith(`${BACKEND}/session`));
+
+const scriptTag = (attributes = `data-backend="${BACKEND}" data-host-origins="${DASHBOARD}"`) =>
+  `<script src="/marketplace-app-kit.js" ${attributes}></script>`;
+
+describe('the script-tag bundle', () => {
+  it('exposes MarketplaceKit, registers every element and starts the kit from its tag', async () => {
+    const { tab, errors } = await open('/own-site.html', page(scriptTag()));
+    await waitForState(tab, 'signed-out');
+    const api = await tab.evaluate(() => {
+      const kit = (window as unknown as PageWindow).MarketplaceKit;
+      const tags = ['mp-sign-in-button', 'mp-gate', 'mp-upgrade-button', 'mp-usage-meter', 'mp-user-badge', 'mp-plan-badge'];
+      return {
+        functions: (['createKit', 'getKit', 'hasAccess', 'checkAccess', 'defineElements'] as const).every((name) => typeof kit[name] === 'function'),
+        registered: tags.every((tag) => customElements.get(tag) !== undefined),
+        classes: customElements.get('mp-gate') === kit.MpGate && customElements.get('mp-usage-meter') === kit.MpUsageMeter,
+        embedded: kit.getKit()?.embedded,
+        kitsCreated: (window as unknown as PageWindow).kitsCreated,
+      };
+    });
+    assert.deepEqual(api, { functions: true, registered: true, classes: true, embedded: false, kitsCreated: 1 });
+    assert.deepEqual(sessionRequests(), [`GET ${BACKEND}/session`]);
+    await cardHeading(tab, 'export', 'Sign in to use export');
+    assert.equal(await tab.locator('mp-sign-in-button').getByRole('button').innerText(), 'Sign in with Marketplace');
+    assert.equal(await tab.locator('mp-user-badge').textContent(), '');
+    assert.match((await tab.locator('mp-user-badge').evaluate((el) => el.shadowRoot!.textContent)) ?? '', /Not signed in/);
+    assert.deepEqual(errors, []);
+  });
+
+  it('signs in through the backend and the marketplace, then shows the user, plan, usage and unlocked content', async () => {
+    const { tab, errors } = await open('/own-site.html', page(scriptTag()));
+    await waitForState(tab, 'signed-out');
+    const callback = tab.waitForResponse((response) => response.url().includes(`${BACKEND}/oauth/callback`));
+    await tab.locator('mp-sign-in-button').getByRole('button').click();
+    assert.equal(Math.floor((await callback).status() / 100), 3);
+    await waitForState(tab, 'ready');
+    assert.equal(new URL(tab.url()).pathname, '/own-site.html');
+    await tab.locator('#export').waitFor({ state: 'visible' });
+    assert.equal(await tab.locator('#sso').isVisible(), false);
+    await cardHeading(tab, 'sso', 'Unlock sso');
+    await tab.locator('mp-gate[feature="sso"] [part~="text"]', { hasText: 'Included in the business plan.' }).waitFor();
+    await tab.locator('mp-user-badge').getByText(USER.name).waitFor();
+    await tab.locator('mp-plan-badge').getByText('Active').waitFor();
+    await tab.locator('mp-usage-meter').getByText('10 of 1,000').waitFor();
+    assert.deepEqual(errors, []);
+  });
+
+  it('can be loaded twice without an error or a second kit', async () => {
+    const between = '<script>window.firstCopy = window.MarketplaceKit;</script>';
+    const { tab, errors } = await open('/twice.html', page(scriptTag() + between + scriptTag()));
+    await waitForState(tab, 'signed-out');
+    const copies = await tab.evaluate(() => {
+      const w = window as unknown as PageWindow & { firstCopy: PageWindow['MarketplaceKit'] };
+      return {
+        secondRan: w.firstCopy !== w.MarketplaceKit,
+        firstRegistrationKept: customElements.get('mp-gate') === w.firstCopy.MpGate,
+        sameKit: w.firstCopy.getKit() === w.MarketplaceKit.getKit(),
+        kitsCreated: w.kitsCreated,
+      };
+    });
+    assert.deepEqual(copies, { secondRan: true, firstRegistrationKept: true, sameKit: true, kitsCreated: 1 });
+    assert.deepEqual(sessionRequests(), [`GET ${BACKEND}/session`]);
+    await cardHeading(tab, 'export', 'Sign in to use export');
+    assert.deepEqual(errors, []);
+  });
+
+  it('starts nothing without data-backend: elements say "not connected" until the page creates a kit', async () => {
+    const { tab, errors, warnings } = await open('/no-backend.html', page(scriptTag('')));
+    await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
+    assert.equal(await kitState(tab), null);
+    assert.deepEqual(sessionRequests(), []);
+    assert.equal(warnings.filter((text) => text.includes('ERR_KIT_NOT_FOUND')).length, 1);
+    await tab.evaluate((backend) => (window as unknown as PageWindow).MarketplaceKit.createKit({ backend, hostOrigins: [] }), BACKEND);
+    await cardHeading(tab, 'export', 'Sign in to use export');
+    assert.deepEqual(errors, []);
+  });
+
+  it('inside the dashboard: takes host origins separated by commas and spaces, and the launch theme and locale', async () => {
+    const context = await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: marketplace.siteUrl, host: dashboard.url, appId: 'app_1', user: USER });
+    const launch = new URLSearchParams({ mp_context: context, mp_host: dashboard.url, mp_theme: 'dark', mp_locale: 'de-DE' });
+    app.pages.set('/embedded.html', page(scriptTag(`data-backend="${BACKEND}" data-host-origins="https://other.example,  ${dashboard.url} "`)));
+    const browserContext = await browser.newContext();
+    contexts.push(browserContext);
+    const tab = await browserContext.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (error) => errors.push(error.message));
+    app.requests.length = 0;
+    await tab.goto(`${dashboard.url}/?app=${encodeURIComponent(`${app.url}/embedded.html?${launch}`)}`);
+    const frame = tab.frameLocator('iframe');
+    const appFrame = tab.frames().find((candidate) => candidate.url().startsWith(app.url))!;
+    await waitForState(appFrame, 'ready');
+    assert.deepEqual(sessionRequests(), [`POST ${BACKEND}/session`]);
+    assert.equal(await appFrame.evaluate(() => (window as unknown as PageWindow).MarketplaceKit.getKit()?.embedded), true);
+    assert.equal(await frame.locator('mp-gate[feature="export"]').getAttribute('theme'), 'dark');
+    await frame.locator('mp-usage-meter').getByText('10 of 1.000').waitFor();
+    await frame.locator('#export').waitFor({ state: 'visible' });
+    assert.deepEqual(errors, []);
+  });
+});
