@@ -1,0 +1,213 @@
+#!/usr/bin/env node
+/**
+ * `mpkit`: the kit's command line. One command today, `mpkit simulate`, which starts the local
+ * marketplace simulator (DESIGN G) and prints where it runs and the credentials it made up.
+ */
+import { parseArgs } from 'node:util';
+import { startSimulator, type Simulator, type SimulatorEvent, type SimulatorOptions } from './simulator/index.js';
+
+const USAGE = `Usage: mpkit simulate [options]
+
+Starts a local marketplace on 127.0.0.1: authorization page, token endpoint, /whoami,
+/entitlements, signed webhooks, and a dashboard that embeds your app.
+
+Options:
+  --port N              Port to listen on (default 4010; 0 picks a free port)
+  --app-url URL         Your app's embed URL, shown in the dashboard's iframe
+  --redirect-uri URL    A registered OAuth Redirect URI (repeat for several; matched exactly)
+                        Default: <app origin>/api/marketplace/oauth/callback
+  --webhook-url URL     Where webhook deliveries go
+                        Default: <app origin>/api/marketplace/webhooks
+  --client-id ID        Use this Client ID instead of a made-up one
+  --client-secret S     Use this Client Secret instead of a made-up one
+  --test-api-key KEY    Use this test_ API key instead of a made-up one
+  --live-api-key KEY    Use this live_ API key instead of a made-up one
+  --webhook-secret S    Use this webhook secret instead of a made-up one
+  --json                Print one JSON line with URLs and credentials once ready, nothing else
+  -h, --help            Show this help
+
+Commands:
+  mpkit simulate        Start the simulator (the only command)
+`;
+
+const OPTIONS = {
+  port: { type: 'string' },
+  'app-url': { type: 'string' },
+  'redirect-uri': { type: 'string', multiple: true },
+  'webhook-url': { type: 'string' },
+  'client-id': { type: 'string' },
+  'client-secret': { type: 'string' },
+  'test-api-key': { type: 'string' },
+  'live-api-key': { type: 'string' },
+  'webhook-secret': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+class UsageError extends Error {}
+
+function fail(message: string): never {
+  throw new UsageError(message);
+}
+
+function parsePort(value: string | undefined): number {
+  if (value === undefined) return 4010;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) fail(`--port must be a whole number from 0 to 65535, not "${value}".`);
+  return port;
+}
+
+function parseUrl(value: string | undefined, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
+  } catch {
+    // Reported below.
+  }
+  return fail(`${flag} must be an absolute http(s) URL, not "${value}".`);
+}
+
+function options(args: string[]): { help: boolean; json: boolean; simulator: SimulatorOptions } {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { help: true, json: false, simulator: {} };
+  const [command, ...extra] = positionals;
+  if (command === undefined) fail('Missing command.');
+  if (command !== 'simulate') fail(`Unknown command "${command}".`);
+  if (extra.length > 0) fail(`Unexpected argument "${extra[0]}".`);
+  const simulator: SimulatorOptions = { port: parsePort(values.port) };
+  const appUrl = parseUrl(values['app-url'], '--app-url');
+  const webhookUrl = parseUrl(values['webhook-url'], '--webhook-url');
+  if (appUrl) simulator.appUrl = appUrl;
+  if (webhookUrl) simulator.webhookUrl = webhookUrl;
+  if (values['redirect-uri']) simulator.redirectUris = values['redirect-uri'].map((uri) => parseUrl(uri, '--redirect-uri')!);
+  if (values['client-id']) simulator.clientId = values['client-id'];
+  if (values['client-secret']) simulator.clientSecret = values['client-secret'];
+  if (values['webhook-secret']) simulator.webhookSecret = values['webhook-secret'];
+  if (values['test-api-key']) simulator.testApiKey = values['test-api-key'];
+  if (values['live-api-key']) simulator.liveApiKey = values['live-api-key'];
+  return { help: false, json: values.json ?? false, simulator };
+}
+
+function banner(sim: Simulator): string {
+  const { config } = sim.state();
+  const rows = (pairs: [string, string][]) => pairs.map(([label, value]) => `  ${label.padEnd(16)}${value}`).join('\n');
+  const users = sim.users
+    .map((user) => {
+      const e = sim.entitlement(user.id);
+      return `  ${user.id.padEnd(16)}${user.name}, ${e ? `${e.plan} (${e.status})` : 'no entitlement'}`;
+    })
+    .join('\n');
+  return `Marketplace simulator running. Nothing here touches a real service.
+
+${rows([
+  ['Site URL', sim.siteUrl],
+  ['API base URL', sim.baseUrl],
+  ['Dashboard', sim.dashboardUrl],
+  ['App URL', config.app_url ?? '(none: pass --app-url)'],
+  ['Redirect URIs', config.redirect_uris.join(', ') || '(none: pass --redirect-uri)'],
+  ['Webhook URL', config.webhook_url ?? '(none: pass --webhook-url)'],
+])}
+
+Credentials for this run:
+${rows([
+  ['Client ID', sim.clientId],
+  ['Client Secret', sim.clientSecret],
+  ['Test API key', sim.testApiKey],
+  ['Live API key', sim.liveApiKey],
+  ['Webhook secret', sim.webhookSecret],
+])}
+
+Users:
+${users}
+
+Control API: ${sim.siteUrl}/_simulator/state  ·  Press Ctrl-C to stop.
+`;
+}
+
+function logLine(event: SimulatorEvent): string | null {
+  const time = new Date().toISOString().slice(11, 19);
+  switch (event.type) {
+    case 'api_call': {
+      const call = event.data;
+      return `${time}  ${call.status} ${call.method} ${call.path} (${call.auth}${call.user_id ? `, ${call.user_id}` : ''})`;
+    }
+    case 'delivery': {
+      const d = event.data;
+      const last = d.attempts.at(-1);
+      const answer = last ? (last.status ?? last.error) : 'no webhook URL';
+      return `${time}  webhook ${d.event} ${d.outcome} (${answer}, ${d.attempts.length} attempt${d.attempts.length === 1 ? '' : 's'})`;
+    }
+    case 'entitlement':
+      return `${time}  entitlement of ${event.data.user_id}: ${event.data.entitlement ? `${event.data.entitlement.plan} (${event.data.entitlement.status})` : 'none'}`;
+    case 'config':
+      return `${time}  config changed`;
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = options(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`mpkit: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (parsed.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  let sim: Simulator;
+  try {
+    sim = await startSimulator(parsed.simulator);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const message = code === 'EADDRINUSE' ? `port ${parsed.simulator.port} is in use; pick another with --port (0 picks a free one).` : (error as Error).message;
+    process.stderr.write(`mpkit: ${message}\n`);
+    return 1;
+  }
+  // Listen for Ctrl-C before announcing readiness: a script may signal as soon as it reads the line.
+  const stopped = new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  if (parsed.json) {
+    process.stdout.write(
+      `${JSON.stringify({
+        site_url: sim.siteUrl,
+        base_url: sim.baseUrl,
+        dashboard_url: sim.dashboardUrl,
+        client_id: sim.clientId,
+        client_secret: sim.clientSecret,
+        test_api_key: sim.testApiKey,
+        live_api_key: sim.liveApiKey,
+        webhook_secret: sim.webhookSecret,
+        users: sim.users,
+      })}\n`,
+    );
+  } else {
+    process.stdout.write(banner(sim));
+    sim.subscribe((event) => {
+      const line = logLine(event);
+      if (line) process.stdout.write(`${line}\n`);
+    });
+  }
+  await stopped;
+  await sim.close();
+  if (!parsed.json) process.stdout.write('Simulator stopped.\n');
+  return 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,99 @@
+/**
+ * `GET {base_url}/whoami` and `GET {base_url}/entitlements` (seed §4.3, §4.4) with the two ways
+ * to authenticate (seed §5.1), the rate limits per key kind (seed §8) and the API error shape of
+ * DESIGN C. Every call is recorded so the dashboard can show the checks an app makes.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { UserId } from '../shared/schemas.js';
+import type { SimulatorContext } from './context.js';
+import { ApiError, sendApiError, sendJson } from './http.js';
+import type { ApiCallRecord } from './state.js';
+
+type Caller =
+  | { kind: 'bearer'; userId: string }
+  | { kind: 'test_key' | 'live_key' };
+
+function same(a: string, b: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+function identify(ctx: SimulatorContext, req: IncomingMessage): Caller {
+  const authorization = req.headers.authorization;
+  const apiKey = req.headers['x-api-key'];
+  if (authorization !== undefined && apiKey !== undefined) {
+    throw new ApiError(400, 'invalid_request', 'Send either Authorization: Bearer or X-API-Key, not both.');
+  }
+  if (authorization !== undefined) {
+    const match = authorization.match(/^Bearer\s+(\S+)$/i);
+    const record = match ? ctx.state.accessTokens.get(match[1]!) : undefined;
+    if (!record || record.expiresAt <= ctx.clock()) {
+      throw new ApiError(401, 'invalid_token', 'The access token is invalid, expired or revoked.', {
+        'www-authenticate': 'Bearer realm="marketplace", error="invalid_token"',
+      });
+    }
+    return { kind: 'bearer', userId: record.userId };
+  }
+  if (typeof apiKey === 'string') {
+    if (same(apiKey, ctx.credentials.testApiKey)) return { kind: 'test_key' };
+    if (same(apiKey, ctx.credentials.liveApiKey)) return { kind: 'live_key' };
+    throw new ApiError(401, 'invalid_api_key', 'The API key is not valid.');
+  }
+  throw new ApiError(401, 'unauthorized', 'Authenticate with Authorization: Bearer <access token> or X-API-Key: <API key>.', {
+    'www-authenticate': 'Bearer realm="marketplace"',
+  });
+}
+
+function userOf(ctx: SimulatorContext, caller: Caller, url: URL): string {
+  if (caller.kind === 'bearer') return caller.userId;
+  const ids = url.searchParams.getAll('user_id');
+  if (ids.length === 0) throw new ApiError(400, 'missing_user_id', 'With an API key, choose the user with ?user_id=usr_….');
+  if (ids.length > 1 || !UserId.safeParse(ids[0]).success) throw new ApiError(400, 'invalid_request', 'user_id must be one user id of the form usr_<id>.');
+  const userId = ids[0]!;
+  if (!ctx.state.users.has(userId)) throw new ApiError(404, 'user_not_found', `No user ${userId}.`);
+  return userId;
+}
+
+export function apiRequest(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse, url: URL, resource: 'whoami' | 'entitlements'): void {
+  const call: ApiCallRecord = {
+    at: new Date(ctx.clock()).toISOString(),
+    method: req.method ?? '',
+    path: `${url.pathname}${url.search}`,
+    auth: 'none',
+    user_id: null,
+    status: 0,
+    response: null,
+  };
+  let rateHeaders: Record<string, string> = {};
+  try {
+    if (req.method !== 'GET') throw new ApiError(405, 'method_not_allowed', `Use GET ${url.pathname}.`, { allow: 'GET' });
+    const caller = identify(ctx, req);
+    call.auth = caller.kind;
+    const [key, limit] =
+      caller.kind === 'bearer'
+        ? [`bearer:${caller.userId}`, ctx.rateLimits.bearer]
+        : [caller.kind, caller.kind === 'test_key' ? ctx.rateLimits.test : ctx.rateLimits.live];
+    const decision = ctx.limiter.take(key, limit);
+    rateHeaders = ctx.limiter.headers(decision);
+    if (!decision.allowed) throw new ApiError(429, 'rate_limited', `Rate limit of ${limit} requests per ${ctx.rateLimits.windowMs / 1000} s reached.`);
+    const userId = userOf(ctx, caller, url);
+    call.user_id = userId;
+    let body: unknown;
+    if (resource === 'whoami') body = ctx.state.users.get(userId)!.profile;
+    else {
+      body = ctx.state.entitlements.get(userId);
+      if (!body) throw new ApiError(404, 'entitlement_not_found', `${userId} holds no entitlement for this app.`);
+    }
+    call.status = 200;
+    call.response = body;
+    sendJson(res, 200, body, rateHeaders);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    call.status = error.status;
+    call.response = { error: { code: error.code, message: error.message } };
+    sendApiError(res, error, rateHeaders);
+  } finally {
+    ctx.state.recordCall(call);
+  }
+}

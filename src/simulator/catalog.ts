@@ -1,0 +1,106 @@
+/**
+ * The simulator's made-up marketplace: its plans (the seed's four plan kinds, §1.3) and its users
+ * (seed §2.1), each with a starting entitlement (seed §2.2). Nothing here is a real account.
+ */
+import type { Entitlement, Profile } from '../shared/schemas.js';
+
+/** The seed's plan kinds (§1.3). */
+export type PlanKind = 'free' | 'monthly' | 'annual' | 'one_time';
+
+export interface SimulatedPlan {
+  /** The `plan` value entitlements carry. */
+  id: string;
+  name: string;
+  kind: PlanKind;
+  /** Display price, e.g. `$12 / month`. The seed shows no pricing record (§2.5). */
+  price: string;
+  features: readonly string[];
+  /** `usage.limit`: API calls allowed per billing period. */
+  limit: number;
+  /** Days until `expires_at` after a purchase; `null` means no `expires_at` (never expires). */
+  periodDays: number | null;
+}
+
+export const PLANS: readonly SimulatedPlan[] = [
+  { id: 'free', name: 'Free', kind: 'free', price: '$0', features: [], limit: 100, periodDays: null },
+  { id: 'pro_monthly', name: 'Pro monthly', kind: 'monthly', price: '$12 / month', features: ['export', 'reports'], limit: 10_000, periodDays: 30 },
+  { id: 'pro_annual', name: 'Pro annual', kind: 'annual', price: '$120 / year', features: ['export', 'reports'], limit: 10_000, periodDays: 365 },
+  { id: 'lifetime', name: 'Lifetime', kind: 'one_time', price: '$299 once', features: ['export', 'reports'], limit: 10_000, periodDays: null },
+];
+
+export function findPlan(id: string): SimulatedPlan | undefined {
+  return PLANS.find((plan) => plan.id === id);
+}
+
+/** `YYYY-MM-DDThh:mm:ssZ`, the seed's timestamp form (§2.2). */
+export function utcSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+const DAY_MS = 86_400_000;
+
+/** A fresh entitlement for `plan`, as a purchase of it at `now` would create. */
+export function entitlementForPlan(
+  plan: SimulatedPlan,
+  userId: string,
+  appId: string,
+  now: number,
+  overrides: Partial<Pick<Entitlement, 'status' | 'expires_at'>> & { apiCalls?: number } = {},
+): Entitlement {
+  const expires = plan.periodDays === null ? null : utcSeconds(now + plan.periodDays * DAY_MS);
+  return {
+    user_id: userId,
+    app_id: appId,
+    plan: plan.id,
+    status: overrides.status ?? 'active',
+    features: [...plan.features],
+    usage: { api_calls: overrides.apiCalls ?? 0, limit: plan.limit },
+    expires_at: overrides.expires_at === undefined ? expires : overrides.expires_at,
+  };
+}
+
+export interface SimulatedUserSeed {
+  id: string;
+  name: string;
+  email: string;
+  color: string;
+  /** Starting entitlement; `null` for a user who holds none. */
+  start: { plan: string; status: string; apiCalls: number; expiresInDays?: number } | null;
+}
+
+/** The starting users: one per interesting entitlement state. */
+export const USER_SEEDS: readonly SimulatedUserSeed[] = [
+  { id: 'usr_ada', name: 'Ada Lovelace', email: 'ada@example.test', color: '#7c3aed', start: { plan: 'free', status: 'active', apiCalls: 12 } },
+  { id: 'usr_grace', name: 'Grace Hopper', email: 'grace@example.test', color: '#0891b2', start: { plan: 'pro_monthly', status: 'trialing', apiCalls: 240, expiresInDays: 14 } },
+  { id: 'usr_alan', name: 'Alan Turing', email: 'alan@example.test', color: '#ea580c', start: { plan: 'pro_annual', status: 'active', apiCalls: 8_120 } },
+  { id: 'usr_katherine', name: 'Katherine Johnson', email: 'katherine@example.test', color: '#16a34a', start: { plan: 'lifetime', status: 'active', apiCalls: 31 } },
+  { id: 'usr_linus', name: 'Linus Pauling', email: 'linus@example.test', color: '#db2777', start: null },
+];
+
+export function profileOf(seed: SimulatedUserSeed, siteUrl: string): Profile {
+  return { id: seed.id, email: seed.email, name: seed.name, avatar_url: `${siteUrl}/avatars/${seed.id}.svg` };
+}
+
+export function startingEntitlement(seed: SimulatedUserSeed, appId: string, now: number): Entitlement | null {
+  if (!seed.start) return null;
+  const plan = findPlan(seed.start.plan);
+  if (!plan) return null;
+  const expiresAt = seed.start.expiresInDays === undefined ? undefined : utcSeconds(now + seed.start.expiresInDays * DAY_MS);
+  return entitlementForPlan(plan, seed.id, appId, now, { status: seed.start.status, apiCalls: seed.start.apiCalls, expires_at: expiresAt });
+}
+
+/** A small round SVG avatar with the user's initials, served at `{site_url}/avatars/<id>.svg`. */
+export function avatarSvg(seed: SimulatedUserSeed): string {
+  const initials = seed.name
+    .split(/\s+/)
+    .map((part) => part[0] ?? '')
+    .join('')
+    .slice(0, 2)
+    .toUpperCase();
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="96" height="96" viewBox="0 0 96 96" role="img" aria-label="${initials}">` +
+    `<circle cx="48" cy="48" r="48" fill="${seed.color}"/>` +
+    `<text x="48" y="60" font-family="system-ui,sans-serif" font-size="36" font-weight="600" fill="#fff" text-anchor="middle">${initials}</text>` +
+    `</svg>`
+  );
+}

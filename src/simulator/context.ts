@@ -1,0 +1,41 @@
+/** What every handler of the simulator works with: resolved settings, credentials and state. */
+import type { RateLimiter } from './rate-limit.js';
+import type { SimulatorState } from './state.js';
+import type { WebhookSender } from './webhooks.js';
+
+export interface SimulatorCredentials {
+  clientId: string;
+  clientSecret: string;
+  testApiKey: string;
+  liveApiKey: string;
+  webhookSecret: string;
+}
+
+export interface RateLimits {
+  /** Requests per window for a `test_` key (seed §8: 100 per minute). */
+  test: number;
+  /** Requests per window for a `live_` key (seed §8: 1,000 per minute). */
+  live: number;
+  /** Requests per window for each user's OAuth access tokens (seed: not shown; 1,000 per minute). */
+  bearer: number;
+  windowMs: number;
+}
+
+export interface SimulatorContext {
+  state: SimulatorState;
+  clock: () => number;
+  siteUrl: string;
+  origin: string;
+  baseUrl: string;
+  dashboardUrl: string;
+  appId: string;
+  appName: string;
+  credentials: SimulatorCredentials;
+  codeTtlMs: number;
+  accessTokenTtlSeconds: number;
+  rateLimits: RateLimits;
+  limiter: RateLimiter;
+  webhooks: WebhookSender;
+  /** The host bridge bundle the dashboard loads. */
+  hostBundle: URL;
+}

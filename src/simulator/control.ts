@@ -1,0 +1,263 @@
+/**
+ * The control API under `{site_url}/_simulator/` (loopback only): read the state, set a user's
+ * entitlement, fire webhook events, change the configuration, mint context tokens for the
+ * dashboard, and stream changes to it as Server-Sent Events.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isKitError } from '../shared/errors.js';
+import { Entitlement, KnownWebhookDelivery, WEBHOOK_EVENTS, UserId, parseOrThrow } from '../shared/schemas.js';
+import { signContextToken } from '../server/signers.js';
+import { PLANS, entitlementForPlan, findPlan, utcSeconds } from './catalog.js';
+import type { SimulatorContext } from './context.js';
+import { ApiError, readJsonObject, sendJson } from './http.js';
+import type { DeliveryRecord, SimulatorConfig } from './state.js';
+
+/** Lifetime of the context tokens the dashboard hands to the app (DESIGN A: at most 300 s). */
+const CONTEXT_TOKEN_SECONDS = 300;
+
+function requireUser(ctx: SimulatorContext, userId: unknown): string {
+  if (typeof userId !== 'string' || !UserId.safeParse(userId).success) throw new ApiError(400, 'invalid_request', 'user_id must be a user id of the form usr_<id>.');
+  if (!ctx.state.users.has(userId)) throw new ApiError(404, 'user_not_found', `No user ${userId}.`);
+  return userId;
+}
+
+function rejectUnknownFields(body: Record<string, unknown>, allowed: readonly string[]): void {
+  const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
+  if (unknown.length > 0) throw new ApiError(400, 'invalid_request', `Unknown field(s): ${unknown.join(', ')}. Allowed: ${allowed.join(', ')}.`);
+}
+
+function schemaError(error: unknown): never {
+  if (isKitError(error)) throw new ApiError(400, 'invalid_request', error.message);
+  throw error;
+}
+
+export function stateSnapshot(ctx: SimulatorContext) {
+  const { state } = ctx;
+  return {
+    site_url: ctx.siteUrl,
+    base_url: ctx.baseUrl,
+    dashboard_url: ctx.dashboardUrl,
+    app_id: ctx.appId,
+    app_name: ctx.appName,
+    client_id: ctx.credentials.clientId,
+    config: configBody(state.config),
+    plans: PLANS,
+    events: WEBHOOK_EVENTS,
+    current_user_id: state.currentUserId,
+    users: [...state.users.values()].map(({ profile }) => ({ ...profile, entitlement: state.entitlements.get(profile.id) ?? null })),
+    deliveries: state.deliveries,
+    api_calls: state.apiCalls,
+  };
+}
+
+export function configBody(config: SimulatorConfig) {
+  return { app_url: config.appUrl, webhook_url: config.webhookUrl, redirect_uris: config.redirectUris };
+}
+
+const ENTITLEMENT_FIELDS = ['plan', 'status', 'features', 'usage', 'expires_at'] as const;
+
+/** `PUT /_simulator/users/{id}/entitlement`: merges the given fields and validates the result. */
+export async function putEntitlement(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse, userId: string): Promise<void> {
+  requireUser(ctx, userId);
+  const body = await readJsonObject(req);
+  rejectUnknownFields(body, ENTITLEMENT_FIELDS);
+  const current = ctx.state.entitlements.get(userId) ?? null;
+  let base: Record<string, unknown>;
+  if (current) base = { ...current };
+  else {
+    const plan = typeof body.plan === 'string' ? findPlan(body.plan) : undefined;
+    if (!plan) throw new ApiError(400, 'invalid_request', `${userId} holds no entitlement: give a plan (${PLANS.map((p) => p.id).join(', ')}) to create one.`);
+    base = { ...entitlementForPlan(plan, userId, ctx.appId, ctx.clock()) };
+  }
+  const usage = body.usage;
+  if (usage !== undefined && (typeof usage !== 'object' || usage === null || Array.isArray(usage))) {
+    throw new ApiError(400, 'invalid_request', 'usage must be an object with api_calls and/or limit.');
+  }
+  const merged = { ...base, ...body, usage: { ...(base.usage as object), ...(usage ?? {}) } };
+  let entitlement: Entitlement;
+  try {
+    entitlement = parseOrThrow(Entitlement, merged, 'entitlement');
+  } catch (error) {
+    schemaError(error);
+  }
+  ctx.state.setEntitlement(userId, entitlement);
+  sendJson(res, 200, entitlement);
+}
+
+/** `DELETE /_simulator/users/{id}/entitlement`: the user holds no entitlement any more. */
+export function deleteEntitlement(ctx: SimulatorContext, res: ServerResponse, userId: string): void {
+  requireUser(ctx, userId);
+  ctx.state.setEntitlement(userId, null);
+  res.writeHead(204).end();
+}
+
+export interface EventOutcome {
+  event: string;
+  /** `delivered` (2xx), `failed` (every attempt failed) or `skipped` (no webhook URL). */
+  outcome: DeliveryRecord['outcome'];
+  /** The receiver's last HTTP status, `null` when it never answered. */
+  status: number | null;
+  attempts: number;
+  delivery: DeliveryRecord;
+  /** The user's entitlement after the event, when the event names a user. */
+  entitlement?: Entitlement | null;
+}
+
+/**
+ * Sends one event and applies what it means to the simulated state first: a subscription starts
+ * (`subscription.created`), is cancelled (`subscription.cancelled`), or the user revokes the app
+ * (`user.revoked`: no entitlement, tokens revoked). Listeners hear of the entitlement change only
+ * after the receiver answered, so an app backend's entitlement cache is invalid by then.
+ */
+export async function sendEvent(ctx: SimulatorContext, event: string, input: Record<string, unknown>): Promise<EventOutcome> {
+  if (!event || event.length > 200) throw new ApiError(400, 'invalid_request', 'event must be a non-empty string.');
+  const known = (WEBHOOK_EVENTS as readonly string[]).includes(event);
+  const data = { ...input };
+  let change: { userId: string; entitlement: Entitlement | null } | null = null;
+  if (known) {
+    const userId = requireUser(ctx, data.user_id);
+    const current = ctx.state.entitlements.get(userId) ?? null;
+    if (event === 'subscription.cancelled' && data.plan === undefined && current) data.plan = current.plan;
+    try {
+      parseOrThrow(KnownWebhookDelivery, { event, timestamp: utcSeconds(ctx.clock()), data }, `${event} event`);
+    } catch (error) {
+      schemaError(error);
+    }
+    change = { userId, entitlement: nextEntitlement(ctx, event, data, current) };
+    if (event === 'user.revoked') ctx.state.revokeUser(userId);
+    ctx.state.setEntitlement(userId, change.entitlement, false);
+  }
+  const delivery = await ctx.webhooks.send(event, data);
+  if (change) ctx.state.emit({ type: 'entitlement', data: { user_id: change.userId, entitlement: change.entitlement } });
+  const last = delivery.attempts.at(-1);
+  return {
+    event,
+    outcome: delivery.outcome,
+    status: last?.status ?? null,
+    attempts: delivery.attempts.length,
+    delivery,
+    ...(change ? { entitlement: change.entitlement } : {}),
+  };
+}
+
+function nextEntitlement(ctx: SimulatorContext, event: string, data: Record<string, unknown>, current: Entitlement | null): Entitlement | null {
+  const userId = data.user_id as string;
+  switch (event) {
+    case 'subscription.created': {
+      const apiCalls = current?.usage.api_calls ?? 0;
+      const plan = findPlan(data.plan as string);
+      if (plan) return entitlementForPlan(plan, userId, ctx.appId, ctx.clock(), { apiCalls });
+      // A plan the simulator does not know: no features until set through the control API.
+      return { user_id: userId, app_id: ctx.appId, plan: data.plan as string, status: 'active', features: [], usage: { api_calls: apiCalls, limit: 100 }, expires_at: null };
+    }
+    case 'subscription.cancelled':
+      return current ? { ...current, status: 'cancelled' } : null;
+    case 'user.revoked':
+      return null;
+    default:
+      return current;
+  }
+}
+
+/** `POST /_simulator/events` with `{"event": "...", "data": {...}}`. */
+export async function postEvent(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readJsonObject(req);
+  rejectUnknownFields(body, ['event', 'data']);
+  const data = body.data ?? {};
+  if (typeof body.event !== 'string') throw new ApiError(400, 'invalid_request', `event must be a string, e.g. ${WEBHOOK_EVENTS.join(', ')}.`);
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new ApiError(400, 'invalid_request', 'data must be an object.');
+  sendJson(res, 200, await sendEvent(ctx, body.event, data as Record<string, unknown>));
+}
+
+function optionalUrl(value: unknown, field: string): string | null {
+  if (value === null) return null;
+  return absoluteUrl(value, field);
+}
+
+function absoluteUrl(value: unknown, field: string): string {
+  if (typeof value === 'string') {
+    try {
+      const url = new URL(value);
+      // RFC 6749 §3.1.2: a redirection endpoint has no fragment; all our URLs are http(s).
+      if ((url.protocol === 'http:' || url.protocol === 'https:') && !url.hash && !value.includes('#')) return value;
+    } catch {
+      // Reported below.
+    }
+  }
+  throw new ApiError(400, 'invalid_request', `${field} must be an absolute http(s) URL without a fragment.`);
+}
+
+export interface ConfigPatch {
+  app_url?: string | null;
+  webhook_url?: string | null;
+  redirect_uris?: string[];
+}
+
+/** Validates and applies a configuration change (the control API and `startSimulator` share it). */
+export function applyConfig(ctx: SimulatorContext, body: Record<string, unknown>): SimulatorConfig {
+  rejectUnknownFields(body, ['app_url', 'webhook_url', 'redirect_uris']);
+  const next = { ...ctx.state.config };
+  if ('app_url' in body) next.appUrl = optionalUrl(body.app_url, 'app_url');
+  if ('webhook_url' in body) next.webhookUrl = optionalUrl(body.webhook_url, 'webhook_url');
+  if ('redirect_uris' in body) {
+    if (!Array.isArray(body.redirect_uris)) throw new ApiError(400, 'invalid_request', 'redirect_uris must be an array of URLs.');
+    next.redirectUris = body.redirect_uris.map((uri, i) => absoluteUrl(uri, `redirect_uris[${i}]`));
+  }
+  Object.assign(ctx.state.config, next);
+  ctx.state.emit({ type: 'config', data: configBody(ctx.state.config) });
+  return ctx.state.config;
+}
+
+export async function putConfig(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const config = applyConfig(ctx, await readJsonObject(req));
+  sendJson(res, 200, configBody(config));
+}
+
+export function getConfig(ctx: SimulatorContext, res: ServerResponse): void {
+  sendJson(res, 200, configBody(ctx.state.config));
+}
+
+/** A fresh context token for one user (DESIGN A), for the dashboard's embed URL and `getContext`. */
+export async function mintContext(ctx: SimulatorContext, userId: string): Promise<{ context: string; expires_in: number }> {
+  const user = ctx.state.users.get(userId)!.profile;
+  const context = await signContextToken({
+    clientId: ctx.credentials.clientId,
+    clientSecret: ctx.credentials.clientSecret,
+    issuer: ctx.siteUrl,
+    host: ctx.origin,
+    appId: ctx.appId,
+    user,
+    expiresIn: CONTEXT_TOKEN_SECONDS,
+    now: ctx.clock(),
+  });
+  return { context, expires_in: CONTEXT_TOKEN_SECONDS };
+}
+
+/** `POST /_simulator/context` with `{"user_id"}`; the user becomes the one the sign-in page proposes. */
+export async function postContext(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = await readJsonObject(req);
+  rejectUnknownFields(body, ['user_id']);
+  const userId = requireUser(ctx, body.user_id);
+  ctx.state.currentUserId = userId;
+  sendJson(res, 200, await mintContext(ctx, userId));
+}
+
+/** `GET /_simulator/stream`: Server-Sent Events of every change, for the dashboard. */
+export function stream(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse, open: Set<ServerResponse>): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+  res.write('retry: 2000\n\n');
+  const unsubscribe = ctx.state.subscribe((event) => {
+    res.write(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
+  });
+  // Keeps proxies and the browser from timing the idle stream out.
+  const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+  heartbeat.unref();
+  open.add(res);
+  const end = () => {
+    clearInterval(heartbeat);
+    unsubscribe();
+    open.delete(res);
+  };
+  req.on('close', end);
+  res.on('close', end);
+}

@@ -1,0 +1,172 @@
+/**
+ * Everything the simulated marketplace remembers, in memory: configuration, users and their
+ * entitlements, pending authorizations, codes, tokens, and the recent deliveries and API calls
+ * shown on the dashboard. Listeners (the dashboard's event stream) hear about every change.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Entitlement, Profile } from '../shared/schemas.js';
+import { USER_SEEDS, profileOf, startingEntitlement, type SimulatedUserSeed } from './catalog.js';
+
+export interface SimulatorConfig {
+  appUrl: string | null;
+  webhookUrl: string | null;
+  redirectUris: string[];
+}
+
+export interface PendingAuthorization {
+  clientId: string;
+  redirectUri: string;
+  scope: string;
+  state: string | null;
+  codeChallenge: string | null;
+  expiresAt: number;
+}
+
+export interface AuthorizationCode {
+  clientId: string;
+  redirectUri: string;
+  userId: string;
+  scope: string;
+  codeChallenge: string | null;
+  expiresAt: number;
+  used: boolean;
+  /** Token family issued for this code, revoked if the code is replayed (RFC 6749 §4.1.2). */
+  familyId: string | null;
+}
+
+export interface AccessTokenRecord {
+  userId: string;
+  scope: string;
+  expiresAt: number;
+  familyId: string;
+}
+
+export interface RefreshTokenRecord {
+  userId: string;
+  clientId: string;
+  scope: string;
+  familyId: string;
+  used: boolean;
+}
+
+export interface DeliveryAttempt {
+  at: string;
+  status: number | null;
+  error: string | null;
+  /** First bytes of the receiver's answer body. */
+  body: string | null;
+  duration_ms: number;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  event: string;
+  data: Record<string, unknown>;
+  url: string | null;
+  /** `pending` while attempts are running. */
+  outcome: 'pending' | 'delivered' | 'failed' | 'skipped';
+  attempts: DeliveryAttempt[];
+  created_at: string;
+}
+
+export interface ApiCallRecord {
+  at: string;
+  method: string;
+  path: string;
+  /** How the caller identified itself. */
+  auth: 'bearer' | 'test_key' | 'live_key' | 'client' | 'none';
+  user_id: string | null;
+  status: number;
+  /** The answer body (the entitlement a check saw, or the error). */
+  response: unknown;
+}
+
+export type SimulatorEvent =
+  | { type: 'entitlement'; data: { user_id: string; entitlement: Entitlement | null } }
+  | { type: 'delivery'; data: DeliveryRecord }
+  | { type: 'api_call'; data: ApiCallRecord }
+  | { type: 'config'; data: { app_url: string | null; webhook_url: string | null; redirect_uris: string[] } };
+
+const RECENT = 50;
+
+export function randomToken(prefix: string, bytes = 24): string {
+  return `${prefix}${randomBytes(bytes).toString('base64url')}`;
+}
+
+export class SimulatorState {
+  readonly users = new Map<string, { seed: SimulatedUserSeed; profile: Profile }>();
+  readonly entitlements = new Map<string, Entitlement | null>();
+  readonly pending = new Map<string, PendingAuthorization>();
+  readonly codes = new Map<string, AuthorizationCode>();
+  readonly accessTokens = new Map<string, AccessTokenRecord>();
+  readonly refreshTokens = new Map<string, RefreshTokenRecord>();
+  readonly deliveries: DeliveryRecord[] = [];
+  readonly apiCalls: ApiCallRecord[] = [];
+  private readonly listeners = new Set<(event: SimulatorEvent) => void>();
+  /** The user the authorization page signs in by default (the dashboard's selected user). */
+  currentUserId: string;
+
+  constructor(
+    readonly config: SimulatorConfig,
+    siteUrl: string,
+    appId: string,
+    now: number,
+  ) {
+    for (const seed of USER_SEEDS) {
+      this.users.set(seed.id, { seed, profile: profileOf(seed, siteUrl) });
+      this.entitlements.set(seed.id, startingEntitlement(seed, appId, now));
+    }
+    this.currentUserId = USER_SEEDS[0]!.id;
+  }
+
+  profiles(): Profile[] {
+    return [...this.users.values()].map((user) => user.profile);
+  }
+
+  setEntitlement(userId: string, entitlement: Entitlement | null, notify = true): void {
+    this.entitlements.set(userId, entitlement);
+    if (notify) this.emit({ type: 'entitlement', data: { user_id: userId, entitlement } });
+  }
+
+  /** Ends every token of a user (the user revoked the app). */
+  revokeUser(userId: string): void {
+    for (const [token, record] of this.accessTokens) if (record.userId === userId) this.accessTokens.delete(token);
+    for (const [token, record] of this.refreshTokens) if (record.userId === userId) this.refreshTokens.delete(token);
+  }
+
+  /** Ends every token descended from one authorization (code replay, refresh-token reuse). */
+  revokeFamily(familyId: string): void {
+    for (const [token, record] of this.accessTokens) if (record.familyId === familyId) this.accessTokens.delete(token);
+    for (const [token, record] of this.refreshTokens) if (record.familyId === familyId) this.refreshTokens.delete(token);
+  }
+
+  /** Drops expired one-time records so a long-running simulator does not grow without bound. */
+  sweep(now: number): void {
+    for (const [key, value] of this.pending) if (value.expiresAt <= now) this.pending.delete(key);
+    for (const [key, value] of this.codes) if (value.expiresAt + 3_600_000 <= now) this.codes.delete(key);
+    for (const [key, value] of this.accessTokens) if (value.expiresAt <= now) this.accessTokens.delete(key);
+  }
+
+  recordCall(call: ApiCallRecord): void {
+    remember(this.apiCalls, call);
+    this.emit({ type: 'api_call', data: call });
+  }
+
+  recordDelivery(delivery: DeliveryRecord): void {
+    remember(this.deliveries, delivery);
+  }
+
+  subscribe(listener: (event: SimulatorEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(event: SimulatorEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+}
+
+function remember<T>(list: T[], item: T): void {
+  list.unshift(item);
+  if (list.length > RECENT) list.length = RECENT;
+}

@@ -1,0 +1,111 @@
+/**
+ * Signed webhook deliveries (seed §6, DESIGN D): `POST {webhook_url}` with body
+ * `{event, timestamp, data}` and `X-Service-Signature: sha256=<hex>`. A delivery that is not
+ * answered with 2xx is retried with exponential backoff, up to `maxAttempts` attempts; each attempt
+ * is re-stamped and re-signed, so a receiver's timestamp tolerance never rejects a late retry.
+ */
+import { signWebhookBody } from '../server/signers.js';
+import { utcSeconds } from './catalog.js';
+import { randomToken, type DeliveryAttempt, type DeliveryRecord, type SimulatorState } from './state.js';
+
+export interface WebhookSettings {
+  maxAttempts: number;
+  /** Wait before attempt `n + 1` after attempt `n` failed (n starts at 1). */
+  backoffMs: (attempt: number) => number;
+  /** Per-attempt timeout. */
+  timeoutMs: number;
+}
+
+const ANSWER_PREVIEW = 500;
+
+export class WebhookSender {
+  /** Aborted by `close()`: stops waiting retries and in-flight attempts. */
+  private readonly stopped = new AbortController();
+
+  constructor(
+    private readonly state: SimulatorState,
+    private readonly secret: string,
+    private readonly settings: WebhookSettings,
+    private readonly clock: () => number,
+  ) {}
+
+  /**
+   * Delivers one event and resolves once the receiver accepted it or every attempt failed. Without
+   * a configured webhook URL the delivery is recorded as `skipped`.
+   */
+  async send(event: string, data: Record<string, unknown>): Promise<DeliveryRecord> {
+    const url = this.state.config.webhookUrl;
+    const record: DeliveryRecord = {
+      id: randomToken('dlv_', 9),
+      event,
+      data,
+      url,
+      outcome: url ? 'pending' : 'skipped',
+      attempts: [],
+      created_at: utcSeconds(this.clock()),
+    };
+    this.state.recordDelivery(record);
+    if (url) {
+      for (let attempt = 1; attempt <= this.settings.maxAttempts; attempt++) {
+        const result = await this.attempt(url, event, data);
+        record.attempts.push(result);
+        if (result.status !== null && result.status >= 200 && result.status < 300) {
+          record.outcome = 'delivered';
+          break;
+        }
+        if (attempt < this.settings.maxAttempts) await sleep(this.settings.backoffMs(attempt), this.stopped.signal);
+        if (attempt === this.settings.maxAttempts || this.stopped.signal.aborted) {
+          record.outcome = 'failed';
+          break;
+        }
+      }
+    }
+    this.state.emit({ type: 'delivery', data: record });
+    return record;
+  }
+
+  close(): void {
+    this.stopped.abort();
+  }
+
+  private async attempt(url: string, event: string, data: Record<string, unknown>): Promise<DeliveryAttempt> {
+    const at = utcSeconds(this.clock());
+    const body = JSON.stringify({ event, timestamp: at, data });
+    const started = performance.now();
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, this.secret), 'user-agent': 'mpkit-simulator' },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.any([AbortSignal.timeout(this.settings.timeoutMs), this.stopped.signal]),
+      });
+      const text = await response.text().catch(() => '');
+      return { at, status: response.status, error: null, body: text.slice(0, ANSWER_PREVIEW), duration_ms: elapsed(started) };
+    } catch (error) {
+      const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+      return { at, status: null, error: reason, body: null, duration_ms: elapsed(started) };
+    }
+  }
+}
+
+/** Default backoff: 1 s, 2 s, 4 s, 8 s between the five attempts. */
+export function exponentialBackoff(baseMs: number): (attempt: number) => number {
+  return (attempt) => baseMs * 2 ** (attempt - 1);
+}
+
+function elapsed(started: number): number {
+  return Math.round(performance.now() - started);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}

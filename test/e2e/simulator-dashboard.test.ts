@@ -1,0 +1,216 @@
+// The simulator's dashboard in Chromium, embedding a test app that runs the real browser runtime
+// and a real createAppBackend on another loopback origin. Needs `npm run build` first (the
+// dashboard serves dist/cdn/marketplace-host.js).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Frame, Page } from 'playwright-core';
+import type { Simulator } from '../../src/simulator/index.js';
+import { launchChromium } from '../support/simulator-browser.js';
+import { buildRuntime, startTestApp, type TestApp } from '../support/simulator-app.js';
+import { startTestSimulator } from '../support/simulator-harness.js';
+
+interface AppWindow {
+  kitReady: Promise<string>;
+  kit: {
+    state: string;
+    theme: string;
+    locale: string;
+    user: { id: string } | null;
+    entitlement: { plan: string; status: string } | null;
+    has(feature: string): boolean;
+    upgrade(options?: { plan?: string; feature?: string }): Promise<string>;
+    fetch(input: string): Promise<Response>;
+    host: {
+      resize(height: number): Promise<void>;
+      navigate(path: string): Promise<void>;
+      toast(message: string, tone?: string): Promise<void>;
+      setTitle(title: string): Promise<void>;
+      openExternal(url: string): Promise<void>;
+    };
+  };
+}
+
+let browser: Browser;
+let sim: Simulator;
+let app: TestApp;
+
+before(async () => {
+  const runtime = await buildRuntime();
+  sim = await startTestSimulator({ appName: 'Test app' });
+  app = await startTestApp(sim, runtime);
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+  await app?.close();
+  await sim?.close();
+});
+
+async function openDashboard(query = ''): Promise<{ page: Page; frame: Frame }> {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(`${sim.dashboardUrl}${query}`);
+  const frame = await appFrame(page);
+  assert.deepEqual(errors, []);
+  return { page, frame };
+}
+
+async function appFrame(page: Page): Promise<Frame> {
+  await page.waitForFunction(() => document.body.dataset.appReady === 'true' && document.body.dataset.stream === 'open');
+  const handle = (await page.$('#app-frame'))!;
+  const frame = (await handle.contentFrame())!;
+  const state = await frame.evaluate(() => (window as unknown as AppWindow).kitReady);
+  assert.equal(state, 'ready');
+  return frame;
+}
+
+const kit = <T>(frame: Frame, read: (kit: AppWindow['kit']) => T) =>
+  frame.evaluate(`(${read.toString()})(window.kit)`) as Promise<T>;
+
+describe('simulator dashboard', () => {
+  it('embeds the app with fresh mp_* parameters, in a sandbox without popups', async () => {
+    const { page, frame } = await openDashboard('?user=usr_grace&theme=dark&locale=de-DE');
+    assert.deepEqual(await kit(frame, (k) => [k.user?.id, k.entitlement?.plan, k.theme, k.locale]), ['usr_grace', 'pro_monthly', 'dark', 'de-DE']);
+    const sandbox = await page.getAttribute('#app-frame', 'sandbox');
+    assert.ok(sandbox?.includes('allow-scripts'));
+    assert.ok(!sandbox?.includes('allow-popups'));
+    assert.ok(!sandbox?.includes('allow-top-navigation'));
+    const src = new URL((await page.getAttribute('#app-frame', 'src'))!);
+    assert.equal(src.searchParams.get('mp_host'), sim.siteUrl);
+    assert.match(src.searchParams.get('mp_context') ?? '', /^ey[\w-]+\.[\w-]+\.[\w-]+$/);
+    // The kit removed the parameters from the app's own address.
+    assert.doesNotMatch(frame.url(), /mp_context/);
+    await page.close();
+  });
+
+  it('answers resize, navigate, toast and setTitle, and getContext with a fresh token', async () => {
+    const { page, frame } = await openDashboard('?user=usr_ada');
+    await frame.evaluate(() => (window as unknown as AppWindow).kit.host.resize(777));
+    assert.equal(await page.$eval('#app-frame', (el) => (el as HTMLIFrameElement).style.height), '777px');
+
+    await frame.evaluate(() => (window as unknown as AppWindow).kit.host.navigate('/reports?tab=2'));
+    assert.equal(new URL(page.url()).searchParams.get('path'), '/reports?tab=2');
+    assert.equal(await page.textContent('#app-path'), '/reports?tab=2');
+
+    await frame.evaluate(() => (window as unknown as AppWindow).kit.host.toast('Report saved', 'success'));
+    const toast = await page.waitForSelector('.toast[data-tone="success"]');
+    assert.equal(await toast.textContent(), 'Report saved');
+
+    await frame.evaluate(() => (window as unknown as AppWindow).kit.host.setTitle('Reports'));
+    assert.equal(await page.textContent('#app-title'), 'Reports');
+    assert.match(await page.title(), /^Reports · Test app/);
+
+    const exchanges = app.sessionExchanges;
+    app.refuseNext = true;
+    const answer = await frame.evaluate(async () => (await (window as unknown as AppWindow).kit.fetch('/api/protected')).json());
+    assert.deepEqual(answer, { user_id: 'usr_ada' });
+    assert.equal(app.sessionExchanges, exchanges + 1, 'a 401 made the kit ask getContext and exchange the new token');
+
+    // On reload the app opens at the mirrored path.
+    await page.reload();
+    const reloaded = await appFrame(page);
+    const url = new URL(reloaded.url());
+    assert.equal(url.pathname, '/reports');
+    assert.equal(url.searchParams.get('tab'), '2');
+    await page.close();
+  });
+
+  it('openUpgrade shows the plan chooser; confirming upgrades, sends subscription.created, and the app sees it', async () => {
+    await fetch(`${sim.siteUrl}/_simulator/users/usr_ada/entitlement`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ plan: 'free', status: 'active', features: [], expires_at: null }),
+    });
+    const { page, frame } = await openDashboard('?user=usr_ada');
+    assert.equal(await kit(frame, (k) => k.has('export')), false);
+    const outcome = frame.evaluate(() => (window as unknown as AppWindow).kit.upgrade({ feature: 'export' }));
+    await page.waitForSelector('dialog#upgrade[open]');
+    const plans = await page.$$eval('#plan-list .plan', (labels) => labels.map((l) => (l as HTMLElement).dataset.plan));
+    assert.deepEqual(plans, ['free', 'pro_monthly', 'pro_annual', 'lifetime']);
+    assert.equal(await page.isDisabled('input[value="free"]'), true, 'the current plan cannot be chosen');
+    assert.equal(await page.isChecked('input[value="pro_monthly"]'), true, 'the first plan with the feature is preselected');
+    assert.match((await page.textContent('#plan-list .plan[data-plan="lifetime"]')) ?? '', /lifetime access/);
+    await page.check('input[value="lifetime"]');
+    await page.click('#upgrade-confirm');
+    assert.equal(await outcome, 'upgraded');
+    await frame.waitForFunction(() => (window as unknown as AppWindow).kit.entitlement?.plan === 'lifetime');
+    assert.equal(await kit(frame, (k) => k.has('export')), true);
+    assert.equal(sim.entitlement('usr_ada')?.plan, 'lifetime');
+    assert.equal(sim.entitlement('usr_ada')?.expires_at, null);
+    const delivery = sim.state().deliveries.find((d) => d.event === 'subscription.created');
+    assert.equal(delivery?.outcome, 'delivered');
+    assert.ok(app.events.includes('subscription.created'), 'the app backend verified the webhook');
+
+    const dismissed = frame.evaluate(() => (window as unknown as AppWindow).kit.upgrade({ plan: 'pro_annual' }));
+    await page.waitForSelector('dialog#upgrade[open]');
+    assert.equal(await page.isChecked('input[value="pro_annual"]'), true);
+    await page.click('#upgrade-cancel');
+    assert.equal(await dismissed, 'dismissed');
+    assert.equal(sim.entitlement('usr_ada')?.plan, 'lifetime');
+    await page.close();
+  });
+
+  it('tells the app entitlementsChanged when the control API or an event changes the selected user', async () => {
+    const { page, frame } = await openDashboard('?user=usr_alan');
+    assert.equal(await kit(frame, (k) => k.entitlement?.status), 'active');
+    const put = await fetch(`${sim.siteUrl}/_simulator/users/usr_alan/entitlement`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'past_due' }),
+    });
+    assert.equal(put.status, 200);
+    await frame.waitForFunction(() => (window as unknown as AppWindow).kit.entitlement?.status === 'past_due');
+    assert.equal(await kit(frame, (k) => k.has('export')), false);
+    await sim.sendEvent('user.revoked', { user_id: 'usr_alan' });
+    await frame.waitForFunction(() => (window as unknown as AppWindow).kit.entitlement === null);
+    // The panel follows too.
+    await page.waitForSelector('#entitlement-note:has-text("holds no entitlement")');
+    await page.close();
+  });
+
+  it('sends theme and locale switches to the app live, and reloads the app for another user', async () => {
+    const { page, frame } = await openDashboard('?user=usr_katherine');
+    await page.selectOption('#theme', 'dark');
+    await frame.waitForFunction(() => (window as unknown as AppWindow).kit.theme === 'dark');
+    await page.selectOption('#locale', 'fr-FR');
+    await frame.waitForFunction(() => (window as unknown as AppWindow).kit.locale === 'fr-FR');
+    assert.equal(await page.getAttribute('html', 'data-theme'), 'dark');
+    const url = new URL(page.url());
+    assert.deepEqual([url.searchParams.get('theme'), url.searchParams.get('locale')], ['dark', 'fr-FR']);
+
+    await page.selectOption('#user', 'usr_grace');
+    const other = await appFrame(page);
+    assert.equal(await kit(other, (k) => k.user?.id), 'usr_grace');
+    assert.equal(new URL(page.url()).searchParams.get('user'), 'usr_grace');
+    await page.close();
+  });
+
+  it('drives the simulator from the control panel and lists the app\'s API calls', async () => {
+    const { page, frame } = await openDashboard('?user=usr_grace');
+    await page.fill('#entitlement-form input[name="limit"]', '50');
+    await page.fill('#entitlement-form input[name="api_calls"]', '50');
+    await page.click('#entitlement-form button[type="submit"]');
+    await page.waitForSelector('#entitlement-result:has-text("Saved")');
+    assert.deepEqual(sim.entitlement('usr_grace')?.usage, { api_calls: 50, limit: 50 });
+    await frame.waitForFunction(() => (window as unknown as AppWindow).kit.entitlement !== null);
+
+    await page.selectOption('#event-kind', 'subscription.cancelled');
+    await page.click('#event-form button[type="submit"]');
+    await page.waitForSelector('#event-result:has-text("delivered")');
+    assert.equal(sim.entitlement('usr_grace')?.status, 'cancelled');
+    await frame.waitForFunction(() => (window as unknown as AppWindow).kit.entitlement?.status === 'cancelled');
+    await page.waitForSelector('#calls li summary:has-text("/api/v1/entitlements?user_id=usr_grace")');
+    await page.close();
+  });
+
+  it('opens external URLs at top level', async () => {
+    const { page, frame } = await openDashboard('?user=usr_ada');
+    const target = `${app.origin}/outside`;
+    // The call's answer may never arrive: the navigation unloads the app with the dashboard.
+    void frame.evaluate((url) => (window as unknown as AppWindow).kit.host.openExternal(url), target).catch(() => undefined);
+    await page.waitForURL(target);
+    assert.equal(page.url(), target);
+    await page.close();
+  });
+});

@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createMarketplaceClient, isKitError } from '../../src/server/index.js';
+import { ApiErrorBody, Entitlement, Profile } from '../../src/shared/schemas.js';
+import type { Simulator } from '../../src/simulator/index.js';
+import { CALLBACK, codeFor, startTestSimulator, virtualClock } from '../support/simulator-harness.js';
+
+async function apiError(response: Response, status: number, code: string): Promise<void> {
+  assert.equal(response.status, status);
+  assert.equal(ApiErrorBody.parse(await response.json()).error.code, code);
+}
+
+describe('simulator: /whoami and /entitlements', () => {
+  let sim: Simulator;
+  before(async () => {
+    sim = await startTestSimulator();
+  });
+  after(() => sim.close());
+
+  const get = (path: string, headers: Record<string, string> = {}) => fetch(`${sim.baseUrl}${path}`, { headers });
+
+  it('answers with an API key and user_id, with the profile and entitlement schemas', async () => {
+    const whoami = await get('/whoami?user_id=usr_ada', { 'x-api-key': sim.testApiKey });
+    assert.equal(whoami.status, 200);
+    const profile = Profile.parse(await whoami.json());
+    assert.deepEqual(profile, { id: 'usr_ada', email: 'ada@example.test', name: 'Ada Lovelace', avatar_url: `${sim.siteUrl}/avatars/usr_ada.svg` });
+    const avatar = await fetch(profile.avatar_url);
+    assert.equal(avatar.headers.get('content-type'), 'image/svg+xml');
+    assert.match(await avatar.text(), /^<svg[^>]+>.*AL<\/text><\/svg>$/);
+
+    const entitlements = await get('/entitlements?user_id=usr_katherine', { 'x-api-key': sim.liveApiKey });
+    const lifetime = Entitlement.parse(await entitlements.json());
+    assert.equal(lifetime.plan, 'lifetime');
+    assert.equal(lifetime.expires_at, null);
+    assert.deepEqual(lifetime.features, ['export', 'reports']);
+  });
+
+  it('puts the rate-limit headers on every answer to a known caller, errors included', async () => {
+    const ok = await get('/entitlements?user_id=usr_ada', { 'x-api-key': sim.liveApiKey });
+    assert.equal(ok.headers.get('x-ratelimit-limit'), '1000');
+    assert.match(ok.headers.get('x-ratelimit-remaining') ?? '', /^\d+$/);
+    assert.ok(Number(ok.headers.get('x-ratelimit-reset')) > Date.now() / 1000);
+    const missing = await get('/entitlements', { 'x-api-key': sim.testApiKey });
+    assert.equal(missing.headers.get('x-ratelimit-limit'), '100');
+    await apiError(missing, 400, 'missing_user_id');
+  });
+
+  it('answers bad callers with the API error shape and the right status', async () => {
+    await apiError(await get('/whoami'), 401, 'unauthorized');
+    await apiError(await get('/whoami?user_id=usr_ada', { 'x-api-key': 'test_wrong' }), 401, 'invalid_api_key');
+    await apiError(await get('/whoami?user_id=usr_ada', { 'x-api-key': `${sim.liveApiKey}x` }), 401, 'invalid_api_key');
+    await apiError(await get('/whoami', { authorization: 'Bearer mpat_nope' }), 401, 'invalid_token');
+    await apiError(await get('/whoami', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }), 401, 'invalid_token');
+    await apiError(await get('/whoami?user_id=usr_ada', { authorization: 'Bearer x', 'x-api-key': sim.testApiKey }), 400, 'invalid_request');
+    await apiError(await get('/whoami?user_id=usr_nobody', { 'x-api-key': sim.testApiKey }), 404, 'user_not_found');
+    await apiError(await get('/whoami?user_id=ada', { 'x-api-key': sim.testApiKey }), 400, 'invalid_request');
+    await apiError(await get('/whoami?user_id=usr_ada&user_id=usr_alan', { 'x-api-key': sim.testApiKey }), 400, 'invalid_request');
+    await apiError(await get('/entitlements?user_id=usr_linus', { 'x-api-key': sim.testApiKey }), 404, 'entitlement_not_found');
+    const post = await fetch(`${sim.baseUrl}/whoami`, { method: 'POST', headers: { 'x-api-key': sim.testApiKey } });
+    assert.equal(post.headers.get('allow'), 'GET');
+    await apiError(post, 405, 'method_not_allowed');
+  });
+
+  it('works with the server client: by user id, and null for a user without entitlement', async () => {
+    const client = createMarketplaceClient({ siteUrl: sim.siteUrl, apiKey: sim.testApiKey, entitlementTtlMs: 0 });
+    assert.equal((await client.whoami({ userId: 'usr_alan' })).name, 'Alan Turing');
+    assert.equal((await client.entitlements({ userId: 'usr_alan' }))?.plan, 'pro_annual');
+    assert.equal(await client.entitlements({ userId: 'usr_linus' }), null);
+    await assert.rejects(client.whoami({ userId: 'usr_nobody' }), (error) => isKitError(error) && error.status === 404);
+  });
+
+  it('records the calls an app makes, with their answers', async () => {
+    await get('/entitlements?user_id=usr_grace', { 'x-api-key': sim.testApiKey });
+    const [last] = sim.state().api_calls;
+    assert.equal(last?.path, '/api/v1/entitlements?user_id=usr_grace');
+    assert.equal(last?.auth, 'test_key');
+    assert.equal(last?.user_id, 'usr_grace');
+    assert.equal(last?.status, 200);
+    assert.equal((last?.response as Entitlement).plan, 'pro_monthly');
+  });
+});
+
+describe('simulator: rate limits', () => {
+  it('refuses the 101st test-key call of a minute with 429, Retry-After and zero remaining', async () => {
+    const clock = virtualClock();
+    const sim = await startTestSimulator({ clock: clock.now });
+    try {
+      const call = (key: string) => fetch(`${sim.baseUrl}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': key } });
+      for (let i = 0; i < 100; i++) assert.equal((await call(sim.testApiKey)).status, 200);
+      clock.advance(20_000);
+      const refused = await call(sim.testApiKey);
+      await apiError(refused, 429, 'rate_limited');
+      assert.equal(refused.headers.get('retry-after'), '40');
+      assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
+      assert.equal(refused.headers.get('x-ratelimit-limit'), '100');
+      // The live key has its own, larger budget.
+      assert.equal((await call(sim.liveApiKey)).status, 200);
+      clock.advance(40_000);
+      const next = await call(sim.testApiKey);
+      assert.equal(next.status, 200);
+      assert.equal(next.headers.get('x-ratelimit-remaining'), '99');
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('limits OAuth access tokens per user', async () => {
+    const sim = await startTestSimulator({ rateLimits: { bearer: 2 } });
+    try {
+      const client = createMarketplaceClient({ siteUrl: sim.siteUrl, clientId: sim.clientId, clientSecret: sim.clientSecret });
+      const { accessToken } = await client.exchangeCode({ code: await codeFor(sim), redirectUri: CALLBACK });
+      const call = () => fetch(`${sim.baseUrl}/whoami`, { headers: { authorization: `Bearer ${accessToken}` } });
+      assert.equal((await call()).status, 200);
+      assert.equal((await call()).headers.get('x-ratelimit-remaining'), '0');
+      await apiError(await call(), 429, 'rate_limited');
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('the server client paces itself under the limit and honours Retry-After (no 429 reaches the caller)', async () => {
+    const sim = await startTestSimulator({ rateLimits: { test: 5, windowMs: 1000 } });
+    try {
+      const client = createMarketplaceClient({ siteUrl: sim.siteUrl, apiKey: sim.testApiKey, entitlementTtlMs: 0, rateLimit: { limit: 5, windowMs: 1000 } });
+      const started = Date.now();
+      const answers = await Promise.all(Array.from({ length: 12 }, () => client.entitlements({ userId: 'usr_ada', fresh: true })));
+      assert.equal(answers.length, 12);
+      assert.ok(answers.every((e) => e?.plan === 'free'));
+      // 12 calls at 5 per second need at least two further windows.
+      assert.ok(Date.now() - started >= 1900, `took ${Date.now() - started} ms`);
+      // Window edges of client and simulator never line up exactly: a 429 at an edge is retried
+      // after Retry-After, so every call is still answered once with 200.
+      const statuses = sim.state().api_calls.map((call) => call.status);
+      assert.equal(statuses.filter((s) => s === 200).length, 12);
+      assert.ok(statuses.every((s) => s === 200 || s === 429), statuses.join(','));
+
+      // A client that believes in a larger limit gets 429s and recovers with Retry-After.
+      const eager = createMarketplaceClient({ siteUrl: sim.siteUrl, apiKey: sim.testApiKey, entitlementTtlMs: 0, rateLimit: { limit: 100, windowMs: 1000 }, maxRetries: 3 });
+      const more = await Promise.all(Array.from({ length: 7 }, () => eager.whoami({ userId: 'usr_ada' })));
+      assert.equal(more.length, 7);
+      assert.ok(sim.state().api_calls.some((call) => call.status === 429));
+    } finally {
+      await sim.close();
+    }
+  });
+});

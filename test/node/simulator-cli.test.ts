@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import { Profile } from '../../src/shared/schemas.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+function start(args: string[]): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { stdio: 'pipe' });
+}
+
+async function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = start(args);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const [code] = await once(child, 'exit');
+  return { code, stdout, stderr };
+}
+
+/** Resolves with stdout once it holds `until`. */
+function readUntil(child: ChildProcessWithoutNullStreams, until: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+      if (until.test(text)) resolve(text);
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before printing ${until}: ${text}`)));
+  });
+}
+
+describe('mpkit CLI', () => {
+  it('--json prints exactly one JSON line once ready; Ctrl-C stops it cleanly', async () => {
+    const child = start(['simulate', '--port', '0', '--json', '--app-url', 'http://127.0.0.1:5999/', '--redirect-uri', 'http://127.0.0.1:5999/cb', '--redirect-uri', 'http://127.0.0.1:5999/cb2']);
+    const output = await readUntil(child, /\n/);
+    const lines = output.trimEnd().split('\n');
+    assert.equal(lines.length, 1);
+    const info = JSON.parse(lines[0]!);
+    assert.deepEqual(Object.keys(info), ['site_url', 'base_url', 'dashboard_url', 'client_id', 'client_secret', 'test_api_key', 'live_api_key', 'webhook_secret', 'users']);
+    assert.match(info.site_url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(info.base_url, `${info.site_url}/api/v1`);
+    assert.equal(info.dashboard_url, `${info.site_url}/dashboard`);
+    assert.match(info.test_api_key, /^test_/);
+    assert.match(info.live_api_key, /^live_/);
+    for (const user of info.users) Profile.parse(user);
+
+    const whoami = await fetch(`${info.base_url}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': info.test_api_key } });
+    assert.equal(whoami.status, 200);
+    const config = await (await fetch(`${info.site_url}/_simulator/config`)).json();
+    assert.deepEqual(config.redirect_uris, ['http://127.0.0.1:5999/cb', 'http://127.0.0.1:5999/cb2']);
+
+    let rest = '';
+    child.stdout.on('data', (chunk) => (rest += chunk));
+    child.kill('SIGINT');
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+    assert.equal(rest, '');
+    await assert.rejects(fetch(`${info.site_url}/dashboard`));
+  });
+
+  it('prints the URLs and the made-up credentials for people, and uses fixed ones when given', async () => {
+    const child = start(['simulate', '--port', '0', '--client-id', 'client_fixed', '--test-api-key', 'test_fixed']);
+    const output = await readUntil(child, /Ctrl-C/);
+    for (const label of ['Site URL', 'Dashboard', 'Client ID', 'Client Secret', 'Test API key', 'Live API key', 'Webhook secret']) {
+      assert.match(output, new RegExp(label));
+    }
+    assert.match(output, /Client ID\s+client_fixed/);
+    assert.match(output, /Test API key\s+test_fixed/);
+    assert.match(output, /usr_grace\s+Grace Hopper, pro_monthly \(trialing\)/);
+    child.kill('SIGTERM');
+    assert.deepEqual(await once(child, 'exit'), [0, null]);
+  });
+
+  it('--help shows the usage for mpkit and mpkit simulate', async () => {
+    for (const args of [['--help'], ['simulate', '--help'], ['-h']]) {
+      const { code, stdout } = await run(args);
+      assert.equal(code, 0);
+      assert.match(stdout, /^Usage: mpkit simulate \[options\]/);
+      for (const flag of ['--port', '--app-url', '--redirect-uri', '--webhook-url', '--json']) assert.ok(stdout.includes(flag), flag);
+    }
+  });
+
+  it('answers a bad flag, value or command with the usage and a non-zero exit', async () => {
+    const cases: [string[], RegExp][] = [
+      [['simulate', '--bogus'], /Unknown option '--bogus'/],
+      [['simulate', '--port', 'eighty'], /--port must be a whole number/],
+      [['simulate', '--port', '70000'], /--port must be a whole number/],
+      [['simulate', '--app-url', 'not-a-url'], /--app-url must be an absolute http\(s\) URL/],
+      [['simulate', '--redirect-uri', 'javascript:alert(1)'], /--redirect-uri must be an absolute http\(s\) URL/],
+      [['simulate', '--test-api-key', 'live_x'], /must start with test_/],
+      [['simulate', 'extra'], /Unexpected argument "extra"/],
+      [['launch'], /Unknown command "launch"/],
+      [[], /Missing command/],
+    ];
+    await Promise.all(
+      cases.map(async ([args, message]) => {
+        const { code, stderr, stdout } = await run(args);
+        assert.notEqual(code, 0, args.join(' '));
+        assert.match(stderr, message, args.join(' '));
+        assert.equal(stdout, '');
+      }),
+    );
+  });
+});

@@ -1,0 +1,266 @@
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { verifyContextToken } from '../../src/server/index.js';
+import { ApiErrorBody, Entitlement } from '../../src/shared/schemas.js';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { CALLBACK, authorizeUrl, startTestSimulator } from '../support/simulator-harness.js';
+
+function send(sim: Simulator, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${sim.siteUrl}${path}`, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+}
+
+async function apiError(response: Response, status: number, code?: string): Promise<string> {
+  assert.equal(response.status, status);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  const { error } = ApiErrorBody.parse(await response.json());
+  if (code) assert.equal(error.code, code);
+  return error.message;
+}
+
+/** Writes raw bytes to the simulator and returns the first response line (or '' when closed). */
+function raw(sim: Simulator, request: string | Buffer): Promise<string> {
+  const { port, hostname } = new URL(sim.siteUrl);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('latin1');
+      if (answer.includes('\r\n')) {
+        socket.destroy();
+        resolve(answer.split('\r\n')[0]!);
+      }
+    });
+    socket.on('error', () => resolve(answer.split('\r\n')[0] ?? ''));
+    socket.on('close', () => resolve(answer.split('\r\n')[0] ?? ''));
+    socket.write(request);
+  });
+}
+
+describe('simulator: control API', () => {
+  let sim: Simulator;
+  before(async () => {
+    sim = await startTestSimulator();
+  });
+  after(() => sim.close());
+
+  it('GET /_simulator/state shows users with entitlements, plans and config, but no secrets', async () => {
+    const response = await send(sim, 'GET', '/_simulator/state');
+    assert.equal(response.status, 200);
+    const text = await response.text();
+    const state = JSON.parse(text);
+    assert.deepEqual(
+      state.users.map((u: { id: string }) => u.id),
+      ['usr_ada', 'usr_grace', 'usr_alan', 'usr_katherine', 'usr_linus'],
+    );
+    for (const user of state.users) if (user.entitlement) Entitlement.parse(user.entitlement);
+    assert.deepEqual(
+      state.plans.map((p: { id: string; kind: string }) => `${p.id}:${p.kind}`),
+      ['free:free', 'pro_monthly:monthly', 'pro_annual:annual', 'lifetime:one_time'],
+    );
+    assert.deepEqual(state.config, { app_url: null, webhook_url: null, redirect_uris: [CALLBACK] });
+    for (const secret of [sim.clientSecret, sim.testApiKey, sim.liveApiKey, sim.webhookSecret]) assert.ok(!text.includes(secret));
+  });
+
+  it('PUT …/entitlement merges the given fields and validates the result with the Entitlement schema', async () => {
+    const answer = await send(sim, 'PUT', '/_simulator/users/usr_ada/entitlement', { status: 'past_due', usage: { api_calls: 99 } });
+    assert.equal(answer.status, 200);
+    const entitlement = Entitlement.parse(await answer.json());
+    assert.equal(entitlement.plan, 'free');
+    assert.equal(entitlement.status, 'past_due');
+    assert.deepEqual(entitlement.usage, { api_calls: 99, limit: 100 });
+    assert.deepEqual(sim.entitlement('usr_ada'), entitlement);
+    const api = await fetch(`${sim.baseUrl}/entitlements?user_id=usr_ada`, { headers: { 'x-api-key': sim.testApiKey } });
+    assert.equal(((await api.json()) as Entitlement).status, 'past_due');
+
+    const full = { plan: 'custom', status: 'active', features: ['a', 'b'], usage: { api_calls: 0, limit: 5 }, expires_at: '2030-01-01T00:00:00Z' };
+    assert.deepEqual(await (await send(sim, 'PUT', '/_simulator/users/usr_ada/entitlement', full)).json(), { user_id: 'usr_ada', app_id: 'app_simulated', ...full });
+    const lifetime = await send(sim, 'PUT', '/_simulator/users/usr_ada/entitlement', { expires_at: null });
+    assert.equal(((await lifetime.json()) as Entitlement).expires_at, null);
+  });
+
+  it('refuses invalid entitlement changes with 400 and keeps the old entitlement', async () => {
+    const before = sim.entitlement('usr_grace');
+    const bad: unknown[] = [
+      { status: 5 },
+      { features: 'export' },
+      { features: [1] },
+      { usage: { api_calls: -1 } },
+      { usage: { limit: 1.5 } },
+      { usage: 'lots' },
+      { expires_at: '2030-01-01' },
+      { expires_at: 'tomorrow' },
+      { plan: '' },
+      { user_id: 'usr_ada' },
+      { colour: 'red' },
+      [],
+    ];
+    for (const body of bad) await apiError(await send(sim, 'PUT', '/_simulator/users/usr_grace/entitlement', body), 400);
+    assert.deepEqual(sim.entitlement('usr_grace'), before);
+    await apiError(await send(sim, 'PUT', '/_simulator/users/usr_grace/entitlement', '{"status":'), 400, 'invalid_json');
+    await apiError(await send(sim, 'PUT', '/_simulator/users/usr_grace/entitlement', undefined, { 'content-type': 'text/plain' }), 415);
+    await apiError(await send(sim, 'PUT', '/_simulator/users/usr_nobody/entitlement', { status: 'active' }), 404, 'user_not_found');
+    await apiError(await send(sim, 'PUT', '/_simulator/users/%E0%A4%A/entitlement', { status: 'active' }), 400);
+    await apiError(await send(sim, 'PUT', '/_simulator/users/usr_linus/entitlement', { status: 'active' }), 400);
+  });
+
+  it('creates an entitlement for a user without one from a plan, and DELETE removes it', async () => {
+    const created = await send(sim, 'PUT', '/_simulator/users/usr_linus/entitlement', { plan: 'pro_annual', status: 'trialing' });
+    const entitlement = Entitlement.parse(await created.json());
+    assert.deepEqual([entitlement.plan, entitlement.status, entitlement.features], ['pro_annual', 'trialing', ['export', 'reports']]);
+    assert.equal((await send(sim, 'DELETE', '/_simulator/users/usr_linus/entitlement')).status, 204);
+    assert.equal(sim.entitlement('usr_linus'), null);
+  });
+
+  it('PUT /_simulator/config changes the registered redirect URIs, app and webhook URLs', async () => {
+    const other = 'http://127.0.0.1:9/other';
+    const changed = await send(sim, 'PUT', '/_simulator/config', { redirect_uris: [other], app_url: 'http://127.0.0.1:9/app/' });
+    assert.deepEqual(await changed.json(), { app_url: 'http://127.0.0.1:9/app/', webhook_url: null, redirect_uris: [other] });
+    assert.equal((await fetch(authorizeUrl(sim, { redirectUri: other }))).status, 200);
+    assert.equal((await fetch(authorizeUrl(sim), { redirect: 'manual' })).status, 400);
+    for (const body of [{ redirect_uris: 'x' }, { redirect_uris: ['/relative'] }, { redirect_uris: ['http://a/#frag'] }, { app_url: 'javascript:alert(1)' }, { webhook_url: 'ftp://x/' }, { port: 1 }]) {
+      await apiError(await send(sim, 'PUT', '/_simulator/config', body), 400);
+    }
+    await send(sim, 'PUT', '/_simulator/config', { redirect_uris: [CALLBACK], app_url: null });
+    assert.deepEqual(await (await send(sim, 'GET', '/_simulator/config')).json(), { app_url: null, webhook_url: null, redirect_uris: [CALLBACK] });
+  });
+
+  it('POST /_simulator/context mints a context token the server module verifies', async () => {
+    const answer = await send(sim, 'POST', '/_simulator/context', { user_id: 'usr_grace' });
+    const { context, expires_in } = (await answer.json()) as { context: string; expires_in: number };
+    assert.equal(expires_in, 300);
+    const claims = await verifyContextToken(context, { clientId: sim.clientId, clientSecret: sim.clientSecret, issuer: sim.siteUrl, host: sim.siteUrl });
+    assert.equal(claims.sub, 'usr_grace');
+    assert.equal(claims.app_id, sim.appId);
+    assert.equal(claims.name, 'Grace Hopper');
+    await apiError(await send(sim, 'POST', '/_simulator/context', { user_id: 'usr_nobody' }), 404);
+    await apiError(await send(sim, 'POST', '/_simulator/context', {}), 400);
+  });
+
+  it('streams entitlement changes as Server-Sent Events', async () => {
+    const controller = new AbortController();
+    const response = await fetch(`${sim.siteUrl}/_simulator/stream`, { signal: controller.signal });
+    assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const reader = response.body!.getReader();
+    await send(sim, 'PUT', '/_simulator/users/usr_alan/entitlement', { status: 'expired' });
+    let text = '';
+    while (!text.includes('event: entitlement')) text += new TextDecoder().decode((await reader.read()).value);
+    while (!text.includes('\n\n', text.indexOf('event: entitlement'))) text += new TextDecoder().decode((await reader.read()).value);
+    const data = text.slice(text.indexOf('event: entitlement')).split('\n')[1]!.replace(/^data: /, '');
+    assert.equal(JSON.parse(data).user_id, 'usr_alan');
+    assert.equal(JSON.parse(data).entitlement.status, 'expired');
+    controller.abort();
+  });
+
+  it('refuses other origins and answers unknown routes and methods with JSON errors', async () => {
+    await apiError(await send(sim, 'GET', '/_simulator/state', undefined, { origin: 'https://evil.example' }), 403, 'forbidden');
+    await apiError(await send(sim, 'POST', '/_simulator/events', { event: 'user.revoked', data: { user_id: 'usr_ada' } }, { origin: 'http://127.0.0.1:1' }), 403);
+    await apiError(await send(sim, 'GET', '/_simulator/nothing'), 404, 'not_found');
+    await apiError(await send(sim, 'GET', '/nothing'), 404, 'not_found');
+    await apiError(await send(sim, 'DELETE', '/_simulator/state'), 405, 'method_not_allowed');
+    await apiError(await send(sim, 'GET', '/_simulator/events'), 405);
+    await apiError(await send(sim, 'PATCH', '/oauth/authorize'), 405);
+    await apiError(await send(sim, 'POST', '/_simulator/events', 'null'), 400);
+  });
+});
+
+describe('simulator: robustness', () => {
+  it('survives a batch of malformed requests and still serves', async () => {
+    const sim = await startTestSimulator();
+    try {
+      const host = new URL(sim.siteUrl).host;
+      const statuses = await Promise.all([
+        raw(sim, `BREW /coffee HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+        raw(sim, `GET /api/v1/whoami HTTP/1.1\r\nHost: evil.example\r\n\r\n`),
+        raw(sim, `GET /api/v1/whoami HTTP/1.1\r\n\r\n`),
+        raw(sim, `GET http://evil.example/_simulator/state HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+        raw(sim, `GET * HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+        raw(sim, `GET /%%%/..%2f..%2f HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+        raw(sim, `GET /avatars/%ZZ.svg HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+        raw(sim, `PUT /_simulator/users/%E0%A4%A/entitlement HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`),
+        raw(sim, `POST /api/oauth/token HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 99999999\r\n\r\n{`),
+        raw(sim, `POST /_simulator/events HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\n\xff\xfe\x00{]`),
+        raw(sim, `GARBAGE\r\n\r\n`),
+        raw(sim, Buffer.from([0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00])),
+        raw(sim, `GET /oauth/authorize?client_id=%ZZ&redirect_uri=%E0 HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+        raw(sim, `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+      ]);
+      const codes = statuses.map((line) => Number(line.split(' ')[1]));
+      // Node itself refuses an HTTP/1.1 request without Host (400).
+      assert.deepEqual(codes, [400, 421, 400, 400, 404, 404, 404, 400, 413, 400, 400, 400, 400, 431]);
+
+      // A body that is too big without a Content-Length (chunked) is cut off too.
+      const huge = await fetch(`${sim.siteUrl}/_simulator/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(`{"event":"${'x'.repeat(200_000)}"}`));
+            controller.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit);
+      await apiError(huge, 413, 'payload_too_large');
+
+      for (const method of ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'HEAD']) {
+        for (const path of ['/', '/api/v1/', '/api/oauth/token', '/_simulator/', '/_simulator/users//entitlement', '/avatars/usr_nobody.svg', '/dashboard/x']) {
+          const response = await fetch(`${sim.siteUrl}${path}`, { method, redirect: 'manual' });
+          assert.ok(response.status < 500, `${method} ${path} → ${response.status}`);
+        }
+      }
+      const alive = await fetch(`${sim.baseUrl}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': sim.testApiKey } });
+      assert.equal(alive.status, 200);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('simulator: startSimulator options', () => {
+  it('makes up credentials with the right prefixes when none are given, and defaults from the app URL', async () => {
+    const sim = await startSimulator({ appUrl: 'http://127.0.0.1:5999/embed' });
+    try {
+      assert.match(sim.testApiKey, /^test_/);
+      assert.match(sim.liveApiKey, /^live_/);
+      assert.ok(sim.clientSecret.length >= 32);
+      assert.match(sim.siteUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal(sim.baseUrl, `${sim.siteUrl}/api/v1`);
+      assert.deepEqual(sim.state().config, {
+        app_url: 'http://127.0.0.1:5999/embed',
+        webhook_url: 'http://127.0.0.1:5999/api/marketplace/webhooks',
+        redirect_uris: ['http://127.0.0.1:5999/api/marketplace/oauth/callback'],
+      });
+      const other = await startSimulator();
+      assert.notEqual(other.clientSecret, sim.clientSecret);
+      await other.close();
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('refuses API keys with the wrong prefix and bad URLs', async () => {
+    await assert.rejects(startSimulator({ testApiKey: 'live_x' }), TypeError);
+    await assert.rejects(startSimulator({ redirectUris: ['not a url'] }), TypeError);
+    await assert.rejects(startSimulator({ appUrl: 'not a url' }), TypeError);
+    await assert.rejects(startSimulator({ appId: 'my-app' }), TypeError);
+  });
+
+  it('validates what is set from code', async () => {
+    const sim = await startTestSimulator();
+    try {
+      assert.throws(() => sim.configure({ webhook_url: 'ftp://x/' }), TypeError);
+      assert.throws(() => sim.setEntitlement('usr_ada', { ...sim.entitlement('usr_ada')!, expires_at: 'soon' }), /Invalid entitlement at expires_at/);
+      assert.throws(() => sim.setEntitlement('usr_nobody', null), TypeError);
+      await assert.rejects(sim.contextToken('usr_nobody'), TypeError);
+      sim.setEntitlement('usr_ada', null);
+      assert.equal(sim.entitlement('usr_ada'), null);
+    } finally {
+      await sim.close();
+    }
+  });
+});

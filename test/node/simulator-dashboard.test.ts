@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { startTestSimulator } from '../support/simulator-harness.js';
+
+async function dashboardOf(options: Parameters<typeof startTestSimulator>[0]) {
+  const sim = await startTestSimulator(options);
+  try {
+    const response = await fetch(sim.dashboardUrl);
+    return { status: response.status, csp: response.headers.get('content-security-policy') ?? '', html: await response.text(), siteUrl: sim.siteUrl };
+  } finally {
+    await sim.close();
+  }
+}
+
+describe('simulator dashboard page (HTTP)', () => {
+  it('allows framing only the app origin and loads the host bridge bundle', async () => {
+    // Any existing file stands in for the bundle, so this test does not need a build.
+    const { status, csp, html } = await dashboardOf({ appUrl: 'http://127.0.0.1:5999/embed', hostBundle: new URL(import.meta.url) });
+    assert.equal(status, 200);
+    assert.match(csp, /frame-src http:\/\/127\.0\.0\.1:5999;/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.match(csp, /script-src 'self' 'nonce-[^']+'/);
+    assert.match(html, /<script src="\/_simulator\/host\.js"><\/script>/);
+    assert.doesNotMatch(html, /id="notice"/);
+  });
+
+  it('says "run npm run build" when the host bridge bundle is missing, and serves no script for it', async () => {
+    const missing = '/nonexistent/marketplace-host.js';
+    const { html } = await dashboardOf({ appUrl: 'http://127.0.0.1:5999/', hostBundle: missing });
+    assert.match(html, /run <code>npm run build<\/code>/);
+    assert.doesNotMatch(html, /_simulator\/host\.js/);
+    const sim = await startTestSimulator({ hostBundle: missing });
+    try {
+      const script = await fetch(`${sim.siteUrl}/_simulator/host.js`);
+      assert.equal(script.status, 404);
+      assert.match(await script.text(), /npm run build/);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('explains what to do without an app URL, and refuses to frame an app on its own origin', async () => {
+    const none = await dashboardOf({});
+    assert.match(none.html, /No app URL configured/);
+    assert.match(none.csp, /frame-src 'none'/);
+    const sim = await startTestSimulator();
+    try {
+      sim.configure({ app_url: `${sim.siteUrl}/app` });
+      const html = await (await fetch(sim.dashboardUrl)).text();
+      assert.match(html, /must run on another origin/);
+      assert.match((await fetch(sim.dashboardUrl)).headers.get('content-security-policy') ?? '', /frame-src 'none'/);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('sends pages reached through localhost to the 127.0.0.1 origin the context tokens name', async () => {
+    const sim = await startTestSimulator();
+    try {
+      const port = new URL(sim.siteUrl).port;
+      const response = await fetch(`http://localhost:${port}/dashboard?user=usr_ada`, { redirect: 'manual' });
+      assert.equal(response.status, 302);
+      assert.equal(response.headers.get('location'), `${sim.dashboardUrl}?user=usr_ada`);
+      const root = await fetch(`${sim.siteUrl}/`, { redirect: 'manual' });
+      assert.equal(root.headers.get('location'), '/dashboard');
+    } finally {
+      await sim.close();
+    }
+  });
+});

@@ -1,0 +1,289 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { createMarketplaceClient, isKitError, type MarketplaceClient } from '../../src/server/index.js';
+import { OAuthErrorBody, TokenResponse } from '../../src/shared/schemas.js';
+import type { Simulator } from '../../src/simulator/index.js';
+import {
+  CALLBACK,
+  authorize,
+  authorizeUrl,
+  codeFor,
+  formTokenOf,
+  postConsent,
+  postJson,
+  startTestSimulator,
+  virtualClock,
+} from '../support/simulator-harness.js';
+
+const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
+
+async function oauthError(response: Response, status: number, error: string): Promise<void> {
+  assert.equal(response.status, status);
+  const body = OAuthErrorBody.parse(await response.json());
+  assert.equal(body.error, error);
+  assert.equal(typeof body.error_description, 'string');
+}
+
+describe('simulator: authorization page', () => {
+  let sim: Simulator;
+  before(async () => {
+    sim = await startTestSimulator({ redirectUris: [CALLBACK, 'http://127.0.0.1:9/other?x=1'] });
+  });
+  after(() => sim.close());
+
+  it('shows who signs in, the app, the scope, and Approve/Deny, and cannot be framed', async () => {
+    const response = await fetch(authorizeUrl(sim, { state: 's1' }));
+    assert.equal(response.status, 200);
+    const html = await response.text();
+    assert.match(html, /Authorize Your app/);
+    assert.match(html, /Ada Lovelace/);
+    assert.match(html, /identity:read/);
+    assert.match(html, /value="approve"/);
+    assert.match(html, /value="deny"/);
+    assert.match(response.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+    assert.match(response.headers.get('content-security-policy') ?? '', /form-action 'self' http:\/\/127\.0\.0\.1:9/);
+  });
+
+  it('approve redirects with a code and the state; deny with access_denied and the state', async () => {
+    const approved = await authorize(sim, { state: 'xyz' });
+    assert.equal(`${approved.origin}${approved.pathname}`, CALLBACK);
+    assert.match(approved.searchParams.get('code') ?? '', /^code_/);
+    assert.equal(approved.searchParams.get('state'), 'xyz');
+    const denied = await authorize(sim, { state: 'abc' }, 'deny');
+    assert.equal(denied.searchParams.get('error'), 'access_denied');
+    assert.equal(denied.searchParams.get('state'), 'abc');
+    assert.equal(denied.searchParams.get('code'), null);
+  });
+
+  it('keeps the query of a registered redirect URI', async () => {
+    const approved = await authorize(sim, { redirectUri: 'http://127.0.0.1:9/other?x=1' });
+    assert.equal(approved.searchParams.get('x'), '1');
+    assert.ok(approved.searchParams.get('code'));
+  });
+
+  it('shows an error page, never a redirect, for an unknown client or an unregistered redirect URI', async () => {
+    const nearMisses = [
+      'http://127.0.0.1:9/callback/',
+      'http://127.0.0.1:10/callback',
+      'http://127.0.0.1:9/Callback',
+      'HTTP://127.0.0.1:9/callback',
+      'http://localhost:9/callback',
+      'http://127.0.0.1:9/callback?extra=1',
+      'https://evil.example/callback',
+    ];
+    for (const redirectUri of nearMisses) {
+      const response = await fetch(authorizeUrl(sim, { redirectUri, state: 's' }), { redirect: 'manual' });
+      assert.equal(response.status, 400, redirectUri);
+      assert.equal(response.headers.get('location'), null, redirectUri);
+      assert.match(await response.text(), /Redirect URI not registered/);
+    }
+    const unknown = await fetch(authorizeUrl(sim, { clientId: 'client_other' }), { redirect: 'manual' });
+    assert.equal(unknown.status, 400);
+    assert.equal(unknown.headers.get('location'), null);
+    assert.match(await unknown.text(), /Unknown application/);
+    const missing = await fetch(`${sim.siteUrl}/oauth/authorize?redirect_uri=${encodeURIComponent(CALLBACK)}`, { redirect: 'manual' });
+    assert.equal(missing.status, 400);
+    assert.equal(missing.headers.get('location'), null);
+  });
+
+  it('redirects other errors to the app with error and state', async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ response_type: 'token' }, 'unsupported_response_type'],
+      [{ response_type: '' }, 'invalid_request'],
+      [{ scope: 'admin:write' }, 'invalid_scope'],
+      [{ scope: '' }, 'invalid_request'],
+      [{ code_challenge: CHALLENGE, code_challenge_method: 'plain' }, 'invalid_request'],
+      [{ code_challenge: 'short', code_challenge_method: 'S256' }, 'invalid_request'],
+      [{ code_challenge_method: 'S256' }, 'invalid_request'],
+    ];
+    for (const [overrides, error] of cases) {
+      const url = new URL(authorizeUrl(sim, { state: 'st' }));
+      for (const [key, value] of Object.entries(overrides)) url.searchParams.set(key, value);
+      const response = await fetch(url, { redirect: 'manual' });
+      assert.equal(response.status, 302, JSON.stringify(overrides));
+      const location = new URL(response.headers.get('location')!);
+      assert.equal(`${location.origin}${location.pathname}`, CALLBACK);
+      assert.equal(location.searchParams.get('error'), error, JSON.stringify(overrides));
+      assert.equal(location.searchParams.get('state'), 'st');
+    }
+    const repeated = new URL(authorizeUrl(sim, { state: 'st' }));
+    repeated.searchParams.append('scope', 'identity:read');
+    const response = await fetch(repeated, { redirect: 'manual' });
+    assert.equal(new URL(response.headers.get('location')!).searchParams.get('error'), 'invalid_request');
+  });
+
+  it('accepts each form token once, and only from its own origin', async () => {
+    const html = await (await fetch(authorizeUrl(sim))).text();
+    const formToken = formTokenOf(html);
+    const foreign = await fetch(`${sim.siteUrl}/oauth/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: new URLSearchParams({ form_token: formToken, decision: 'approve', user_id: 'usr_ada' }),
+      redirect: 'manual',
+    });
+    assert.equal(foreign.status, 403);
+    const first = await postConsent(sim, { form_token: formToken, decision: 'approve', user_id: 'usr_ada' });
+    assert.equal(first.status, 303);
+    const again = await postConsent(sim, { form_token: formToken, decision: 'approve', user_id: 'usr_ada' });
+    assert.equal(again.status, 400);
+    assert.equal(again.headers.get('location'), null);
+    const forged = await postConsent(sim, { form_token: 'ft_forged', decision: 'approve', user_id: 'usr_ada' });
+    assert.equal(forged.status, 400);
+  });
+
+  it('refuses a consent without a known user or decision', async () => {
+    for (const form of [{ decision: 'approve', user_id: 'usr_nobody' }, { decision: 'maybe', user_id: 'usr_ada' }]) {
+      const formToken = formTokenOf(await (await fetch(authorizeUrl(sim))).text());
+      const response = await postConsent(sim, { form_token: formToken, ...form });
+      assert.equal(response.status, 400);
+    }
+  });
+});
+
+describe('simulator: token endpoint', () => {
+  let sim: Simulator;
+  let client: MarketplaceClient;
+  const clock = virtualClock();
+  before(async () => {
+    sim = await startTestSimulator({ clock: clock.now });
+    client = createMarketplaceClient({ siteUrl: sim.siteUrl, clientId: sim.clientId, clientSecret: sim.clientSecret });
+  });
+  after(() => sim.close());
+
+  it('exchanges a code with the server client, then whoami and entitlements with the token', async () => {
+    const code = await codeFor(sim, { state: 's', codeChallenge: CHALLENGE }, 'usr_grace');
+    const tokens = await client.exchangeCode({ code, redirectUri: CALLBACK, codeVerifier: VERIFIER });
+    assert.equal(tokens.tokenType, 'Bearer');
+    assert.equal(tokens.expiresIn, 3600);
+    assert.ok(tokens.refreshToken);
+    const api = createMarketplaceClient({ siteUrl: sim.siteUrl, entitlementTtlMs: 0 });
+    assert.equal((await api.whoami({ accessToken: tokens.accessToken })).id, 'usr_grace');
+    const entitlement = await api.entitlements({ accessToken: tokens.accessToken });
+    assert.equal(entitlement?.plan, 'pro_monthly');
+    assert.equal(entitlement?.status, 'trialing');
+  });
+
+  it('answers on both paths with a token response (JSON and form encoding)', async () => {
+    const viaJson = await postJson(`${sim.baseUrl}/oauth/token`, {
+      grant_type: 'authorization_code',
+      code: await codeFor(sim),
+      redirect_uri: CALLBACK,
+      client_id: sim.clientId,
+      client_secret: sim.clientSecret,
+    });
+    assert.equal(viaJson.status, 200);
+    assert.equal(viaJson.headers.get('cache-control'), 'no-store');
+    const body = TokenResponse.parse(await viaJson.json());
+    assert.equal(body.expires_in, 3600);
+    const viaForm = await fetch(`${sim.siteUrl}/api/oauth/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${sim.clientId}:${sim.clientSecret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: await codeFor(sim), redirect_uri: CALLBACK }),
+    });
+    assert.equal(viaForm.status, 200);
+    TokenResponse.parse(await viaForm.json());
+  });
+
+  it('rotates refresh tokens: the new one works, the used one is refused and ends the family', async () => {
+    const first = await client.exchangeCode({ code: await codeFor(sim), redirectUri: CALLBACK });
+    const second = await client.refresh(first.refreshToken!);
+    assert.notEqual(second.refreshToken, first.refreshToken);
+    assert.notEqual(second.accessToken, first.accessToken);
+    await assert.rejects(client.refresh(first.refreshToken!), (error) => isKitError(error) && error.status === 400);
+    const reuse = await postJson(`${sim.siteUrl}/api/oauth/token`, {
+      grant_type: 'refresh_token',
+      refresh_token: first.refreshToken,
+      client_id: sim.clientId,
+      client_secret: sim.clientSecret,
+    });
+    await oauthError(reuse, 400, 'invalid_grant');
+    // The reuse revoked everything issued from that authorization, the rotated token included.
+    const rotated = await postJson(`${sim.siteUrl}/api/oauth/token`, {
+      grant_type: 'refresh_token',
+      refresh_token: second.refreshToken,
+      client_id: sim.clientId,
+      client_secret: sim.clientSecret,
+    });
+    await oauthError(rotated, 400, 'invalid_grant');
+    const whoami = await fetch(`${sim.baseUrl}/whoami`, { headers: { authorization: `Bearer ${second.accessToken}` } });
+    assert.equal(whoami.status, 401);
+  });
+
+  it('refuses a reused code and revokes the tokens of its first exchange', async () => {
+    const code = await codeFor(sim);
+    const tokens = await client.exchangeCode({ code, redirectUri: CALLBACK });
+    const body = { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: sim.clientId, client_secret: sim.clientSecret };
+    await oauthError(await postJson(`${sim.siteUrl}/api/oauth/token`, body), 400, 'invalid_grant');
+    const whoami = await fetch(`${sim.baseUrl}/whoami`, { headers: { authorization: `Bearer ${tokens.accessToken}` } });
+    assert.equal(whoami.status, 401);
+  });
+
+  it('expires codes after 60 s and access tokens after expires_in (virtual clock)', async () => {
+    const body = (code: string) => ({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: sim.clientId, client_secret: sim.clientSecret });
+    const late = await codeFor(sim);
+    clock.advance(61_000);
+    await oauthError(await postJson(`${sim.siteUrl}/api/oauth/token`, body(late)), 400, 'invalid_grant');
+    const inTime = await codeFor(sim);
+    clock.advance(59_000);
+    const answer = await postJson(`${sim.siteUrl}/api/oauth/token`, body(inTime));
+    assert.equal(answer.status, 200);
+    const { access_token } = TokenResponse.parse(await answer.json());
+    const call = () => fetch(`${sim.baseUrl}/whoami`, { headers: { authorization: `Bearer ${access_token}` } });
+    assert.equal((await call()).status, 200);
+    clock.advance(3600_000);
+    const expired = await call();
+    assert.equal(expired.status, 401);
+    assert.equal(((await expired.json()) as { error: { code: string } }).error.code, 'invalid_token');
+    assert.match(expired.headers.get('www-authenticate') ?? '', /invalid_token/);
+  });
+
+  it('checks PKCE: a wrong or missing verifier, or a verifier without a challenge, is invalid_grant', async () => {
+    const send = (code: string, extra: Record<string, string>) =>
+      postJson(`${sim.siteUrl}/api/oauth/token`, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: sim.clientId, client_secret: sim.clientSecret, ...extra });
+    await oauthError(await send(await codeFor(sim, { codeChallenge: CHALLENGE }), { code_verifier: `${VERIFIER.slice(0, -1)}x` }), 400, 'invalid_grant');
+    await oauthError(await send(await codeFor(sim, { codeChallenge: CHALLENGE }), {}), 400, 'invalid_grant');
+    await oauthError(await send(await codeFor(sim), { code_verifier: VERIFIER }), 400, 'invalid_grant');
+    assert.equal((await send(await codeFor(sim, { codeChallenge: CHALLENGE }), { code_verifier: VERIFIER })).status, 200);
+  });
+
+  it('answers bad requests with RFC 6749 errors and their statuses', async () => {
+    const token = `${sim.siteUrl}/api/oauth/token`;
+    const good = { client_id: sim.clientId, client_secret: sim.clientSecret };
+    const code = await codeFor(sim);
+    await oauthError(await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: sim.clientId, client_secret: 'wrong' }), 401, 'invalid_client');
+    await oauthError(await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: 'client_nope', client_secret: sim.clientSecret }), 401, 'invalid_client');
+    // Failed client authentication does not burn the code; a grant error does.
+    assert.equal((await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, ...good })).status, 200);
+    const other = await codeFor(sim);
+    await oauthError(await postJson(token, { grant_type: 'authorization_code', code: other, redirect_uri: `${CALLBACK}/`, ...good }), 400, 'invalid_grant');
+    await oauthError(await postJson(token, { grant_type: 'authorization_code', code: other, redirect_uri: CALLBACK, ...good }), 400, 'invalid_grant');
+    await oauthError(await postJson(token, { grant_type: 'password', ...good }), 400, 'unsupported_grant_type');
+    await oauthError(await postJson(token, { ...good }), 400, 'invalid_request');
+    await oauthError(await postJson(token, { grant_type: 'authorization_code', redirect_uri: CALLBACK, ...good }), 400, 'invalid_request');
+    await oauthError(await postJson(token, { grant_type: 'refresh_token', ...good }), 400, 'invalid_request');
+    await oauthError(await postJson(token, { grant_type: 'refresh_token', refresh_token: 'mprt_unknown', ...good }), 400, 'invalid_grant');
+    await oauthError(await postJson(token, { grant_type: 'authorization_code', code: 5, ...good }), 400, 'invalid_request');
+    await oauthError(await postJson(token, ['grant_type']), 400, 'invalid_request');
+    await oauthError(await fetch(token, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":' }), 400, 'invalid_request');
+    await oauthError(await fetch(token, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ grant_type: 'authorization_code', ...good }) }), 400, 'invalid_request');
+    await oauthError(await fetch(token, { method: 'POST', body: new URLSearchParams('grant_type=a&grant_type=b') }), 400, 'invalid_request');
+    await oauthError(await fetch(token), 405, 'invalid_request');
+    const basicWrong = await fetch(token, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${sim.clientId}:nope`).toString('base64')}` },
+      body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: 'x' }),
+    });
+    await oauthError(basicWrong, 401, 'invalid_client');
+    assert.match(basicWrong.headers.get('www-authenticate') ?? '', /^Basic/);
+  });
+
+  it('surfaces token endpoint errors as typed errors of the server client', async () => {
+    const wrong = createMarketplaceClient({ siteUrl: sim.siteUrl, clientId: sim.clientId, clientSecret: 'wrong' });
+    await assert.rejects(wrong.exchangeCode({ code: await codeFor(sim), redirectUri: CALLBACK }), (error) => isKitError(error) && error.status === 401);
+  });
+});

@@ -1,0 +1,206 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createMemoryReplayGuard, isKitError, verifyWebhook, type WebhookDelivery } from '../../src/server/index.js';
+import { signWebhookBody } from '../../src/server/signers.js';
+import type { Simulator, SimulatorEvent } from '../../src/simulator/index.js';
+import { FIXED, postJson, startReceiver, startTestSimulator, virtualClock, type Receiver } from '../support/simulator-harness.js';
+
+describe('simulator: webhook deliveries', () => {
+  let sim: Simulator;
+  let receiver: Receiver;
+  const verified: WebhookDelivery[] = [];
+  const replayGuard = createMemoryReplayGuard();
+
+  before(async () => {
+    receiver = await startReceiver(async (request, res) => {
+      try {
+        verified.push(await verifyWebhook(request.body, request.headers['x-service-signature'] as string, { secret: FIXED.webhookSecret, replayGuard }));
+        res.writeHead(204).end();
+      } catch (error) {
+        res.writeHead(isKitError(error) ? (error.status ?? 400) : 500).end();
+      }
+    });
+    sim = await startTestSimulator({ webhookUrl: receiver.url });
+  });
+  after(async () => {
+    await sim.close();
+    await receiver.close();
+  });
+
+  it('signs each delivery so that verifyWebhook accepts it, with the seed body shape', async () => {
+    const answer = await postJson(`${sim.siteUrl}/_simulator/events`, { event: 'subscription.created', data: { user_id: 'usr_ada', plan: 'pro_monthly' } });
+    assert.equal(answer.status, 200);
+    const result = (await answer.json()) as { outcome: string; status: number; attempts: number };
+    assert.deepEqual({ outcome: result.outcome, status: result.status, attempts: result.attempts }, { outcome: 'delivered', status: 204, attempts: 1 });
+    const delivery = verified.at(-1)!;
+    assert.equal(delivery.event, 'subscription.created');
+    assert.deepEqual(delivery.data, { user_id: 'usr_ada', plan: 'pro_monthly' });
+    const raw = receiver.received.at(-1)!;
+    assert.equal(raw.headers['content-type'], 'application/json');
+    assert.equal(raw.headers['x-service-signature'], signWebhookBody(raw.body, FIXED.webhookSecret));
+    assert.deepEqual(Object.keys(JSON.parse(raw.body)), ['event', 'timestamp', 'data']);
+    assert.match(JSON.parse(raw.body).timestamp, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+  });
+
+  it('applies what each event means to the entitlement', async () => {
+    await sim.sendEvent('subscription.created', { user_id: 'usr_alan', plan: 'lifetime' });
+    assert.equal(sim.entitlement('usr_alan')?.plan, 'lifetime');
+    assert.equal(sim.entitlement('usr_alan')?.expires_at, null);
+    const cancelled = await sim.sendEvent('subscription.cancelled', { user_id: 'usr_alan' });
+    assert.equal(cancelled.entitlement?.status, 'cancelled');
+    assert.deepEqual(verified.at(-1)?.data, { user_id: 'usr_alan', plan: 'lifetime' });
+    await sim.sendEvent('user.revoked', { user_id: 'usr_alan' });
+    assert.equal(sim.entitlement('usr_alan'), null);
+    const entitlements = await fetch(`${sim.baseUrl}/entitlements?user_id=usr_alan`, { headers: { 'x-api-key': sim.testApiKey } });
+    assert.equal(entitlements.status, 404);
+    const authorized = await sim.sendEvent('user.authorized', { user_id: 'usr_alan' });
+    assert.equal(authorized.outcome, 'delivered');
+    assert.equal(sim.entitlement('usr_alan'), null);
+    const monthly = await sim.sendEvent('subscription.created', { user_id: 'usr_alan', plan: 'pro_monthly' });
+    assert.equal(monthly.entitlement?.status, 'active');
+    assert.match(monthly.entitlement?.expires_at ?? '', /Z$/);
+  });
+
+  it('passes unknown event kinds on as generic deliveries without touching entitlements', async () => {
+    const before = sim.entitlement('usr_grace');
+    const result = await sim.sendEvent('app.custom_thing', { anything: 1 });
+    assert.equal(result.outcome, 'delivered');
+    assert.equal(verified.at(-1)?.event, 'app.custom_thing');
+    assert.deepEqual(sim.entitlement('usr_grace'), before);
+  });
+
+  it('refuses events with bad data before sending anything', async () => {
+    const count = receiver.received.length;
+    const cases: [unknown, number][] = [
+      [{ event: 'subscription.created', data: { user_id: 'usr_ada' } }, 400],
+      [{ event: 'subscription.created', data: { user_id: 'usr_nobody', plan: 'free' } }, 404],
+      [{ event: 'user.revoked', data: {} }, 400],
+      [{ event: 'user.revoked', data: [] }, 400],
+      [{ event: '', data: {} }, 400],
+      [{ event: 7 }, 400],
+      [{ event: 'user.revoked', data: { user_id: 'usr_ada' }, extra: 1 }, 400],
+      [{ data: {} }, 400],
+    ];
+    for (const [body, status] of cases) {
+      const answer = await postJson(`${sim.siteUrl}/_simulator/events`, body);
+      assert.equal(answer.status, status, JSON.stringify(body));
+      assert.equal(typeof ((await answer.json()) as { error: { message: string } }).error.message, 'string');
+    }
+    assert.equal(receiver.received.length, count);
+  });
+
+  it('tells listeners of an entitlement change only after the receiver answered', async () => {
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow = await startReceiver(async (_request, res) => {
+      order.push('receiver called');
+      await gate;
+      order.push('receiver answers');
+      res.writeHead(200).end();
+    });
+    sim.configure({ webhook_url: slow.url });
+    const unsubscribe = sim.subscribe((event: SimulatorEvent) => {
+      if (event.type === 'entitlement') order.push('entitlement event');
+    });
+    try {
+      const sent = sim.sendEvent('subscription.created', { user_id: 'usr_grace', plan: 'pro_annual' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(order, ['receiver called']);
+      // The marketplace state changed at once: an app that asks now already sees the new plan.
+      assert.equal(sim.entitlement('usr_grace')?.plan, 'pro_annual');
+      release();
+      await sent;
+      assert.deepEqual(order, ['receiver called', 'receiver answers', 'entitlement event']);
+    } finally {
+      unsubscribe();
+      sim.configure({ webhook_url: receiver.url });
+      await slow.close();
+    }
+  });
+
+  it('records a delivery as skipped when no webhook URL is configured, still changing the entitlement', async () => {
+    sim.configure({ webhook_url: null });
+    try {
+      const result = await sim.sendEvent('subscription.cancelled', { user_id: 'usr_grace' });
+      assert.equal(result.outcome, 'skipped');
+      assert.equal(result.attempts, 0);
+      assert.equal(sim.entitlement('usr_grace')?.status, 'cancelled');
+    } finally {
+      sim.configure({ webhook_url: receiver.url });
+    }
+  });
+});
+
+describe('simulator: webhook retries', () => {
+  it('retries a failing receiver with backoff, re-stamping and re-signing each attempt', async () => {
+    const clock = virtualClock();
+    let calls = 0;
+    const receiver = await startReceiver((_request, res) => {
+      calls += 1;
+      clock.advance(1000);
+      res.writeHead(calls < 3 ? 503 : 200).end(calls < 3 ? 'busy' : 'ok');
+    });
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, clock: clock.now, webhookBackoffMs: 20 });
+    try {
+      const started = Date.now();
+      const result = await sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
+      assert.equal(result.outcome, 'delivered');
+      assert.equal(result.attempts, 3);
+      assert.deepEqual(result.delivery.attempts.map((a) => a.status), [503, 503, 200]);
+      assert.equal(result.delivery.attempts[0]?.body, 'busy');
+      // Backoff 20 ms then 40 ms.
+      assert.ok(Date.now() - started >= 60);
+      const bodies = receiver.received.map((r) => JSON.parse(r.body) as { timestamp: string });
+      assert.equal(new Set(bodies.map((b) => b.timestamp)).size, 3);
+      for (const r of receiver.received) assert.equal(r.headers['x-service-signature'], signWebhookBody(r.body, FIXED.webhookSecret));
+      assert.equal(new Set(receiver.received.map((r) => r.headers['x-service-signature'])).size, 3);
+    } finally {
+      await sim.close();
+      await receiver.close();
+    }
+  });
+
+  it('gives up after 5 attempts and reports the last answer', async () => {
+    const receiver = await startReceiver((_request, res) => void res.writeHead(500).end());
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: 1 });
+    try {
+      const answer = await postJson(`${sim.siteUrl}/_simulator/events`, { event: 'user.revoked', data: { user_id: 'usr_ada' } });
+      const result = (await answer.json()) as { outcome: string; status: number; attempts: number };
+      assert.deepEqual({ outcome: result.outcome, status: result.status, attempts: result.attempts }, { outcome: 'failed', status: 500, attempts: 5 });
+      assert.equal(receiver.received.length, 5);
+      assert.equal(sim.state().deliveries[0]?.outcome, 'failed');
+    } finally {
+      await sim.close();
+      await receiver.close();
+    }
+  });
+
+  it('reports a receiver that does not listen as failed attempts without a status', async () => {
+    const receiver = await startReceiver((_request, res) => void res.end());
+    const url = receiver.url;
+    await receiver.close();
+    const sim = await startTestSimulator({ webhookUrl: url, webhookBackoffMs: 1, webhookMaxAttempts: 2 });
+    try {
+      const result = await sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
+      assert.equal(result.outcome, 'failed');
+      assert.equal(result.status, null);
+      assert.equal(result.attempts, 2);
+      assert.ok(result.delivery.attempts.every((a) => a.error));
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('stops retrying when the simulator closes', async () => {
+    const receiver = await startReceiver((_request, res) => void res.writeHead(500).end());
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: 60_000 });
+    const sent = sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sim.close();
+    const result = await sent;
+    assert.equal(result.outcome, 'failed');
+    assert.equal(result.attempts, 1);
+    await receiver.close();
+  });
+});

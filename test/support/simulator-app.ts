@@ -1,0 +1,123 @@
+/**
+ * A tiny embedded app for the dashboard tests, on its own loopback origin: a page that starts
+ * the real browser runtime (built here as an IIFE with Vite) and a real `createAppBackend` behind
+ * it, which receives the simulator's webhooks. `/api/protected` needs the app session and can be
+ * told to refuse the next call with 401, which makes the kit ask the dashboard for a fresh
+ * context token (`getContext`).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'vite';
+import { createAppBackend, toNodeHandler } from '../../src/server/index.js';
+import type { Simulator } from '../../src/simulator/index.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const RUNTIME_GLOBAL = 'SimulatorTestRuntime';
+
+/** Builds `src/runtime/index.ts` as an IIFE (the runtime imports a CommonJS package: it needs bundling). */
+export async function buildRuntime(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'mpkit-sim-runtime-'));
+  try {
+    await build({
+      configFile: false,
+      root: ROOT,
+      logLevel: 'silent',
+      build: {
+        outDir: dir,
+        emptyOutDir: false,
+        minify: false,
+        lib: { entry: join(ROOT, 'src/runtime/index.ts'), name: RUNTIME_GLOBAL, formats: ['iife'], fileName: () => 'runtime.js' },
+      },
+    });
+    return readFileSync(join(dir, 'runtime.js'), 'utf8');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface TestApp {
+  origin: string;
+  /** Sessions exchanged at `POST /api/marketplace/session` (launch and every getContext). */
+  sessionExchanges: number;
+  /** The next `/api/protected` call answers 401. */
+  refuseNext: boolean;
+  /** Webhook events the backend accepted. */
+  events: string[];
+  close(): Promise<void>;
+}
+
+function page(hostOrigin: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Test app</title></head>
+<body style="margin:0;font-family:sans-serif">
+<h1>Test app</h1><p id="state">loading</p>
+<script src="/runtime.js"></script>
+<script>
+window.seen = [];
+window.kitReady = ${RUNTIME_GLOBAL}.createKit({ backend: '/api/marketplace', hostOrigins: [${JSON.stringify(hostOrigin)}], autoResize: false }).then((kit) => {
+  window.kit = kit;
+  const note = () => {
+    document.getElementById('state').textContent = kit.state + ' ' + (kit.user ? kit.user.id : '');
+    window.seen.push({ state: kit.state, plan: kit.entitlement && kit.entitlement.plan, status: kit.entitlement && kit.entitlement.status, theme: kit.theme, locale: kit.locale });
+  };
+  kit.subscribe(note);
+  note();
+  return kit.state;
+});
+</script>
+</body></html>`;
+}
+
+/** Starts the test app for `sim`, and points the simulator's app URL and webhook URL at it. */
+export async function startTestApp(sim: Simulator, runtime: string): Promise<TestApp> {
+  let server!: Server;
+  const app: TestApp = {
+    origin: '',
+    sessionExchanges: 0,
+    refuseNext: false,
+    events: [],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  const backend = createAppBackend({
+    clientId: sim.clientId,
+    clientSecret: sim.clientSecret,
+    siteUrl: sim.siteUrl,
+    apiKey: sim.testApiKey,
+    sessionSecret: 'a-test-session-secret-of-at-least-32-characters',
+    webhookSecret: sim.webhookSecret,
+    hostOrigins: [sim.siteUrl],
+    onEvent: (delivery) => void app.events.push(delivery.event),
+  });
+  server = createServer(
+    toNodeHandler(async (request) => {
+      const { pathname } = new URL(request.url);
+      if (pathname.startsWith('/api/marketplace/')) {
+        if (pathname === '/api/marketplace/session' && request.method === 'POST') app.sessionExchanges += 1;
+        return backend(request);
+      }
+      if (pathname === '/api/protected') {
+        if (app.refuseNext) {
+          app.refuseNext = false;
+          return Response.json({ error: { code: 'ERR_SESSION_EXPIRED', message: 'expired' } }, { status: 401 });
+        }
+        const session = await backend.requireSession(request);
+        return Response.json({ user_id: session.userId });
+      }
+      if (pathname === '/runtime.js') return new Response(runtime, { headers: { 'content-type': 'text/javascript' } });
+      if (pathname === '/favicon.ico') return new Response(null, { status: 204 });
+      return new Response(page(sim.siteUrl), { headers: { 'content-type': 'text/html; charset=utf-8' } });
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  app.origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  sim.configure({ app_url: `${app.origin}/embed`, webhook_url: `${app.origin}/api/marketplace/webhooks` });
+  return app;
+}
