@@ -4,7 +4,7 @@
  *
  * @example
  * try {
- *   verifyWebhook(body, header, { secret });
+ *   await verifyWebhook(body, header, { secret });
  * } catch (error) {
  *   if (error instanceof MarketplaceKitError && error.code === 'ERR_WEBHOOK_DUPLICATE') return ok();
  *   throw error;

@@ -135,6 +135,9 @@ export function isKnownEvent(delivery: WebhookDelivery): delivery is KnownWebhoo
 
 /** Parses a delivery body: known kinds strictly, unknown kinds as generic events. */
 export function parseWebhookDelivery(value: unknown): WebhookDelivery {
+  // Hot path (every webhook): a valid delivery of a known kind needs one pass, not two.
+  const known = KnownWebhookDelivery.safeParse(value);
+  if (known.success) return known.data;
   const envelope = parseOrThrow(WebhookEnvelope, value, 'webhook delivery', 'ERR_WEBHOOK_BODY_INVALID');
   if (!isKnownEvent(envelope)) return envelope;
   return parseOrThrow(KnownWebhookDelivery, value, `${envelope.event} delivery`, 'ERR_WEBHOOK_BODY_INVALID');
@@ -174,6 +177,12 @@ export type SessionResponse = Omit<z.infer<typeof SessionResponse>, 'entitlement
 
 /** Embed URL query parameters (DESIGN A). */
 export const EMBED_PARAMS = { context: 'mp_context', host: 'mp_host', locale: 'mp_locale', theme: 'mp_theme' } as const;
+/**
+ * Set by the backend's `/oauth/callback` on its redirect back to `return_to` when sign-in did not
+ * complete (the user denied it, or the exchange failed): an RFC 6749 error code such as
+ * `access_denied`. Not a launch parameter; the runtime reads it, removes it and reports it.
+ */
+export const SIGN_IN_ERROR_PARAM = 'mp_oauth_error';
 export const Theme = z.enum(['light', 'dark']);
 export type Theme = z.infer<typeof Theme>;
 

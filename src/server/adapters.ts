@@ -1,0 +1,177 @@
+/**
+ * Thin adapters from the Web-standard handler to node:http and Express, and the
+ * `Content-Security-Policy: frame-ancestors` helper for the app's embedded pages.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { MarketplaceKitError } from '../shared/errors.js';
+import { originOf } from './backend.js';
+import { toErrorResponse } from './responses.js';
+import { WebhookVerificationError } from './webhooks.js';
+
+/** Any Web-standard handler, e.g. an `AppBackend`. */
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+export interface NodeAdapterOptions {
+  /** Origin used to build the request URL (default `http://<Host header>`). */
+  origin?: string;
+}
+
+/**
+ * Serves a Web-standard handler from node:http.
+ *
+ * @example
+ * import { createServer } from 'node:http';
+ * createServer(toNodeHandler(backend)).listen(3000);
+ */
+export function toNodeHandler(handler: FetchHandler, options: NodeAdapterOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    void (async () => {
+      let response: Response;
+      try {
+        response = await handler(toRequest(req, req.url ?? '/', undefined, options.origin));
+      } catch (error) {
+        response = toErrorResponse(error);
+      }
+      await writeResponse(res, response);
+    })().catch((error: unknown) => res.destroy(error instanceof Error ? error : undefined));
+  };
+}
+
+/** The parts of an Express request the adapter reads (Express 4 and 5). */
+interface ExpressRequest extends IncomingMessage {
+  originalUrl?: string;
+  body?: unknown;
+}
+
+export interface ExpressAdapterOptions extends NodeAdapterOptions {
+  /** Requests whose path is outside it go to `next()` (default: the backend's `basePath`, else `/`). */
+  basePath?: string;
+}
+
+/**
+ * Mounts a Web-standard handler in Express. Works with or without body parsers before it:
+ * a raw (`express.raw`) or text body is used as is, a JSON-parsed one is re-serialised for the
+ * session route, and refused on the webhook route (`ERR_WEBHOOK_BODY_PARSED`), whose signature
+ * covers the exact bytes.
+ *
+ * @example
+ * const app = express();
+ * app.use(toExpressMiddleware(backend)); // before or after express.json()
+ * app.get('/api/export', async (req, res) => { ... });
+ */
+export function toExpressMiddleware(
+  handler: FetchHandler & { basePath?: string },
+  options: ExpressAdapterOptions = {},
+): (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void {
+  const basePath = (options.basePath ?? handler.basePath ?? '').replace(/\/+$/, '');
+  return (req, res, next) => {
+    const expressReq = req as ExpressRequest;
+    const target = expressReq.originalUrl ?? req.url ?? '/';
+    const path = target.split('?')[0] ?? '/';
+    if (basePath !== '' && path !== basePath && !path.startsWith(`${basePath}/`)) return next();
+    void (async () => {
+      let response: Response;
+      try {
+        response = await handler(toRequest(req, target, bodyFromParser(expressReq, path === `${basePath}/webhooks`), options.origin));
+      } catch (error) {
+        response = toErrorResponse(error);
+      }
+      await writeResponse(res, response);
+    })().catch(next);
+  };
+}
+
+/**
+ * The `Content-Security-Policy` value that lets only the given dashboard origins frame a page.
+ *
+ * @example
+ * frameAncestors(['https://dashboard.example']); // "frame-ancestors https://dashboard.example"
+ */
+export function frameAncestors(dashboardOrigins: string | readonly string[]): string {
+  const list = typeof dashboardOrigins === 'string' ? [dashboardOrigins] : dashboardOrigins;
+  const origins = list.map((value) => {
+    const origin = originOf(value);
+    if (origin === null) throw new MarketplaceKitError('ERR_CONFIG', `frameAncestors: ${JSON.stringify(value)} is not an origin`);
+    return origin;
+  });
+  return `frame-ancestors ${origins.length === 0 ? "'none'" : origins.join(' ')}`;
+}
+
+/**
+ * Sets `frame-ancestors` on a Response, a Headers object or a node:http response, keeping any
+ * other directive of an existing policy.
+ *
+ * @example
+ * return applyFrameAncestors(new Response(html, { headers: { 'content-type': 'text/html' } }), hostOrigins);
+ * // node:http / Express: applyFrameAncestors(res, hostOrigins); res.end(html);
+ */
+export function applyFrameAncestors<T extends Response | Headers | ServerResponse>(target: T, dashboardOrigins: string | readonly string[]): T {
+  const directive = frameAncestors(dashboardOrigins);
+  const merge = (existing: string | null | undefined) => {
+    const kept = (existing ?? '')
+      .split(';')
+      .map((part) => part.trim())
+      .filter((part) => part !== '' && !/^frame-ancestors(\s|$)/i.test(part));
+    return [...kept, directive].join('; ');
+  };
+  if (target instanceof Response || target instanceof Headers) {
+    const headers = target instanceof Response ? target.headers : target;
+    headers.set('content-security-policy', merge(headers.get('content-security-policy')));
+  } else {
+    const current = target.getHeader('content-security-policy');
+    target.setHeader('content-security-policy', merge(Array.isArray(current) ? current.join('; ') : current?.toString()));
+  }
+  return target;
+}
+
+/** What a body parser left: raw bytes or text to use, a parsed value, or nothing. */
+function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | null | undefined {
+  const { body } = req;
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return new Uint8Array(body);
+  const consumed = req.readableEnded || (body !== undefined && body !== null);
+  if (!consumed) return undefined;
+  if (isWebhook) {
+    throw new WebhookVerificationError(
+      'ERR_WEBHOOK_BODY_PARSED',
+      'A body parser (e.g. express.json()) consumed the webhook body before the kit could read it. The signature covers the exact raw bytes: ' +
+        'mount toExpressMiddleware(backend) before express.json(), or use express.raw({ type: "application/json" }) for the webhook path.',
+      { status: 500 },
+    );
+  }
+  return body === undefined || body === null ? null : JSON.stringify(body);
+}
+
+/** node:http request → Web Request. `body` undefined: stream the request; null: no body. */
+function toRequest(req: IncomingMessage, target: string, body: BodyInit | null | undefined, origin?: string): Request {
+  const base = origin ?? `http://${req.headers.host ?? 'localhost'}`;
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (name.startsWith(':') || value === undefined) continue;
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else headers.set(name, value);
+  }
+  const method = req.method ?? 'GET';
+  const init: RequestInit & { duplex?: 'half' } = { method, headers };
+  if (method !== 'GET' && method !== 'HEAD') {
+    if (body === undefined) {
+      init.body = Readable.toWeb(req) as ReadableStream<Uint8Array>;
+      init.duplex = 'half';
+    } else if (body !== null) {
+      init.body = body;
+      headers.delete('content-length');
+    }
+  }
+  return new Request(new URL(target, base), init);
+}
+
+async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+  res.statusCode = response.status;
+  const cookies = response.headers.getSetCookie();
+  response.headers.forEach((value, name) => {
+    if (name !== 'set-cookie') res.setHeader(name, value);
+  });
+  if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+  res.end(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);
+}

@@ -1,0 +1,40 @@
+import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
+
+/** Which marketplace call failed. */
+export type MarketplaceEndpoint = 'token' | 'whoami' | 'entitlements';
+
+export interface MarketplaceApiErrorOptions {
+  /** The marketplace's HTTP status, when an answer arrived. */
+  status?: number;
+  /** The marketplace's own error code: RFC 6749 `error`, or the API's `error.code`. */
+  upstreamCode?: string;
+  /** How long the marketplace asked us to wait (429 `Retry-After`), in milliseconds. */
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+/**
+ * A call to the marketplace failed. `status` is the marketplace's HTTP status (absent for
+ * timeouts and network failures); the kit's handlers answer such errors with 502/503/504, never
+ * with the upstream status itself.
+ *
+ * @example
+ * try {
+ *   await client.entitlements({ userId });
+ * } catch (error) {
+ *   if (error instanceof MarketplaceApiError && error.code === 'ERR_RATE_LIMITED') retryLater(error.retryAfterMs);
+ * }
+ */
+export class MarketplaceApiError extends MarketplaceKitError {
+  override name = 'MarketplaceApiError';
+  readonly endpoint: MarketplaceEndpoint;
+  readonly upstreamCode: string | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(code: ErrorCode, endpoint: MarketplaceEndpoint, message: string, options: MarketplaceApiErrorOptions = {}) {
+    super(code, message, { ...(options.status === undefined ? {} : { status: options.status }), cause: options.cause });
+    this.endpoint = endpoint;
+    this.upstreamCode = options.upstreamCode;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}

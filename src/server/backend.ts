@@ -1,0 +1,503 @@
+/**
+ * Ready HTTP handlers for an app backend (DESIGN B, D): a Web-standard
+ * `(request: Request) => Promise<Response>` serving the session exchange, the OAuth sign-in and
+ * the webhook receiver under one base path, plus `requireSession` / `requireEntitlement` for the
+ * app's own routes. Adapters for node:http and Express are in `adapters.ts`.
+ */
+import { hkdfSync, timingSafeEqual } from 'node:crypto';
+import { jwtVerify, SignJWT } from 'jose';
+import * as z from 'zod/mini';
+import type { AccessRequirement } from '../shared/access.js';
+import { MarketplaceKitError, isKitError } from '../shared/errors.js';
+import { SIGN_IN_ERROR_PARAM, type Entitlement, type Profile, type SessionResponse, type WebhookDelivery } from '../shared/schemas.js';
+import { assertAccess } from './access.js';
+import { createMarketplaceClient, type MarketplaceClient } from './client.js';
+import { createMemoryReplayCache, verifyContextToken, type ContextTokenReplayCache } from './context-token.js';
+import { readBodyBytes } from './lib/body.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { readCookie, serializeCookie } from './lib/cookies.js';
+import { safeReturnTo } from './lib/return-to.js';
+import { DEFAULT_SCOPE, buildAuthorizationUrl, trimSlash } from './oauth.js';
+import { jsonResponse, toErrorResponse } from './responses.js';
+import {
+  MAX_SESSION_TTL_SECONDS,
+  assertSessionSecret,
+  sessionError,
+  signSessionToken,
+  verifySessionToken,
+  type AppSession,
+} from './session.js';
+import { createMemoryReplayGuard, receiveWebhook, SIGNATURE_HEADER, type WebhookReplayGuard } from './webhooks.js';
+
+export const DEFAULT_BASE_PATH = '/api/marketplace';
+/** Cookie holding the app session after the OAuth sign-in (the off-dashboard flow). */
+export const SESSION_COOKIE = 'mp_session';
+/** Cookie holding `state`, the PKCE verifier and `return_to` between start and callback. */
+export const OAUTH_STATE_COOKIE = 'mp_oauth_state';
+/** Query parameter added to `return_to` when the sign-in did not complete (the runtime reads it). */
+export const OAUTH_ERROR_PARAM = SIGN_IN_ERROR_PARAM;
+
+const OAUTH_STATE_TYPE = 'mp-oauth-state+jwt';
+const OAUTH_STATE_TTL_SECONDS = 600;
+const SESSION_BODY_LIMIT = 16 * 1024;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+
+export interface AppBackendOptions {
+  /** The app's Client ID and Client Secret (Developer Console). */
+  clientId: string;
+  clientSecret: string;
+  /** The marketplace's `{site_url}`; also the expected `iss` of context tokens. */
+  siteUrl: string;
+  /** `{base_url}`; default `${siteUrl}/api/v1`. */
+  apiBaseUrl?: string;
+  /** Token endpoint path (default `/api/oauth/token`) or absolute URL. */
+  tokenPath?: string;
+  /** A `test_` or `live_` key: entitlements are loaded by `user_id` with it. */
+  apiKey: string;
+  /** Signs the app's session tokens and OAuth state cookie; ≥ 32 characters, not the Client Secret. */
+  sessionSecret: string;
+  /** Lifetime of app sessions, at most (and by default) 900 s. */
+  sessionTtlSeconds?: number;
+  /** Webhook secret; or `webhookSecrets` with several during a rotation. */
+  webhookSecret?: string;
+  webhookSecrets?: readonly string[];
+  /** Default 300 s. */
+  webhookToleranceSeconds?: number;
+  /** Dashboard origins allowed to embed the app (checked against `mp_host` and the token's `host`). */
+  hostOrigins: readonly string[];
+  /** Default `/api/marketplace`. */
+  basePath?: string;
+  /** The app's public origin, e.g. `https://app.example` (default: the request's origin). Set it behind a proxy. */
+  publicOrigin?: string;
+  /** Default `${publicOrigin}${basePath}/oauth/callback`; must be registered in the Developer Console. */
+  redirectUri?: string;
+  /** Default `identity:read`. */
+  scope?: string;
+  /** Called for every verified, non-duplicate webhook delivery; throw to have it retried. */
+  onEvent?(delivery: WebhookDelivery): void | Promise<void>;
+  /** Told of unexpected errors (500 answers) so you can log them. */
+  onError?(error: unknown, request: Request): void;
+  /** Extra origins allowed to call these routes from the browser (CORS); none by default. */
+  corsOrigins?: readonly string[];
+  fetch?: typeof fetch;
+  /** Marketplace request timeout (default 10 000 ms). */
+  timeoutMs?: number;
+  /** Entitlement cache lifetime (default 30 000 ms). */
+  entitlementTtlMs?: number;
+  /** Replace the in-memory webhook replay guard (several processes). */
+  replayGuard?: WebhookReplayGuard;
+  /** Replace the in-memory context-token `jti` cache (several processes). */
+  contextReplayCache?: ContextTokenReplayCache;
+  /** Use this client instead of creating one. */
+  client?: MarketplaceClient;
+  /** Injected clock (tests). */
+  clock?: Clock;
+}
+
+export interface AppBackend {
+  /** Serves the kit's routes under `basePath`. */
+  (request: Request): Promise<Response>;
+  /**
+   * The session of a request: `Authorization: Bearer <session token>`, or the session cookie
+   * of the OAuth sign-in. Throws a `SessionError` (status 401) otherwise.
+   */
+  requireSession(request: Request): Promise<AppSession>;
+  /**
+   * The session and entitlement of a request, when the entitlement grants `requirement`.
+   * Throws 401 without a session and `AccessDeniedError` (403 `ERR_ACCESS_DENIED`) without access.
+   */
+  requireEntitlement(request: Request, requirement?: AccessRequirement): Promise<{ session: AppSession; entitlement: Entitlement | null }>;
+  /** The marketplace client the backend uses. */
+  readonly client: MarketplaceClient;
+  readonly basePath: string;
+}
+
+const SessionRequestBody = z.object({ context: z.string().check(z.minLength(1)), host: z.string().check(z.minLength(1)) });
+const OAuthStateClaims = z.object({ state: z.string(), verifier: z.string(), return_to: z.string(), redirect_uri: z.string() });
+
+/**
+ * Creates the app backend. Mount it under `basePath` with `toNodeHandler`, `toExpressMiddleware`
+ * or any framework that speaks `Request`/`Response`.
+ *
+ * @example
+ * const backend = createAppBackend({
+ *   clientId, clientSecret, siteUrl: 'https://marketplace.example', apiKey: process.env.MP_API_KEY!,
+ *   sessionSecret: process.env.SESSION_SECRET!, webhookSecret: process.env.MP_WEBHOOK_SECRET!,
+ *   hostOrigins: ['https://dashboard.marketplace.example'],
+ *   onEvent: (delivery) => console.log(delivery.event),
+ * });
+ * http.createServer(toNodeHandler(backend)).listen(3000);
+ */
+export function createAppBackend(options: AppBackendOptions): AppBackend {
+  const config = readConfig(options);
+  const clock = options.clock ?? systemClock;
+  const client =
+    options.client ??
+    createMarketplaceClient({
+      siteUrl: config.siteUrl,
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      apiKey: options.apiKey,
+      clock,
+      ...(options.apiBaseUrl === undefined ? {} : { apiBaseUrl: options.apiBaseUrl }),
+      ...(options.tokenPath === undefined ? {} : { tokenPath: options.tokenPath }),
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.entitlementTtlMs === undefined ? {} : { entitlementTtlMs: options.entitlementTtlMs }),
+    });
+  const replayGuard = options.replayGuard ?? createMemoryReplayGuard();
+  const contextReplayCache = options.contextReplayCache ?? createMemoryReplayCache();
+  const stateKey = new Uint8Array(hkdfSync('sha256', options.sessionSecret, 'marketplace-app-kit', 'oauth-state-cookie', 32));
+  const { basePath } = config;
+
+  const publicOriginOf = (request: Request) => config.publicOrigin ?? new URL(request.url).origin;
+  const cookieAttributes = (request: Request, path: string, maxAgeSeconds: number) => ({
+    path,
+    maxAgeSeconds,
+    secure: publicOriginOf(request).startsWith('https:'),
+  });
+  const redirectUriOf = (request: Request) => options.redirectUri ?? `${publicOriginOf(request)}${basePath}/oauth/callback`;
+
+  async function requireSession(request: Request): Promise<AppSession> {
+    const authorization = request.headers.get('authorization')?.trim() ?? '';
+    if (authorization !== '') {
+      const match = /^Bearer +([^\s]+)$/i.exec(authorization);
+      if (!match) throw sessionError('ERR_SESSION_INVALID', 'The Authorization header must be "Bearer <session token>"');
+      return verifySessionToken(match[1]!, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });
+    }
+    const cookie = readCookie(request.headers.get('cookie'), SESSION_COOKIE);
+    if (!cookie) throw sessionError('ERR_SESSION_MISSING', 'No session: send "Authorization: Bearer <session token>" or sign in');
+    // A cookie rides along on requests other sites make; for anything that changes state, the
+    // browser's Origin header must name this app or a CORS origin (SameSite=Lax alone still
+    // trusts sibling sites).
+    const origin = request.headers.get('origin');
+    if (!SAFE_METHODS.has(request.method) && origin !== publicOriginOf(request) && !(origin !== null && config.corsOrigins.has(origin))) {
+      throw sessionError('ERR_SESSION_INVALID', 'A cookie session accepts state-changing requests only from the app’s own origin');
+    }
+    return verifySessionToken(cookie, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });
+  }
+
+  async function requireEntitlement(request: Request, requirement: AccessRequirement = {}) {
+    const session = await requireSession(request);
+    const entitlement = await client.entitlements({ userId: session.userId });
+    assertAccess(entitlement, requirement, clock.now());
+    return { session, entitlement };
+  }
+
+  function sessionAnswer(session: { token: string; expiresAt: number }, user: Profile, entitlement: Entitlement | null, host: string | null): Response {
+    const body: SessionResponse = {
+      session: { token: session.token, expires_at: new Date(session.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z') },
+      user,
+      entitlement,
+      host,
+    };
+    return jsonResponse(body);
+  }
+
+  async function mint(user: Profile, appId: string | null, host: string | null) {
+    return signSessionToken({
+      secret: options.sessionSecret,
+      audience: options.clientId,
+      user,
+      appId,
+      host,
+      now: clock.now(),
+      ...(options.sessionTtlSeconds === undefined ? {} : { ttlSeconds: options.sessionTtlSeconds }),
+    });
+  }
+
+  /** POST /session: context token → app session (DESIGN B). */
+  async function postSession(request: Request): Promise<Response> {
+    const bytes = await readBodyBytes(request, SESSION_BODY_LIMIT);
+    let value: unknown;
+    try {
+      value = JSON.parse(new TextDecoder().decode(bytes));
+    } catch (error) {
+      throw new MarketplaceKitError('ERR_INVALID_INPUT', 'Expected a JSON body {"context": "<mp_context>", "host": "<mp_host>"}', { status: 400, cause: error });
+    }
+    const parsed = SessionRequestBody.safeParse(value);
+    if (!parsed.success) {
+      throw new MarketplaceKitError('ERR_INVALID_INPUT', 'Expected a JSON body {"context": "<mp_context>", "host": "<mp_host>"}', { status: 400 });
+    }
+    const { context, host } = parsed.data;
+    if (!config.hostOrigins.has(host)) {
+      throw new MarketplaceKitError('ERR_CONTEXT_TOKEN_HOST', 'mp_host is not one of the dashboard origins this backend accepts', { status: 401 });
+    }
+    const claims = await verifyContextToken(context, {
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      issuer: config.siteUrl,
+      host,
+      now: clock.now(),
+      replayCache: contextReplayCache,
+    });
+    const user: Profile = { id: claims.sub, email: claims.email, name: claims.name, avatar_url: claims.avatar_url };
+    const entitlement = await client.entitlements({ userId: user.id });
+    const session = await mint(user, claims.app_id, claims.host);
+    return sessionAnswer(session, user, entitlement, claims.host);
+  }
+
+  /** GET /session: the current session, with the cached (or, with ?refresh=1, reloaded) entitlement. */
+  async function getSession(request: Request, url: URL): Promise<Response> {
+    const session = await requireSession(request);
+    const fresh = url.searchParams.get('refresh') === '1';
+    const entitlement = await client.entitlements({ userId: session.userId, fresh });
+    return sessionAnswer(session, session.user, entitlement, session.host);
+  }
+
+  function deleteSession(request: Request): Response {
+    const response = new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
+    response.headers.append('set-cookie', serializeCookie(SESSION_COOKIE, '', cookieAttributes(request, '/', 0)));
+    return response;
+  }
+
+  /** GET /oauth/start: state + PKCE in a signed cookie, then off to the authorization page. */
+  async function oauthStart(request: Request, url: URL): Promise<Response> {
+    const returnTo = safeReturnTo(url.searchParams.get('return_to'), publicOriginOf(request));
+    const redirectUri = redirectUriOf(request);
+    const authorization = buildAuthorizationUrl({ siteUrl: config.siteUrl, clientId: options.clientId, redirectUri, scope: options.scope ?? DEFAULT_SCOPE });
+    const iat = Math.floor(clock.now() / 1000);
+    const cookie = await new SignJWT({
+      state: authorization.state,
+      verifier: authorization.codeVerifier,
+      return_to: returnTo,
+      redirect_uri: redirectUri,
+    })
+      .setProtectedHeader({ alg: 'HS256', typ: OAUTH_STATE_TYPE })
+      .setAudience(options.clientId)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + OAUTH_STATE_TTL_SECONDS)
+      .sign(stateKey);
+    const response = redirect(authorization.url);
+    response.headers.append('set-cookie', serializeCookie(OAUTH_STATE_COOKIE, cookie, cookieAttributes(request, `${basePath}/oauth`, OAUTH_STATE_TTL_SECONDS)));
+    return response;
+  }
+
+  /** GET /oauth/callback: check state, exchange the code, sign the user in with a cookie. */
+  async function oauthCallback(request: Request, url: URL): Promise<Response> {
+    const flow = await readStateCookie(request);
+    const state = url.searchParams.get('state') ?? '';
+    if (!sameString(state, flow.state)) {
+      throw new MarketplaceKitError('ERR_OAUTH_STATE', 'The OAuth state does not match this browser’s sign-in; start again', { status: 400 });
+    }
+    const clearState = serializeCookie(OAUTH_STATE_COOKIE, '', cookieAttributes(request, `${basePath}/oauth`, 0));
+    const back = (error?: string) => {
+      // Checked again although the cookie is signed: the redirect must never leave the origin.
+      const target = new URL(safeReturnTo(flow.return_to, publicOriginOf(request)), publicOriginOf(request));
+      if (error) target.searchParams.set(OAUTH_ERROR_PARAM, error);
+      const response = redirect(`${target.pathname}${target.search}${target.hash}`);
+      response.headers.append('set-cookie', clearState);
+      return response;
+    };
+    const denied = url.searchParams.get('error');
+    if (denied !== null) return back(/^[\w.-]{1,64}$/.test(denied) ? denied : 'access_denied');
+    const code = url.searchParams.get('code');
+    if (!code) return back('invalid_request');
+
+    let user: Profile;
+    let entitlement: Entitlement | null;
+    try {
+      const tokens = await client.exchangeCode({ code, redirectUri: flow.redirect_uri, codeVerifier: flow.verifier });
+      user = await client.whoami({ accessToken: tokens.accessToken });
+      entitlement = await client.entitlements({ accessToken: tokens.accessToken });
+    } catch (error) {
+      report(error, request);
+      return back(isKitError(error) ? error.code : 'ERR_INTERNAL');
+    }
+    const session = await mint(user, entitlement?.app_id ?? null, null);
+    const response = back();
+    const maxAge = Math.floor((session.expiresAt - clock.now()) / 1000);
+    response.headers.append('set-cookie', serializeCookie(SESSION_COOKIE, session.token, cookieAttributes(request, '/', maxAge)));
+    return response;
+  }
+
+  async function readStateCookie(request: Request): Promise<z.infer<typeof OAuthStateClaims>> {
+    const cookie = readCookie(request.headers.get('cookie'), OAUTH_STATE_COOKIE);
+    const stateError = (message: string, cause?: unknown) => new MarketplaceKitError('ERR_OAUTH_STATE', message, { status: 400, cause });
+    if (!cookie) throw stateError('The OAuth state cookie is missing (expired, blocked, or the sign-in started elsewhere); start again');
+    try {
+      const { payload } = await jwtVerify(cookie, stateKey, {
+        algorithms: ['HS256'],
+        typ: OAUTH_STATE_TYPE,
+        audience: options.clientId,
+        currentDate: new Date(clock.now()),
+      });
+      return parseState(payload);
+    } catch (error) {
+      throw stateError('The OAuth state cookie is invalid or expired; start again', error);
+    }
+  }
+
+  /** POST /webhooks: verify, invalidate the user's entitlement, hand to onEvent, then record. */
+  async function postWebhook(request: Request): Promise<Response> {
+    const secrets = options.webhookSecrets ?? (options.webhookSecret === undefined ? [] : [options.webhookSecret]);
+    const bytes = await readBodyBytes(request, WEBHOOK_BODY_LIMIT);
+    let received;
+    try {
+      received = await receiveWebhook(bytes, request.headers.get(SIGNATURE_HEADER), {
+        secrets,
+        now: clock.now(),
+        replayGuard,
+        ...(options.webhookToleranceSeconds === undefined ? {} : { toleranceSeconds: options.webhookToleranceSeconds }),
+      });
+    } catch (error) {
+      if (isKitError(error, 'ERR_WEBHOOK_DUPLICATE')) return jsonResponse({ received: true, duplicate: true });
+      throw error;
+    }
+    const { delivery } = received;
+    const userId = delivery.data.user_id;
+    if (typeof userId === 'string') client.invalidate(userId);
+    try {
+      await options.onEvent?.(delivery);
+    } catch (error) {
+      report(error, request);
+      // Not recorded: the marketplace retries, and the retry is handled again.
+      throw new MarketplaceKitError('ERR_WEBHOOK_HANDLER_FAILED', `The app failed to handle the ${delivery.event} delivery`, { status: 500, cause: error });
+    }
+    await received.markHandled();
+    return jsonResponse({ received: true, event: delivery.event });
+  }
+
+  function report(error: unknown, request: Request): void {
+    try {
+      options.onError?.(error, request);
+    } catch {
+      // A failing logger must not change the answer.
+    }
+  }
+
+  type Route = (request: Request, url: URL) => Promise<Response> | Response;
+  const routes: Record<string, Partial<Record<string, Route>>> = {
+    '/session': { POST: postSession, GET: getSession, DELETE: deleteSession },
+    '/oauth/start': { GET: oauthStart },
+    '/oauth/callback': { GET: oauthCallback },
+    '/webhooks': { POST: postWebhook },
+  };
+
+  const backend = async function handle(request: Request): Promise<Response> {
+    let response: Response;
+    try {
+      response = await route(request);
+    } catch (error) {
+      if (!isKitError(error) || (error.status ?? 500) >= 500) report(error, request);
+      response = toErrorResponse(error);
+    }
+    return withCors(request, response, config.corsOrigins);
+  } as AppBackend;
+
+  async function route(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const path = url.pathname === basePath ? '/' : url.pathname.startsWith(`${basePath}/`) ? url.pathname.slice(basePath.length) : null;
+    if (path === null) throw new MarketplaceKitError('ERR_NOT_FOUND', `${url.pathname} is outside ${basePath || '/'}`, { status: 404 });
+    const methods = routes[path.replace(/\/+$/, '') || '/'];
+    if (!methods) throw new MarketplaceKitError('ERR_NOT_FOUND', `No route ${request.method} ${url.pathname}`, { status: 404 });
+    if (request.method === 'OPTIONS' && config.corsOrigins.size > 0) return new Response(null, { status: 204 });
+    const handler = methods[request.method];
+    if (!handler) {
+      const response = toErrorResponse(
+        new MarketplaceKitError('ERR_METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}`, { status: 405 }),
+      );
+      response.headers.set('allow', Object.keys(methods).join(', '));
+      return response;
+    }
+    return handler(request, url);
+  }
+
+  Object.defineProperties(backend, {
+    requireSession: { value: requireSession, enumerable: true },
+    requireEntitlement: { value: requireEntitlement, enumerable: true },
+    client: { value: client, enumerable: true },
+    basePath: { value: basePath, enumerable: true },
+  });
+  return backend;
+}
+
+interface BackendConfig {
+  siteUrl: string;
+  basePath: string;
+  publicOrigin: string | undefined;
+  hostOrigins: ReadonlySet<string>;
+  corsOrigins: ReadonlySet<string>;
+}
+
+function readConfig(options: AppBackendOptions): BackendConfig {
+  const configError = (message: string) => new MarketplaceKitError('ERR_CONFIG', `createAppBackend: ${message}`, { status: 500 });
+  for (const name of ['clientId', 'clientSecret', 'siteUrl', 'apiKey'] as const) {
+    if (typeof options[name] !== 'string' || options[name] === '') throw configError(`${name} is required`);
+  }
+  assertSessionSecret(options.sessionSecret);
+  if (options.sessionSecret === options.clientSecret) {
+    throw configError('sessionSecret must differ from clientSecret, so that session and context tokens never cross');
+  }
+  if (options.sessionTtlSeconds !== undefined && !(options.sessionTtlSeconds > 0 && options.sessionTtlSeconds <= MAX_SESSION_TTL_SECONDS)) {
+    throw configError(`sessionTtlSeconds must be between 1 and ${MAX_SESSION_TTL_SECONDS}`);
+  }
+  const origins = (list: readonly string[] | undefined, name: string) => {
+    const set = new Set<string>();
+    for (const value of list ?? []) {
+      const origin = originOf(value);
+      if (origin === null) throw configError(`${name} must list origins like https://dashboard.example, got ${JSON.stringify(value)}`);
+      set.add(origin);
+    }
+    return set;
+  };
+  const hostOrigins = origins(options.hostOrigins, 'hostOrigins');
+  if (hostOrigins.size === 0) throw configError('hostOrigins must list at least one dashboard origin');
+  let publicOrigin: string | undefined;
+  if (options.publicOrigin !== undefined) {
+    const origin = originOf(options.publicOrigin);
+    if (origin === null) throw configError('publicOrigin must be an origin like https://app.example');
+    publicOrigin = origin;
+  }
+  const basePath = trimSlash(options.basePath ?? DEFAULT_BASE_PATH);
+  if (basePath !== '' && !/^\/[\w\-./~]*$/.test(basePath)) throw configError('basePath must be a path like /api/marketplace');
+  return {
+    siteUrl: trimSlash(options.siteUrl),
+    basePath,
+    publicOrigin,
+    hostOrigins,
+    corsOrigins: origins(options.corsOrigins, 'corsOrigins'),
+  };
+}
+
+/** `https://a.example` for an http(s) origin (a trailing slash is tolerated); null otherwise. */
+export function originOf(value: string): string | null {
+  if (typeof value !== 'string' || !/^https?:\/\/[^/?#\s]+\/?$/i.test(value)) return null;
+  try {
+    return new URL(value).origin;
+  } catch {
+    return null;
+  }
+}
+
+function redirect(location: string): Response {
+  return new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store' } });
+}
+
+function sameString(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+function parseState(payload: unknown): z.infer<typeof OAuthStateClaims> {
+  const parsed = OAuthStateClaims.safeParse(payload);
+  if (!parsed.success) throw parsed.error;
+  return parsed.data;
+}
+
+function withCors(request: Request, response: Response, allowed: ReadonlySet<string>): Response {
+  const origin = request.headers.get('origin');
+  if (origin === null || !allowed.has(origin)) return response;
+  const headers = new Headers(response.headers);
+  headers.set('access-control-allow-origin', origin);
+  headers.set('access-control-allow-credentials', 'true');
+  headers.append('vary', 'Origin');
+  if (request.method === 'OPTIONS') {
+    headers.set('access-control-allow-methods', 'GET, POST, DELETE');
+    headers.set('access-control-allow-headers', 'authorization, content-type');
+    headers.set('access-control-max-age', '600');
+  }
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}

@@ -1,0 +1,301 @@
+/**
+ * The marketplace API client (seed §4, §5, §8; DESIGN C): OAuth code exchange and refresh,
+ * `/whoami` and `/entitlements` with a user's token or with an API key, client-side pacing under
+ * the key's rate limit, Retry-After, timeouts and a short per-user entitlement cache.
+ */
+import { AnyEntitlement, Profile, type Entitlement } from '../shared/schemas.js';
+import { MarketplaceKitError } from '../shared/errors.js';
+import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { answerError, readJsonAnswer, send, type Answer, type Transport } from './lib/http.js';
+import { Pacer } from './lib/pacer.js';
+import {
+  buildAuthorizationUrl,
+  buildTokenRequest,
+  processTokenAnswer,
+  trimSlash,
+  type AuthorizationRequest,
+  type TokenGrant,
+  type TokenSet,
+} from './oauth.js';
+
+/** Requests per minute by API key kind (seed §8). */
+export const API_KEY_LIMITS = { test: 100, live: 1000 } as const;
+export type ApiKeyKind = keyof typeof API_KEY_LIMITS;
+
+export interface MarketplaceClientOptions {
+  /** `{site_url}`: host root of the marketplace (authorization page, token endpoint). */
+  siteUrl: string;
+  /** `{base_url}`; default `${siteUrl}/api/v1`. */
+  apiBaseUrl?: string;
+  /** Needed for the OAuth calls. */
+  clientId?: string;
+  clientSecret?: string;
+  /** A `test_` or `live_` key; needed to call the API by `userId`. */
+  apiKey?: string;
+  /** Token endpoint path under `siteUrl` (default `/api/oauth/token`), or an absolute URL. */
+  tokenPath?: string;
+  fetch?: typeof fetch;
+  /** Per HTTP attempt, body included (default 10 000 ms). Pacing waits are not counted. */
+  timeoutMs?: number;
+  /** How long a user's entitlement stays cached (default 30 000 ms; 0 disables the cache). */
+  entitlementTtlMs?: number;
+  /** Retries after a 429 (default 2). */
+  maxRetries?: number;
+  /** A 429 asking for a longer wait than this fails at once with `ERR_RATE_LIMITED` (default 10 000 ms). */
+  maxRetryWaitMs?: number;
+  /** Override the key kind's limit (requests per `windowMs`, default one minute). */
+  rateLimit?: { limit: number; windowMs?: number };
+  /** Injected clock (tests). */
+  clock?: Clock;
+}
+
+/** Who a call is about: a user's OAuth access token, or a user id with the client's API key. */
+export type UserSelector = ({ accessToken: string; userId?: never } | { userId: string; accessToken?: never }) & {
+  signal?: AbortSignal;
+};
+
+export interface MarketplaceClient {
+  readonly siteUrl: string;
+  readonly apiBaseUrl: string;
+  readonly tokenUrl: string;
+  /** `test` or `live` from the API key's prefix; null without a key. */
+  readonly keyKind: ApiKeyKind | null;
+  /** The authorization page address with fresh `state` and PKCE verifier (seed §4.1). */
+  authorizationUrl(options: { redirectUri: string; scope?: string; state?: string; codeVerifier?: string }): AuthorizationRequest;
+  /** Exchanges an authorization code (seed §4.2). */
+  exchangeCode(options: { code: string; redirectUri: string; codeVerifier?: string; signal?: AbortSignal }): Promise<TokenSet>;
+  /** Renews an access token; concurrent calls with one refresh token share one request. */
+  refresh(refreshToken: string, options?: { signal?: AbortSignal }): Promise<TokenSet>;
+  /** `GET {base_url}/whoami`. */
+  whoami(who: UserSelector): Promise<Profile>;
+  /**
+   * `GET {base_url}/entitlements`: the user's entitlement, or null when the marketplace holds
+   * none (404). Cached per user; `fresh: true` skips the cache.
+   */
+  entitlements(who: UserSelector & { fresh?: boolean }): Promise<Entitlement | null>;
+  /** Drops the user's cached entitlement (and stops an in-flight load from being cached). */
+  invalidate(userId: string): void;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_ENTITLEMENT_TTL_MS = 30_000;
+const MAX_CACHED_USERS = 10_000;
+const BACKOFF_MS = 1_000;
+
+/**
+ * Creates a client for one app. Only what you pass is usable: OAuth calls need the client
+ * credentials, calls by `userId` need an API key.
+ *
+ * @example
+ * const client = createMarketplaceClient({ siteUrl: 'https://marketplace.example', apiKey: process.env.MP_API_KEY });
+ * const entitlement = await client.entitlements({ userId: 'usr_1' });
+ */
+export function createMarketplaceClient(options: MarketplaceClientOptions): MarketplaceClient {
+  const siteUrl = trimSlash(requireUrl(options.siteUrl, 'siteUrl'));
+  const apiBaseUrl = trimSlash(options.apiBaseUrl ? requireUrl(options.apiBaseUrl, 'apiBaseUrl') : `${siteUrl}/api/v1`);
+  const tokenPath = options.tokenPath ?? '/api/oauth/token';
+  const tokenUrl = /^https?:\/\//i.test(tokenPath) ? tokenPath : `${siteUrl}${tokenPath.startsWith('/') ? '' : '/'}${tokenPath}`;
+  const clock = options.clock ?? systemClock;
+  const transport: Transport = {
+    fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    clock,
+  };
+  const keyKind = options.apiKey === undefined ? null : apiKeyKind(options.apiKey);
+  const pacer =
+    keyKind === null
+      ? null
+      : new Pacer(options.rateLimit?.limit ?? API_KEY_LIMITS[keyKind], options.rateLimit?.windowMs ?? 60_000, clock);
+  const maxRetries = options.maxRetries ?? 2;
+  const maxRetryWaitMs = options.maxRetryWaitMs ?? 10_000;
+  const ttlMs = options.entitlementTtlMs ?? DEFAULT_ENTITLEMENT_TTL_MS;
+
+  const credentials = () => {
+    if (!options.clientId || !options.clientSecret) {
+      throw new MarketplaceKitError('ERR_CONFIG', 'createMarketplaceClient needs clientId and clientSecret for OAuth calls');
+    }
+    return { clientId: options.clientId, clientSecret: options.clientSecret };
+  };
+
+  /** One logical call: paced (API key), retried after 429 within limits. */
+  async function call(endpoint: MarketplaceEndpoint, url: string, init: RequestInit, paced: boolean, signal?: AbortSignal): Promise<Answer> {
+    for (let attempt = 0; ; attempt++) {
+      if (paced && pacer) await abortable(endpoint, pacer.acquire(signal), signal);
+      const answer = await send(transport, endpoint, url, init, signal);
+      if (answer.status !== 429) return answer;
+      const now = clock.now();
+      const error = answerError(answer, endpoint, now);
+      const wait = error.retryAfterMs ?? BACKOFF_MS * 2 ** attempt;
+      pacer?.pauseUntil(now + wait);
+      if (attempt >= maxRetries || wait > maxRetryWaitMs) throw error;
+      if (!(paced && pacer)) await abortable(endpoint, clock.sleep(wait, signal), signal);
+    }
+  }
+
+  async function token(grant: TokenGrant, signal?: AbortSignal, previousRefreshToken?: string): Promise<TokenSet> {
+    const request = buildTokenRequest(tokenUrl, credentials(), grant);
+    const answer = await call('token', request.url, request.init, false, signal);
+    return processTokenAnswer(answer, clock.now(), previousRefreshToken);
+  }
+
+  function apiRequest(path: string, who: UserSelector): { url: string; init: RequestInit; paced: boolean } {
+    const url = new URL(`${apiBaseUrl}${path}`);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (typeof who.accessToken === 'string' && who.accessToken !== '') {
+      headers.authorization = `Bearer ${who.accessToken}`;
+      return { url: url.href, init: { method: 'GET', headers }, paced: false };
+    }
+    if (typeof who.userId !== 'string' || who.userId === '') {
+      throw new MarketplaceKitError('ERR_INVALID_INPUT', `Pass { accessToken } or { userId } to ${path.slice(1)}()`);
+    }
+    if (!options.apiKey) {
+      throw new MarketplaceKitError('ERR_CONFIG', `createMarketplaceClient needs an apiKey to call ${path} by userId`);
+    }
+    headers['x-api-key'] = options.apiKey;
+    url.searchParams.set('user_id', who.userId);
+    return { url: url.href, init: { method: 'GET', headers }, paced: true };
+  }
+
+  const refreshes = new Map<string, Promise<TokenSet>>();
+
+  // Entitlement cache: per user, short TTL. `invalidatedAt` remembers invalidations that happen
+  // while loads are in flight, so a load that started before a webhook is never cached after it.
+  const cache = new Map<string, { value: Entitlement | null; expiresAt: number }>();
+  const inflight = new Map<string, Promise<Entitlement | null>>();
+  const invalidatedAt = new Map<string, number>();
+  let tick = 0;
+
+  function invalidate(userId: string): void {
+    cache.delete(userId);
+    inflight.delete(`user:${userId}`);
+    invalidatedAt.set(userId, ++tick);
+  }
+
+  async function loadEntitlement(who: UserSelector): Promise<Entitlement | null> {
+    const started = tick;
+    const request = apiRequest('/entitlements', who);
+    const answer = await call('entitlements', request.url, request.init, request.paced);
+    const value = answer.status === 404 && isApiErrorBody(answer) ? null : toFullEntitlement(readJsonAnswer(answer, 'entitlements', AnyEntitlement, clock.now()));
+    const userId = value?.user_id ?? who.userId;
+    if (ttlMs > 0 && userId !== undefined && (invalidatedAt.get(userId) ?? -1) <= started) {
+      cache.delete(userId);
+      if (cache.size >= MAX_CACHED_USERS) cache.delete(cache.keys().next().value!);
+      cache.set(userId, { value, expiresAt: clock.now() + ttlMs });
+    }
+    return value;
+  }
+
+  return {
+    siteUrl,
+    apiBaseUrl,
+    tokenUrl,
+    keyKind,
+
+    authorizationUrl(authOptions) {
+      return buildAuthorizationUrl({ ...authOptions, siteUrl, clientId: credentials().clientId });
+    },
+
+    exchangeCode({ code, redirectUri, codeVerifier, signal }) {
+      const grant: TokenGrant = {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirectUri,
+        ...(codeVerifier === undefined ? {} : { code_verifier: codeVerifier }),
+      };
+      return token(grant, signal);
+    },
+
+    refresh(refreshToken, refreshOptions = {}) {
+      let shared = refreshes.get(refreshToken);
+      if (!shared) {
+        // Shared by every caller, so no single caller's signal may cancel it.
+        shared = token({ grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, refreshToken).finally(() =>
+          refreshes.delete(refreshToken),
+        );
+        refreshes.set(refreshToken, shared);
+      }
+      return abortable('token', shared, refreshOptions.signal);
+    },
+
+    async whoami(who) {
+      const request = apiRequest('/whoami', who);
+      const answer = await call('whoami', request.url, request.init, request.paced, who.signal);
+      return readJsonAnswer(answer, 'whoami', Profile, clock.now());
+    },
+
+    entitlements(who) {
+      const userId = typeof who.userId === 'string' ? who.userId : undefined;
+      if (userId !== undefined && who.fresh) invalidate(userId);
+      if (userId !== undefined && ttlMs > 0) {
+        const hit = cache.get(userId);
+        if (hit && hit.expiresAt > clock.now()) return Promise.resolve(hit.value);
+      }
+      const key = userId !== undefined ? `user:${userId}` : `token:${who.accessToken ?? ''}`;
+      let shared = inflight.get(key);
+      if (!shared) {
+        // Without the caller's signal: other callers may be waiting on the same load.
+        const { signal: _ignored, fresh: _fresh, ...selector } = who;
+        shared = loadEntitlement(selector as UserSelector).finally(() => {
+          if (inflight.get(key) === shared) inflight.delete(key);
+          if (inflight.size === 0) invalidatedAt.clear();
+        });
+        inflight.set(key, shared);
+      }
+      return abortable('entitlements', shared, who.signal);
+    },
+
+    invalidate,
+  };
+}
+
+/**
+ * The kind of an API key from its prefix (seed §5.3). Anything else is a configuration error.
+ *
+ * @example
+ * apiKeyKind('test_abc'); // 'test'
+ */
+export function apiKeyKind(apiKey: string): ApiKeyKind {
+  if (apiKey.startsWith('test_') && apiKey.length > 5) return 'test';
+  if (apiKey.startsWith('live_') && apiKey.length > 5) return 'live';
+  throw new MarketplaceKitError('ERR_CONFIG', 'An API key must start with test_ or live_ (seed §5.3)');
+}
+
+/** A short-form entitlement counts as active without expiry (DESIGN C); give it that status. */
+function toFullEntitlement(entitlement: AnyEntitlement): Entitlement {
+  return 'status' in entitlement ? entitlement : { ...entitlement, status: 'active' };
+}
+
+function isApiErrorBody(answer: Answer): boolean {
+  try {
+    const value = JSON.parse(answer.text) as { error?: { code?: unknown } };
+    return typeof value?.error?.code === 'string';
+  } catch {
+    return false;
+  }
+}
+
+/** Lets one caller stop waiting on shared work without cancelling it for the others. */
+function abortable<T>(endpoint: MarketplaceEndpoint, work: Promise<T>, signal?: AbortSignal): Promise<T> {
+  const aborted = () => new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted`, { cause: signal?.reason });
+  const guarded = work.catch((error: unknown) => {
+    throw signal?.aborted && !(error instanceof MarketplaceApiError) ? aborted() : error;
+  });
+  if (!signal) return guarded;
+  if (signal.aborted) {
+    guarded.catch(() => undefined); // its outcome no longer matters to this caller
+    return Promise.reject(aborted());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    guarded.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function requireUrl(value: string, name: string): string {
+  if (typeof value !== 'string' || !/^https?:\/\/[^\s]+$/i.test(value)) {
+    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be an http(s) URL`);
+  }
+  return value;
+}

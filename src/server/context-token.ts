@@ -1,0 +1,136 @@
+/**
+ * Context token verification (DESIGN A, B): the marketplace signs an embed context token with
+ * the app's Client Secret; the backend verifies it with jose and every check pinned.
+ */
+import { errors as jose, jwtVerify } from 'jose';
+import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
+import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, ContextTokenClaims } from '../shared/schemas.js';
+import { ExpiringSet } from './lib/expiring-set.js';
+import { trimSlash } from './oauth.js';
+
+/** Clock skew accepted between the marketplace and this server, in seconds (DESIGN B). */
+export const CLOCK_TOLERANCE_SECONDS = 10;
+
+/** A context token that must not be accepted. `status` is 401. */
+export class ContextTokenError extends MarketplaceKitError {
+  override name = 'ContextTokenError';
+}
+
+/** Remembers the `jti` of accepted tokens until they expire. Replace it to share across processes. */
+export interface ContextTokenReplayCache {
+  /** Records `key` until `expiresAt`; returns false when it was already recorded (a replay). */
+  claim(key: string, expiresAt: number, now: number): boolean | Promise<boolean>;
+}
+
+/**
+ * The default `jti` cache: in memory, bounded (oldest dropped first), entries expire with the token.
+ *
+ * @example
+ * const replayCache = createMemoryReplayCache({ maxEntries: 50_000 });
+ * await verifyContextToken(token, { clientId, clientSecret, issuer, replayCache });
+ */
+export function createMemoryReplayCache(options: { maxEntries?: number } = {}): ContextTokenReplayCache {
+  const set = new ExpiringSet(options.maxEntries ?? 10_000);
+  return {
+    claim(key, expiresAt, now) {
+      if (set.has(key, now)) return false;
+      set.add(key, expiresAt);
+      return true;
+    },
+  };
+}
+
+export interface VerifyContextTokenOptions {
+  /** The app's Client ID: the expected `aud`. */
+  clientId: string;
+  /** The app's Client Secret: the HS256 key. */
+  clientSecret: string;
+  /** `{site_url}` of the marketplace: the expected `iss` (a trailing slash is ignored). */
+  issuer: string;
+  /** When given, the `host` claim must equal it (the `mp_host` the browser saw). */
+  host?: string;
+  /** Clock in ms since the epoch, or a Date (tests). */
+  now?: number | Date;
+  /** Default: one process-wide in-memory cache. */
+  replayCache?: ContextTokenReplayCache;
+}
+
+const defaultReplayCache = createMemoryReplayCache();
+
+/**
+ * Verifies an embed context token and returns its claims: HS256 only, `typ` mp-context+jwt,
+ * issuer, audience = Client ID, at most 300 s old (10 s clock tolerance), `exp` ≤ `iat` + 300,
+ * claims as in DESIGN A, `host` when asked, and a `jti` never seen before (checked last, so a
+ * rejected token is not recorded).
+ *
+ * @example
+ * const claims = await verifyContextToken(body.context, { clientId, clientSecret, issuer: siteUrl, host: body.host });
+ * console.log(claims.sub, claims.app_id, claims.email);
+ */
+export async function verifyContextToken(token: string, options: VerifyContextTokenOptions): Promise<ContextTokenClaims> {
+  if (!options.clientSecret || !options.clientId || !options.issuer) {
+    throw new MarketplaceKitError('ERR_CONFIG', 'verifyContextToken needs clientId, clientSecret and issuer', { status: 500 });
+  }
+  if (typeof token !== 'string' || token === '') fail('ERR_CONTEXT_TOKEN_MALFORMED', 'The context token is missing');
+  const now = options.now === undefined ? Date.now() : +options.now;
+
+  let payload: unknown;
+  try {
+    ({ payload } = await jwtVerify(token, new TextEncoder().encode(options.clientSecret), {
+      algorithms: ['HS256'],
+      typ: CONTEXT_TOKEN_TYPE,
+      issuer: trimSlash(options.issuer),
+      audience: options.clientId,
+      maxTokenAge: CONTEXT_TOKEN_MAX_AGE_SECONDS,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      requiredClaims: ['exp', 'iat', 'jti', 'sub'],
+      currentDate: new Date(now),
+    }));
+  } catch (error) {
+    throw fromJose(error);
+  }
+
+  const parsed = ContextTokenClaims.safeParse(payload);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    fail('ERR_CONTEXT_TOKEN_CLAIM', `The context token claim ${issue?.path.join('.') ?? ''} is invalid: ${issue?.message ?? 'invalid'}`);
+  }
+  const claims = parsed.data;
+  if (claims.exp > claims.iat + CONTEXT_TOKEN_MAX_AGE_SECONDS) {
+    fail('ERR_CONTEXT_TOKEN_CLAIM', `The context token lives longer than ${CONTEXT_TOKEN_MAX_AGE_SECONDS} s (exp - iat)`);
+  }
+  if (options.host !== undefined && claims.host !== options.host) {
+    fail('ERR_CONTEXT_TOKEN_HOST', 'The context token was issued for another dashboard origin than mp_host');
+  }
+  const replayCache = options.replayCache ?? defaultReplayCache;
+  const expiresAt = (claims.exp + CLOCK_TOLERANCE_SECONDS) * 1000;
+  const first = await replayCache.claim(`${claims.iss} ${claims.aud} ${claims.jti}`, expiresAt, now);
+  if (!first) fail('ERR_CONTEXT_TOKEN_REPLAYED', 'This context token was already used; ask the dashboard for a fresh one');
+  return claims;
+}
+
+function fail(code: ErrorCode, message: string): never {
+  throw new ContextTokenError(code, message, { status: 401 });
+}
+
+/** jose's error codes, mapped onto the kit's stable ones. */
+function fromJose(error: unknown): ContextTokenError {
+  const code = (error as { code?: unknown } | null)?.code;
+  const reason = error instanceof Error ? error.message : String(error);
+  const make = (kitCode: ErrorCode, message: string) => new ContextTokenError(kitCode, `${message}: ${reason}`, { status: 401, cause: error });
+  if (error instanceof jose.JWTClaimValidationFailed) {
+    return error.claim === 'typ'
+      ? make('ERR_CONTEXT_TOKEN_TYPE', `The token is not a context token (typ must be ${CONTEXT_TOKEN_TYPE})`)
+      : make('ERR_CONTEXT_TOKEN_CLAIM', `The context token claim "${error.claim}" is invalid`);
+  }
+  switch (code) {
+    case 'ERR_JWT_EXPIRED':
+      return make('ERR_CONTEXT_TOKEN_EXPIRED', 'The context token has expired or is too old');
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return make('ERR_CONTEXT_TOKEN_ALGORITHM', 'The context token must be signed with HS256');
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return make('ERR_CONTEXT_TOKEN_SIGNATURE', 'The context token signature is invalid');
+    default:
+      return make('ERR_CONTEXT_TOKEN_MALFORMED', 'The context token is malformed');
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * `marketplace-app-kit/server`: everything an app backend needs to talk to the marketplace and
+ * to serve the kit's browser runtime. Node ≥ 20; nothing here runs in a browser.
+ */
+export { createMarketplaceClient, apiKeyKind, API_KEY_LIMITS } from './client.js';
+export type { MarketplaceClient, MarketplaceClientOptions, UserSelector, ApiKeyKind } from './client.js';
+export { MarketplaceApiError } from './api-error.js';
+export type { MarketplaceEndpoint, MarketplaceApiErrorOptions } from './api-error.js';
+export { buildAuthorizationUrl, buildTokenRequest, processTokenAnswer, pkceChallenge, randomToken, DEFAULT_SCOPE } from './oauth.js';
+export type { TokenSet, AuthorizationUrlOptions, AuthorizationRequest, TokenGrant } from './oauth.js';
+export type { Answer } from './lib/http.js';
+export type { Clock } from './lib/clock.js';
+export {
+  verifyWebhook,
+  receiveWebhook,
+  createMemoryReplayGuard,
+  WebhookVerificationError,
+  SIGNATURE_HEADER,
+  DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+} from './webhooks.js';
+export type { VerifyWebhookOptions, WebhookReplayGuard, ReceivedWebhook, RawBody } from './webhooks.js';
+export { verifyContextToken, createMemoryReplayCache, ContextTokenError, CLOCK_TOLERANCE_SECONDS } from './context-token.js';
+export type { VerifyContextTokenOptions, ContextTokenReplayCache } from './context-token.js';
+export { signSessionToken, verifySessionToken, SessionError, SESSION_TOKEN_TYPE, MAX_SESSION_TTL_SECONDS } from './session.js';
+export type { AppSession, SignSessionOptions } from './session.js';
+export { createAppBackend, DEFAULT_BASE_PATH, SESSION_COOKIE, OAUTH_STATE_COOKIE, OAUTH_ERROR_PARAM } from './backend.js';
+export type { AppBackend, AppBackendOptions } from './backend.js';
+export { toNodeHandler, toExpressMiddleware, frameAncestors, applyFrameAncestors } from './adapters.js';
+export type { FetchHandler, NodeAdapterOptions, ExpressAdapterOptions } from './adapters.js';
+export { toErrorResponse, jsonResponse } from './responses.js';
+export { assertAccess, AccessDeniedError } from './access.js';
+export { signContextToken, signWebhookBody } from './signers.js';
+export type { SignContextTokenOptions } from './signers.js';
+
+export { checkAccess, hasAccess, isOverQuota } from '../shared/access.js';
+export type { AccessRequirement, AccessDecision, AccessReason } from '../shared/access.js';
+export { MarketplaceKitError, isKitError } from '../shared/errors.js';
+export type { ErrorCode, MarketplaceKitErrorOptions } from '../shared/errors.js';
+export { isKnownEvent, parseWebhookDelivery, CONTEXT_TOKEN_TYPE, WEBHOOK_EVENTS, ENTITLEMENT_STATUSES } from '../shared/schemas.js';
+export type {
+  Profile,
+  Entitlement,
+  EntitlementShort,
+  AnyEntitlement,
+  EntitlementStatus,
+  TokenResponse,
+  ContextTokenClaims,
+  SessionResponse,
+  WebhookDelivery,
+  KnownWebhookDelivery,
+  GenericWebhookDelivery,
+  KnownWebhookEvent,
+  Usage,
+} from '../shared/schemas.js';

@@ -1,0 +1,144 @@
+/**
+ * Sending a marketplace request and turning its answer into data or a typed error are separate
+ * steps: `send` only moves bytes (with a timeout), `readJsonAnswer` and `answerError` decide what
+ * the bytes mean. Every failure becomes a `MarketplaceApiError` carrying the HTTP status when one
+ * arrived: RFC 6749 and API error bodies, HTML error pages, empty and truncated bodies alike.
+ */
+import type * as z from 'zod/mini';
+import { ApiErrorBody, OAuthErrorBody } from '../../shared/schemas.js';
+import { MarketplaceApiError, type MarketplaceEndpoint } from '../api-error.js';
+import type { Clock } from './clock.js';
+
+export interface Transport {
+  fetch: typeof fetch;
+  timeoutMs: number;
+  clock: Clock;
+}
+
+/** An answer read completely: status, headers and the body as text. */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/** Sends one request and reads the whole body, all within `timeoutMs`. */
+export async function send(
+  transport: Transport,
+  endpoint: MarketplaceEndpoint,
+  url: string,
+  init: RequestInit,
+  signal?: AbortSignal,
+): Promise<Answer> {
+  if (signal?.aborted) {
+    throw new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted`, { cause: signal.reason });
+  }
+  const timeout = AbortSignal.timeout(transport.timeoutMs);
+  const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  let status: number | undefined;
+  try {
+    const response = await transport.fetch(url, { ...init, signal: combined, redirect: 'manual' });
+    status = response.status;
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, text };
+  } catch (error) {
+    const where = status === undefined ? '' : ` (after HTTP ${status}, while reading the body)`;
+    const options = { ...(status === undefined ? {} : { status }), cause: error };
+    if (timeout.aborted) {
+      throw new MarketplaceApiError('ERR_TIMEOUT', endpoint, `The marketplace ${endpoint} request timed out after ${transport.timeoutMs} ms${where}`, options);
+    }
+    if (signal?.aborted) {
+      throw new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted${where}`, options);
+    }
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new MarketplaceApiError('ERR_NETWORK', endpoint, `The marketplace ${endpoint} request failed${where}: ${reason}`, options);
+  }
+}
+
+/** The JSON of a 2xx answer, validated by `schema`; any other answer throws via `answerError`. */
+export function readJsonAnswer<S extends z.ZodMiniType>(
+  answer: Answer,
+  endpoint: MarketplaceEndpoint,
+  schema: S,
+  now: number,
+): z.infer<S> {
+  if (answer.status < 200 || answer.status > 299) throw answerError(answer, endpoint, now);
+  const invalid = (detail: string, cause?: unknown) =>
+    new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, `The marketplace ${endpoint} answer (HTTP ${answer.status}) ${detail}`, {
+      status: answer.status,
+      cause,
+    });
+  if (answer.text.trim() === '') throw invalid('has an empty body');
+  const parsed = parseJson(answer.text);
+  if (parsed === NOT_JSON) throw invalid(`is not JSON (${describeBody(answer)})`);
+  const result = schema.safeParse(parsed.value);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const at = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+    throw invalid(`does not match its schema${at}: ${issue?.message ?? 'invalid'}`, result.error);
+  }
+  return result.data as z.infer<S>;
+}
+
+/** The typed error for a non-2xx answer. */
+export function answerError(answer: Answer, endpoint: MarketplaceEndpoint, now: number): MarketplaceApiError {
+  const { status } = answer;
+  const parsed = parseJson(answer.text);
+  const value = parsed === NOT_JSON ? undefined : parsed.value;
+  const prefix = `The marketplace ${endpoint} request failed with HTTP ${status}`;
+
+  if (status === 429) {
+    const retryAfterMs = parseRetryAfter(answer.headers.get('retry-after'), now);
+    const after = retryAfterMs === undefined ? '' : `; retry after ${Math.ceil(retryAfterMs / 1000)} s`;
+    return new MarketplaceApiError('ERR_RATE_LIMITED', endpoint, `${prefix}: rate limited${after}`, {
+      status,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    });
+  }
+  const oauth = OAuthErrorBody.safeParse(value);
+  if (oauth.success) {
+    const description = oauth.data.error_description ? `: ${oauth.data.error_description}` : '';
+    return new MarketplaceApiError('ERR_OAUTH', endpoint, `${prefix}: ${oauth.data.error}${description}`, {
+      status,
+      upstreamCode: oauth.data.error,
+    });
+  }
+  const api = ApiErrorBody.safeParse(value);
+  if (api.success) {
+    return new MarketplaceApiError('ERR_HTTP', endpoint, `${prefix}: ${api.data.error.code}: ${api.data.error.message}`, {
+      status,
+      upstreamCode: api.data.error.code,
+    });
+  }
+  return new MarketplaceApiError('ERR_HTTP', endpoint, `${prefix} (${describeBody(answer)})`, { status });
+}
+
+/**
+ * `Retry-After` in milliseconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3). Undefined
+ * when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null, now: number): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+const NOT_JSON = Symbol('not JSON');
+
+function parseJson(text: string): { value: unknown } | typeof NOT_JSON {
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+function describeBody(answer: Answer): string {
+  if (answer.text.trim() === '') return 'empty body';
+  const type = answer.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
+  if (/^\s*</.test(answer.text)) return `an HTML or XML page, ${type}`;
+  if (/json/i.test(type) || /^\s*[[{]/.test(answer.text)) return `unreadable or truncated JSON, ${type}`;
+  return `a non-JSON body, ${type}`;
+}

@@ -1,0 +1,21 @@
+/**
+ * Where to send the browser after the OAuth sign-in: only a place on the app's own origin.
+ * Anything else (`//evil`, `https://evil`, `/\evil`, `javascript:`, control characters) falls
+ * back to `/`, so the callback is never an open redirect.
+ */
+export function safeReturnTo(value: string | null | undefined, publicOrigin: string): string {
+  if (typeof value !== 'string' || value === '' || value.length > 2048) return '/';
+  // Browsers treat `\` as `/` and drop tabs and newlines, which turns `/\evil` into `//evil`.
+  if (/[\u0000-\u001f\u007f\\]/.test(value)) return '/';
+  const relative = value.startsWith('/');
+  if (relative && value.startsWith('//')) return '/';
+  if (!relative && !/^https?:\/\//i.test(value)) return '/';
+  let url: URL;
+  try {
+    url = new URL(value, publicOrigin);
+  } catch {
+    return '/';
+  }
+  if (url.origin !== publicOrigin) return '/';
+  return `${url.pathname}${url.search}${url.hash}`;
+}

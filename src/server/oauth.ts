@@ -1,0 +1,139 @@
+/**
+ * OAuth 2.0 Authorization Code flow against the marketplace (seed §4.1, §4.2; DESIGN B, C),
+ * with `state` and PKCE S256. Building a request and processing its answer are separate steps,
+ * so the same code serves `createMarketplaceClient` and anyone bringing their own transport.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { TokenResponse } from '../shared/schemas.js';
+import { readJsonAnswer, type Answer } from './lib/http.js';
+
+/** Scope of the seed's only documented permission. */
+export const DEFAULT_SCOPE = 'identity:read';
+
+/** A token answer with `expires_in` turned into an absolute time. */
+export interface TokenSet {
+  accessToken: string;
+  tokenType: 'Bearer';
+  /** When the access token expires, in milliseconds since the epoch. */
+  expiresAt: number;
+  /** The answer's `expires_in`, in seconds (DESIGN C). */
+  expiresIn: number;
+  /** Absent only when neither this answer nor the refreshed token set had one. */
+  refreshToken?: string;
+  scope?: string;
+}
+
+export interface AuthorizationUrlOptions {
+  /** `{site_url}` of the marketplace. */
+  siteUrl: string;
+  clientId: string;
+  /** Must be one of the app's registered Redirect URIs. */
+  redirectUri: string;
+  /** Default `identity:read`. */
+  scope?: string;
+  /** Random if omitted. Compare it with the callback's `state` (see `createAppBackend`). */
+  state?: string;
+  /** Random if omitted. Keep it server-side until the code exchange. */
+  codeVerifier?: string;
+}
+
+export interface AuthorizationRequest {
+  /** Where to send the browser: `{site_url}/oauth/authorize?…`. */
+  url: string;
+  state: string;
+  codeVerifier: string;
+}
+
+/**
+ * Builds the authorization page address (seed §4.1) with `state` and a PKCE S256 challenge.
+ *
+ * @example
+ * const { url, state, codeVerifier } = buildAuthorizationUrl({ siteUrl, clientId, redirectUri });
+ * // keep state + codeVerifier (e.g. in a signed HttpOnly cookie), then redirect to url
+ */
+export function buildAuthorizationUrl(options: AuthorizationUrlOptions): AuthorizationRequest {
+  const state = options.state ?? randomToken();
+  const codeVerifier = options.codeVerifier ?? randomToken();
+  const url = new URL(`${trimSlash(options.siteUrl)}/oauth/authorize`);
+  url.searchParams.set('client_id', options.clientId);
+  url.searchParams.set('redirect_uri', options.redirectUri);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('scope', options.scope ?? DEFAULT_SCOPE);
+  url.searchParams.set('state', state);
+  url.searchParams.set('code_challenge', pkceChallenge(codeVerifier));
+  url.searchParams.set('code_challenge_method', 'S256');
+  return { url: url.href, state, codeVerifier };
+}
+
+/**
+ * The PKCE S256 challenge of a verifier: base64url(SHA-256(verifier)) (RFC 7636 §4.2).
+ *
+ * @example
+ * pkceChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'); // 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
+ */
+export function pkceChallenge(codeVerifier: string): string {
+  return createHash('sha256').update(codeVerifier).digest('base64url');
+}
+
+/**
+ * 32 random bytes, base64url: a `state`, a PKCE verifier (43 characters, RFC 7636 §4.1).
+ *
+ * @example
+ * const state = randomToken();
+ */
+export function randomToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** The body of a token request (seed §4.2 for codes, DESIGN C for refresh). */
+export type TokenGrant =
+  | { grant_type: 'authorization_code'; code: string; redirect_uri: string; code_verifier?: string }
+  | { grant_type: 'refresh_token'; refresh_token: string };
+
+/**
+ * Builds a token endpoint request: JSON body with the client credentials (seed §4.2).
+ *
+ * @example
+ * const { url, init } = buildTokenRequest(`${siteUrl}/api/oauth/token`, { clientId, clientSecret }, { grant_type: 'refresh_token', refresh_token });
+ * const answer = await fetch(url, init);
+ */
+export function buildTokenRequest(
+  tokenUrl: string,
+  credentials: { clientId: string; clientSecret: string },
+  grant: TokenGrant,
+): { url: string; init: RequestInit } {
+  const body = { ...grant, client_id: credentials.clientId, client_secret: credentials.clientSecret };
+  return {
+    url: tokenUrl,
+    init: {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+    },
+  };
+}
+
+/**
+ * Validates a token endpoint answer and turns it into a `TokenSet`. `previousRefreshToken` is
+ * kept when a refresh answer carries no new one (DESIGN C).
+ *
+ * @example
+ * const answer = { status: response.status, headers: response.headers, text: await response.text() };
+ * const tokens = processTokenAnswer(answer, Date.now());
+ */
+export function processTokenAnswer(answer: Answer, now: number, previousRefreshToken?: string): TokenSet {
+  const body = readJsonAnswer(answer, 'token', TokenResponse, now);
+  const refreshToken = body.refresh_token ?? previousRefreshToken;
+  return {
+    accessToken: body.access_token,
+    tokenType: 'Bearer',
+    expiresIn: body.expires_in,
+    expiresAt: now + body.expires_in * 1000,
+    ...(refreshToken === undefined ? {} : { refreshToken }),
+    ...(body.scope === undefined ? {} : { scope: body.scope }),
+  };
+}
+
+export function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}

@@ -1,0 +1,52 @@
+/**
+ * The one place where errors become HTTP answers (like Hono's `HTTPException#getResponse()`),
+ * and the JSON answer helper the handlers share.
+ */
+import { MarketplaceKitError, isKitError } from '../shared/errors.js';
+import { MarketplaceApiError } from './api-error.js';
+
+const NO_STORE = { 'cache-control': 'no-store' } as const;
+
+/**
+ * A JSON answer that no cache keeps.
+ *
+ * @example
+ * return jsonResponse({ notes }, { status: 201 });
+ */
+export function jsonResponse(body: unknown, init: { status?: number; headers?: HeadersInit } = {}): Response {
+  const headers = new Headers(init.headers);
+  headers.set('content-type', 'application/json; charset=utf-8');
+  for (const [name, value] of Object.entries(NO_STORE)) headers.set(name, value);
+  return new Response(JSON.stringify(body), { status: init.status ?? 200, headers });
+}
+
+/**
+ * Turns any thrown value into the kit's error answer `{"error":{"code","message"}}`:
+ * - kit errors answer with their own `status` (401 for sessions and context tokens, 403 for
+ *   access, 400 for bad input, …);
+ * - failures of the marketplace itself answer 502, 503 (rate limited, with `Retry-After`) or
+ *   504 (timeout), never the upstream status, which would misdescribe this server;
+ * - anything else is a 500 `ERR_INTERNAL` that reveals nothing.
+ *
+ * @example
+ * try {
+ *   const { session } = await backend.requireEntitlement(request, { feature: 'export' });
+ *   return exportFor(session.userId);
+ * } catch (error) {
+ *   return toErrorResponse(error);
+ * }
+ */
+export function toErrorResponse(error: unknown): Response {
+  if (!isKitError(error)) {
+    return jsonResponse(new MarketplaceKitError('ERR_INTERNAL', 'Internal error').toJSON(), { status: 500 });
+  }
+  const headers = new Headers();
+  let status = error.status ?? 500;
+  if (error instanceof MarketplaceApiError) {
+    status = error.code === 'ERR_TIMEOUT' ? 504 : error.code === 'ERR_RATE_LIMITED' ? 503 : 502;
+    if (error.retryAfterMs !== undefined) headers.set('retry-after', String(Math.ceil(error.retryAfterMs / 1000)));
+  }
+  if (status < 400 || status > 599) status = 500;
+  if (status === 401 && error.code.startsWith('ERR_SESSION')) headers.set('www-authenticate', 'Bearer');
+  return jsonResponse(error.toJSON(), { status, headers });
+}

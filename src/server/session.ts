@@ -1,0 +1,138 @@
+/**
+ * The app's own session tokens (DESIGN B): JWTs signed with the app's session secret, their own
+ * `typ` so that a context token is never accepted as a session and the other way round, at most
+ * 15 minutes, carrying the profile so that reading the session needs no `/whoami` call.
+ */
+import { errors as jose, jwtVerify, SignJWT } from 'jose';
+import * as z from 'zod/mini';
+import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
+import { AppId, Profile } from '../shared/schemas.js';
+import { randomToken } from './oauth.js';
+
+export const SESSION_TOKEN_TYPE = 'mp-session+jwt';
+/** Upper bound of an app session's lifetime (DESIGN B). */
+export const MAX_SESSION_TTL_SECONDS = 900;
+/** Minimum length of `sessionSecret`: 32 characters, as HS256 needs a 256-bit key. */
+export const MIN_SESSION_SECRET_LENGTH = 32;
+
+/** A verified app session. */
+export interface AppSession {
+  user: Profile;
+  userId: string;
+  /** The app id from the context token, or from the entitlement after an OAuth sign-in; null if unknown. */
+  appId: string | null;
+  /** The dashboard origin for embedded sessions; null for sessions from the OAuth sign-in. */
+  host: string | null;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+  /** The session token itself. */
+  token: string;
+}
+
+/** A session token or cookie that must not be accepted. `status` is 401. */
+export class SessionError extends MarketplaceKitError {
+  override name = 'SessionError';
+}
+
+const SessionClaims = z.object({
+  sub: Profile.shape.id,
+  email: Profile.shape.email,
+  name: Profile.shape.name,
+  avatar_url: Profile.shape.avatar_url,
+  app_id: z.nullable(AppId),
+  host: z.nullable(z.string()),
+  exp: z.number(),
+});
+
+export interface SignSessionOptions {
+  /** The app's session secret (≥ 32 characters). */
+  secret: string;
+  /** The app's Client ID: the token's `aud`, so one secret shared by two apps cannot mix sessions. */
+  audience: string;
+  user: Profile;
+  appId: string | null;
+  host: string | null;
+  /** Lifetime, at most 900 s (default 900). */
+  ttlSeconds?: number;
+  /** Clock in ms since the epoch. */
+  now: number;
+}
+
+/**
+ * Mints an app session token.
+ *
+ * @example
+ * const { token, expiresAt } = await signSessionToken({ secret, audience: clientId, user, appId: 'app_1', host: null, now: Date.now() });
+ */
+export async function signSessionToken(options: SignSessionOptions): Promise<{ token: string; expiresAt: number }> {
+  assertSessionSecret(options.secret);
+  const ttl = Math.min(options.ttlSeconds ?? MAX_SESSION_TTL_SECONDS, MAX_SESSION_TTL_SECONDS);
+  if (!(ttl > 0)) throw new MarketplaceKitError('ERR_CONFIG', 'sessionTtlSeconds must be positive', { status: 500 });
+  const iat = Math.floor(options.now / 1000);
+  const exp = iat + Math.floor(ttl);
+  const { user } = options;
+  const token = await new SignJWT({ email: user.email, name: user.name, avatar_url: user.avatar_url, app_id: options.appId, host: options.host })
+    .setProtectedHeader({ alg: 'HS256', typ: SESSION_TOKEN_TYPE })
+    .setSubject(user.id)
+    .setAudience(options.audience)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .setJti(randomToken())
+    .sign(await hmacKey(options.secret));
+  return { token, expiresAt: exp * 1000 };
+}
+
+/**
+ * Verifies an app session token (HS256 pinned, `typ` mp-session+jwt, audience, expiry).
+ *
+ * @example
+ * const session = await verifySessionToken(token, { secret, audience: clientId, now: Date.now() });
+ */
+export async function verifySessionToken(token: string, options: { secret: string; audience: string; now: number }): Promise<AppSession> {
+  let payload: unknown;
+  try {
+    ({ payload } = await jwtVerify(token, await hmacKey(options.secret), {
+      algorithms: ['HS256'],
+      typ: SESSION_TOKEN_TYPE,
+      audience: options.audience,
+      requiredClaims: ['exp', 'sub'],
+      currentDate: new Date(options.now),
+    }));
+  } catch (error) {
+    if (error instanceof jose.JWTExpired) throw sessionError('ERR_SESSION_EXPIRED', 'The session has expired; start a new one', error);
+    throw sessionError('ERR_SESSION_INVALID', 'The session token is invalid', error);
+  }
+  const parsed = SessionClaims.safeParse(payload);
+  if (!parsed.success) throw sessionError('ERR_SESSION_INVALID', 'The session token claims are invalid', parsed.error);
+  const claims = parsed.data;
+  return {
+    user: { id: claims.sub, email: claims.email, name: claims.name, avatar_url: claims.avatar_url },
+    userId: claims.sub,
+    appId: claims.app_id,
+    host: claims.host,
+    expiresAt: claims.exp * 1000,
+    token,
+  };
+}
+
+/** Imported once per secret: importing the key again for every token costs as much as checking it. */
+const keys = new Map<string, Promise<CryptoKey>>();
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    if (keys.size >= 16) keys.clear();
+    key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    keys.set(secret, key);
+  }
+  return key;
+}
+
+export function assertSessionSecret(secret: unknown): asserts secret is string {
+  if (typeof secret !== 'string' || secret.length < MIN_SESSION_SECRET_LENGTH) {
+    throw new MarketplaceKitError('ERR_CONFIG', `sessionSecret must be at least ${MIN_SESSION_SECRET_LENGTH} characters`, { status: 500 });
+  }
+}
+
+export function sessionError(code: ErrorCode, message: string, cause?: unknown): SessionError {
+  return new SessionError(code, message, { status: 401, cause });
+}

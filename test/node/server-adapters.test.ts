@@ -1,0 +1,256 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import express from 'express';
+import {
+  AccessDeniedError,
+  MarketplaceApiError,
+  MarketplaceKitError,
+  applyFrameAncestors,
+  createAppBackend,
+  frameAncestors,
+  signContextToken,
+  signWebhookBody,
+  toErrorResponse,
+  toExpressMiddleware,
+  type AppBackend,
+  type WebhookDelivery,
+} from '../../src/server/index.js';
+import { safeReturnTo } from '../../src/server/lib/return-to.js';
+import { SessionResponse } from '../../src/shared/schemas.js';
+import {
+  API_KEY,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  DASHBOARD,
+  SESSION_SECRET,
+  USER,
+  WEBHOOK_SECRET,
+  startFakeMarketplace,
+  type FakeMarketplace,
+} from '../support/server-http.js';
+
+let market: FakeMarketplace;
+before(async () => {
+  market = await startFakeMarketplace();
+});
+after(() => market.close());
+
+function makeBackend(events: WebhookDelivery[]): AppBackend {
+  return createAppBackend({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    siteUrl: market.siteUrl,
+    apiKey: API_KEY,
+    sessionSecret: SESSION_SECRET,
+    webhookSecret: WEBHOOK_SECRET,
+    hostOrigins: [DASHBOARD],
+    onEvent: (delivery) => {
+      events.push(delivery);
+    },
+  });
+}
+
+async function listen(app: express.Express): Promise<{ origin: string; server: Server }> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+async function close(server: Server) {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+}
+
+const webhook = (origin: string) => {
+  const body = JSON.stringify({ event: 'user.authorized', timestamp: new Date().toISOString(), data: { user_id: 'usr_1', note: 'ünïcödé' } });
+  return fetch(`${origin}/api/marketplace/webhooks`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) },
+  });
+};
+
+const newSession = async (origin: string) => {
+  const context = await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: market.siteUrl, host: DASHBOARD, appId: 'app_1', user: USER });
+  return fetch(`${origin}/api/marketplace/session`, {
+    method: 'POST',
+    body: JSON.stringify({ context, host: DASHBOARD }),
+    headers: { 'content-type': 'application/json' },
+  });
+};
+
+describe('toExpressMiddleware with a real Express app', () => {
+  it('serves the kit routes, passes other paths on, and protects app routes with requireEntitlement', async () => {
+    const events: WebhookDelivery[] = [];
+    const backend = makeBackend(events);
+    const app = express();
+    app.use(toExpressMiddleware(backend));
+    app.get('/api/export', async (req, res) => {
+      const request = new Request(`http://x${req.url}`, { headers: { authorization: req.get('authorization') ?? '' } });
+      try {
+        const { session } = await backend.requireEntitlement(request, { feature: 'export' });
+        res.json({ exported_for: session.userId });
+      } catch (error) {
+        const answer = toErrorResponse(error);
+        res.status(answer.status).json(await answer.json());
+      }
+    });
+    const { origin, server } = await listen(app);
+    try {
+      assert.equal((await webhook(origin)).status, 200);
+      assert.equal(events[0]!.data.note, 'ünïcödé');
+
+      const session = SessionResponse.parse(await (await newSession(origin)).json());
+      const exported = await fetch(`${origin}/api/export`, { headers: { authorization: `Bearer ${session.session.token}` } });
+      assert.deepEqual(await exported.json(), { exported_for: 'usr_1' });
+      const refused = await fetch(`${origin}/api/export`);
+      assert.equal(refused.status, 401);
+      assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'ERR_SESSION_MISSING');
+
+      const elsewhere = await fetch(`${origin}/api/marketplace-other`);
+      assert.equal(elsewhere.status, 404);
+      assert.match(await elsewhere.text(), /Cannot GET/, 'Express answered: the middleware called next()');
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('after express.json(): the session route still works, the webhook route fails with ERR_WEBHOOK_BODY_PARSED', async () => {
+    const events: WebhookDelivery[] = [];
+    const app = express();
+    app.use(express.json());
+    app.use(toExpressMiddleware(makeBackend(events)));
+    const { origin, server } = await listen(app);
+    try {
+      assert.equal((await newSession(origin)).status, 200);
+      const hook = await webhook(origin);
+      assert.equal(hook.status, 500);
+      const { error } = (await hook.json()) as { error: { code: string; message: string } };
+      assert.equal(error.code, 'ERR_WEBHOOK_BODY_PARSED');
+      assert.match(error.message, /express\.json\(\).*raw bytes/s);
+      assert.equal(events.length, 0);
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('after express.raw(): the raw Buffer is verified', async () => {
+    const events: WebhookDelivery[] = [];
+    const app = express();
+    app.use(express.raw({ type: 'application/json' }));
+    app.use(toExpressMiddleware(makeBackend(events)));
+    const { origin, server } = await listen(app);
+    try {
+      assert.equal((await webhook(origin)).status, 200);
+      assert.equal(events.length, 1);
+      assert.equal((await newSession(origin)).status, 200);
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('works mounted on a path prefix (req.url is rewritten, originalUrl is not)', async () => {
+    const events: WebhookDelivery[] = [];
+    const app = express();
+    app.use('/api', toExpressMiddleware(makeBackend(events)));
+    const { origin, server } = await listen(app);
+    try {
+      assert.equal((await webhook(origin)).status, 200);
+    } finally {
+      await close(server);
+    }
+  });
+});
+
+describe('frame-ancestors', () => {
+  it('builds the directive from dashboard origins and refuses anything else', () => {
+    assert.equal(frameAncestors(['https://dashboard.example', 'http://127.0.0.1:4100/']), 'frame-ancestors https://dashboard.example http://127.0.0.1:4100');
+    assert.equal(frameAncestors([]), "frame-ancestors 'none'");
+    assert.throws(() => frameAncestors(['https://a.example; script-src *']), { code: 'ERR_CONFIG' });
+    assert.throws(() => frameAncestors(['*']), { code: 'ERR_CONFIG' });
+    assert.throws(() => frameAncestors(['https://a.example/path']), { code: 'ERR_CONFIG' });
+  });
+
+  it('applies it to a Response, Headers and a node response, keeping other directives', async () => {
+    const response = applyFrameAncestors(new Response('x', { headers: { 'content-security-policy': "default-src 'self'; frame-ancestors *" } }), DASHBOARD);
+    assert.equal(response.headers.get('content-security-policy'), `default-src 'self'; frame-ancestors ${DASHBOARD}`);
+    const headers = applyFrameAncestors(new Headers(), [DASHBOARD]);
+    assert.equal(headers.get('content-security-policy'), `frame-ancestors ${DASHBOARD}`);
+
+    const server = createServer((_req, res) => {
+      res.setHeader('content-security-policy', "img-src 'self'");
+      applyFrameAncestors(res, [DASHBOARD]).end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      assert.equal(answer.headers.get('content-security-policy'), `img-src 'self'; frame-ancestors ${DASHBOARD}`);
+    } finally {
+      await close(server);
+    }
+  });
+});
+
+describe('safeReturnTo', () => {
+  const origin = 'https://app.example';
+  const cases: Array<[string | null, string]> = [
+    ['/notes?x=1#a', '/notes?x=1#a'],
+    ['https://app.example/a', '/a'],
+    [null, '/'],
+    ['', '/'],
+    ['//evil.example', '/'],
+    ['///evil.example', '/'],
+    ['/\\evil.example', '/'],
+    ['\\/evil.example', '/'],
+    ['https://evil.example', '/'],
+    ['https://app.example.evil.example', '/'],
+    ['https://app.example@evil.example', '/'],
+    ['http://app.example/a', '/'],
+    ['javascript:alert(1)', '/'],
+    ['data:text/html,x', '/'],
+    ['/\n/evil.example', '/'],
+    ['notes', '/'],
+    [`/${'a'.repeat(3000)}`, '/'],
+  ];
+  for (const [input, expected] of cases) {
+    it(`${JSON.stringify(input)} → ${expected}`, () => {
+      assert.equal(safeReturnTo(input, origin), expected);
+    });
+  }
+});
+
+describe('toErrorResponse: the one place errors become answers', () => {
+  const read = async (response: Response) => ({ status: response.status, body: (await response.json()) as { error: Record<string, string> } });
+
+  it('answers kit errors with their own status and body', async () => {
+    const { status, body } = await read(toErrorResponse(new MarketplaceKitError('ERR_INVALID_INPUT', 'bad', { status: 400 })));
+    assert.equal(status, 400);
+    assert.deepEqual(body, { error: { code: 'ERR_INVALID_INPUT', message: 'bad' } });
+    const denied = await read(toErrorResponse(new AccessDeniedError('over_quota', 'Access denied: quota')));
+    assert.equal(denied.status, 403);
+    assert.deepEqual(denied.body, { error: { code: 'ERR_ACCESS_DENIED', message: 'Access denied: quota', reason: 'over_quota' } });
+  });
+
+  it('maps marketplace failures to 502/503/504, never the upstream status', async () => {
+    const cases: Array<[MarketplaceApiError, number]> = [
+      [new MarketplaceApiError('ERR_HTTP', 'entitlements', 'down', { status: 401 }), 502],
+      [new MarketplaceApiError('ERR_RESPONSE_INVALID', 'whoami', 'bad', { status: 200 }), 502],
+      [new MarketplaceApiError('ERR_TIMEOUT', 'token', 'slow'), 504],
+      [new MarketplaceApiError('ERR_RATE_LIMITED', 'token', 'later', { status: 429, retryAfterMs: 1500 }), 503],
+    ];
+    for (const [error, status] of cases) {
+      const response = toErrorResponse(error);
+      assert.equal(response.status, status, error.code);
+      assert.equal((await read(response)).body.error!.code, error.code);
+    }
+    assert.equal(toErrorResponse(cases[3]![0]).headers.get('retry-after'), '2');
+  });
+
+  it('reveals nothing about unexpected errors', async () => {
+    const { status, body } = await read(toErrorResponse(new Error('password=hunter2')));
+    assert.equal(status, 500);
+    assert.deepEqual(body, { error: { code: 'ERR_INTERNAL', message: 'Internal error' } });
+  });
+});

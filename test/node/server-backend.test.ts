@@ -1,0 +1,530 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  createAppBackend,
+  OAUTH_STATE_COOKIE,
+  SESSION_COOKIE,
+  signContextToken,
+  signWebhookBody,
+  toNodeHandler,
+  type AppBackend,
+  type AppBackendOptions,
+  type WebhookDelivery,
+} from '../../src/server/index.js';
+import { SessionResponse } from '../../src/shared/schemas.js';
+import {
+  API_KEY,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  DASHBOARD,
+  ENTITLEMENT,
+  NOW,
+  SESSION_SECRET,
+  USER,
+  WEBHOOK_SECRET,
+  createVirtualClock,
+  startFakeMarketplace,
+  type FakeMarketplace,
+} from '../support/server-http.js';
+
+const APP = 'https://app.example';
+const BASE = `${APP}/api/marketplace`;
+
+let market: FakeMarketplace;
+before(async () => {
+  market = await startFakeMarketplace();
+});
+after(() => market.close());
+beforeEach(() => {
+  market.override = null;
+  market.entitlements.set(USER.id, ENTITLEMENT);
+  market.calls.clear();
+});
+
+function backendWith(overrides: Partial<AppBackendOptions> = {}) {
+  const clock = createVirtualClock(NOW);
+  const events: WebhookDelivery[] = [];
+  const backend = createAppBackend({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    siteUrl: market.siteUrl,
+    apiKey: API_KEY,
+    sessionSecret: SESSION_SECRET,
+    webhookSecret: WEBHOOK_SECRET,
+    hostOrigins: [DASHBOARD],
+    publicOrigin: APP,
+    clock,
+    onEvent: (delivery) => {
+      events.push(delivery);
+    },
+    ...overrides,
+  });
+  return { backend, clock, events };
+}
+
+const contextToken = (overrides: Partial<Parameters<typeof signContextToken>[0]> = {}) =>
+  signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: market.siteUrl, host: DASHBOARD, appId: 'app_1', user: USER, now: NOW, ...overrides });
+
+const postSession = (backend: AppBackend, body: unknown) =>
+  backend(new Request(`${BASE}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+
+async function errorCode(response: Response): Promise<string> {
+  const body = (await response.json()) as { error: { code: string; message: string } };
+  assert.equal(typeof body.error.message, 'string');
+  return body.error.code;
+}
+
+describe('createAppBackend: session exchange (DESIGN B)', () => {
+  it('POST /session turns a context token into a session; GET /session reads it back', async () => {
+    const { backend } = backendWith();
+    const response = await postSession(backend, { context: await contextToken(), host: DASHBOARD });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    const body = SessionResponse.parse(await response.json());
+    assert.deepEqual(body.user, USER);
+    assert.deepEqual(body.entitlement, ENTITLEMENT);
+    assert.equal(body.host, DASHBOARD);
+    assert.equal(body.session.expires_at, '2026-05-01T12:15:00Z');
+
+    const again = await backend(new Request(`${BASE}/session`, { headers: { authorization: `Bearer ${body.session.token}` } }));
+    assert.equal(again.status, 200);
+    const read = SessionResponse.parse(await again.json());
+    assert.deepEqual(read.user, USER);
+    assert.equal(read.session.token, body.session.token);
+    assert.equal(market.calls.get('/api/v1/whoami'), undefined, 'the profile comes from the session token');
+    assert.equal(market.calls.get('/api/v1/entitlements'), 1, 'the second read is served from the cache');
+
+    const session = await backend.requireSession(new Request(BASE, { headers: { authorization: `Bearer ${body.session.token}` } }));
+    assert.deepEqual(
+      { userId: session.userId, appId: session.appId, host: session.host, expiresAt: session.expiresAt },
+      { userId: 'usr_1', appId: 'app_1', host: DASHBOARD, expiresAt: NOW + 900_000 },
+    );
+  });
+
+  it('GET /session?refresh=1 reloads the entitlement from the marketplace', async () => {
+    const { backend } = backendWith();
+    const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
+    market.entitlements.set(USER.id, { ...ENTITLEMENT, plan: 'business' });
+    const headers = { authorization: `Bearer ${body.session.token}` };
+    const cached = SessionResponse.parse(await (await backend(new Request(`${BASE}/session`, { headers }))).json());
+    assert.equal(cached.entitlement?.plan, 'pro');
+    const fresh = SessionResponse.parse(await (await backend(new Request(`${BASE}/session?refresh=1`, { headers }))).json());
+    assert.equal(fresh.entitlement?.plan, 'business');
+  });
+
+  it('answers entitlement null when the marketplace holds none', async () => {
+    market.entitlements.delete(USER.id);
+    const { backend } = backendWith();
+    const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
+    assert.equal(body.entitlement, null);
+  });
+
+  it('refuses an mp_host outside hostOrigins, a host claim that differs from mp_host, and a replayed token', async () => {
+    const { backend } = backendWith();
+    const other = await contextToken({ host: 'https://evil.example' });
+    const outside = await postSession(backend, { context: other, host: 'https://evil.example' });
+    assert.equal(outside.status, 401);
+    assert.equal(await errorCode(outside), 'ERR_CONTEXT_TOKEN_HOST');
+
+    const mismatch = await postSession(backend, { context: await contextToken({ host: 'https://other.example' }), host: DASHBOARD });
+    assert.equal(mismatch.status, 401);
+    assert.equal(await errorCode(mismatch), 'ERR_CONTEXT_TOKEN_HOST');
+
+    const token = await contextToken();
+    assert.equal((await postSession(backend, { context: token, host: DASHBOARD })).status, 200);
+    const replay = await postSession(backend, { context: token, host: DASHBOARD });
+    assert.equal(replay.status, 401);
+    assert.equal(await errorCode(replay), 'ERR_CONTEXT_TOKEN_REPLAYED');
+  });
+
+  it('refuses a body without context or host, and non-JSON', async () => {
+    const { backend } = backendWith();
+    const noHost = await postSession(backend, { context: await contextToken() });
+    assert.equal(noHost.status, 400);
+    assert.equal(await errorCode(noHost), 'ERR_INVALID_INPUT');
+    const notJson = await backend(new Request(`${BASE}/session`, { method: 'POST', body: '{"context":' }));
+    assert.equal(notJson.status, 400);
+    assert.equal(await errorCode(notJson), 'ERR_INVALID_INPUT');
+  });
+
+  it('never accepts a context token as a session, nor a session token as a context token', async () => {
+    const { backend } = backendWith();
+    const context = await contextToken();
+    const asSession = await backend(new Request(`${BASE}/session`, { headers: { authorization: `Bearer ${context}` } }));
+    assert.equal(asSession.status, 401);
+    assert.equal(await errorCode(asSession), 'ERR_SESSION_INVALID');
+    assert.equal(asSession.headers.get('www-authenticate'), 'Bearer');
+
+    const body = SessionResponse.parse(await (await postSession(backend, { context, host: DASHBOARD })).json());
+    const asContext = await postSession(backend, { context: body.session.token, host: DASHBOARD });
+    assert.equal(asContext.status, 401);
+    assert.match(await errorCode(asContext), /^ERR_CONTEXT_TOKEN_/);
+  });
+
+  it('expires sessions, and rejects missing and malformed credentials', async () => {
+    const { backend, clock } = backendWith({ sessionTtlSeconds: 60 });
+    const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
+    const headers = { authorization: `Bearer ${body.session.token}` };
+    clock.advance(61_000);
+    const expired = await backend(new Request(`${BASE}/session`, { headers }));
+    assert.equal(expired.status, 401);
+    assert.equal(await errorCode(expired), 'ERR_SESSION_EXPIRED');
+
+    const missing = await backend(new Request(`${BASE}/session`));
+    assert.equal(await errorCode(missing), 'ERR_SESSION_MISSING');
+    const malformed = await backend(new Request(`${BASE}/session`, { headers: { authorization: 'Basic abc' } }));
+    assert.equal(await errorCode(malformed), 'ERR_SESSION_INVALID');
+    const tampered = await backend(new Request(`${BASE}/session`, { headers: { authorization: `Bearer ${body.session.token}x` } }));
+    assert.equal(await errorCode(tampered), 'ERR_SESSION_INVALID');
+  });
+
+  it('requireEntitlement grants by the shared access rules and refuses with 403 and a reason', async () => {
+    const { backend } = backendWith();
+    const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
+    const request = () => new Request(`${APP}/api/export`, { headers: { authorization: `Bearer ${body.session.token}` } });
+    const granted = await backend.requireEntitlement(request(), { feature: 'export', plan: ['pro', 'business'] });
+    assert.equal(granted.session.userId, 'usr_1');
+    assert.equal(granted.entitlement?.plan, 'pro');
+    await assert.rejects(backend.requireEntitlement(request(), { feature: 'audit-log' }), (error: Error & { code?: string; status?: number; reason?: string }) => {
+      assert.equal(error.code, 'ERR_ACCESS_DENIED');
+      assert.equal(error.status, 403);
+      assert.equal(error.reason, 'feature');
+      assert.match(error.message, /feature/);
+      return true;
+    });
+    await assert.rejects(backend.requireEntitlement(new Request(APP)), { code: 'ERR_SESSION_MISSING', status: 401 });
+  });
+
+  it('answers 404 and 405 as JSON errors', async () => {
+    const { backend } = backendWith();
+    const unknown = await backend(new Request(`${BASE}/nope`));
+    assert.equal(unknown.status, 404);
+    assert.equal(await errorCode(unknown), 'ERR_NOT_FOUND');
+    const wrongMethod = await backend(new Request(`${BASE}/webhooks`));
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.get('allow'), 'POST');
+    assert.equal(await errorCode(wrongMethod), 'ERR_METHOD_NOT_ALLOWED');
+  });
+
+  it('refuses unsafe configuration', () => {
+    assert.throws(() => backendWith({ sessionSecret: 'short' }), { code: 'ERR_CONFIG' });
+    assert.throws(() => backendWith({ sessionSecret: CLIENT_SECRET }), { code: 'ERR_CONFIG' });
+    assert.throws(() => backendWith({ hostOrigins: [] }), { code: 'ERR_CONFIG' });
+    assert.throws(() => backendWith({ hostOrigins: ['https://dash.example; script-src *'] }), { code: 'ERR_CONFIG' });
+    assert.throws(() => backendWith({ apiKey: 'prod_123' }), { code: 'ERR_CONFIG' });
+    assert.throws(() => backendWith({ sessionTtlSeconds: 901 }), { code: 'ERR_CONFIG' });
+  });
+});
+
+describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
+  /** Follows the start → authorize → callback round trip with real HTTP to the fake marketplace. */
+  async function signIn(backend: AppBackend, returnTo: string) {
+    const start = await backend(new Request(`${BASE}/oauth/start?return_to=${encodeURIComponent(returnTo)}`));
+    assert.equal(start.status, 303);
+    const authorize = new URL(start.headers.get('location')!);
+    assert.equal(authorize.origin + authorize.pathname, `${market.siteUrl}/oauth/authorize`);
+    assert.equal(authorize.searchParams.get('client_id'), CLIENT_ID);
+    assert.equal(authorize.searchParams.get('response_type'), 'code');
+    assert.equal(authorize.searchParams.get('scope'), 'identity:read');
+    assert.equal(authorize.searchParams.get('code_challenge_method'), 'S256');
+    assert.equal(authorize.searchParams.get('redirect_uri'), `${BASE}/oauth/callback`);
+    const stateCookie = start.headers.getSetCookie().find((c) => c.startsWith(`${OAUTH_STATE_COOKIE}=`))!;
+    assert.match(stateCookie, /HttpOnly/);
+    assert.match(stateCookie, /SameSite=Lax/);
+    assert.match(stateCookie, /Secure/);
+    assert.match(stateCookie, /Path=\/api\/marketplace\/oauth/);
+    const approved = await fetch(authorize, { redirect: 'manual' });
+    const callback = approved.headers.get('location')!;
+    return { callback, cookie: stateCookie.split(';')[0]! };
+  }
+
+  it('round trip: start → authorize → callback sets the session cookie and redirects to return_to', async () => {
+    const { backend } = backendWith();
+    const { callback, cookie } = await signIn(backend, '/notes?tab=all#top');
+    const done = await backend(new Request(callback, { headers: { cookie } }));
+    assert.equal(done.status, 303);
+    assert.equal(done.headers.get('location'), '/notes?tab=all#top');
+    const cookies = done.headers.getSetCookie();
+    const session = cookies.find((c) => c.startsWith(`${SESSION_COOKIE}=`))!;
+    assert.match(session, /HttpOnly/);
+    assert.match(session, /SameSite=Lax/);
+    assert.match(session, /Secure/);
+    assert.match(session, /Path=\//);
+    assert.ok(cookies.some((c) => c.startsWith(`${OAUTH_STATE_COOKIE}=;`) && /Max-Age=0/.test(c)), 'the state cookie is cleared');
+
+    const read = await backend(new Request(`${BASE}/session`, { headers: { cookie: session.split(';')[0]! } }));
+    assert.equal(read.status, 200);
+    const body = SessionResponse.parse(await read.json());
+    assert.deepEqual(body.user, USER);
+    assert.equal(body.host, null);
+    assert.equal(body.entitlement?.plan, 'pro');
+
+    const signOut = await backend(new Request(`${BASE}/session`, { method: 'DELETE' }));
+    assert.equal(signOut.status, 204);
+    assert.match(signOut.headers.getSetCookie()[0]!, new RegExp(`^${SESSION_COOKIE}=;.*Max-Age=0`));
+  });
+
+  it('uses an insecure cookie only when the public origin is http', async () => {
+    const { backend } = backendWith({ publicOrigin: 'http://localhost:5173' });
+    const start = await backend(new Request('http://localhost:5173/api/marketplace/oauth/start'));
+    assert.doesNotMatch(start.headers.getSetCookie()[0]!, /Secure/);
+  });
+
+  it('refuses a tampered, missing or foreign state cookie, and a state that does not match', async () => {
+    const { backend } = backendWith();
+    const { callback, cookie } = await signIn(backend, '/');
+    const [name, value] = cookie.split('=') as [string, string];
+    const [header, payload, signature] = value.split('.') as [string, string, string];
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), return_to: 'https://evil.example/' })).toString('base64url');
+    const attempts: RequestInit[] = [
+      { headers: { cookie: `${name}=${header}.${forged}.${signature}` } },
+      { headers: { cookie: `${name}=${value.slice(0, -2)}xx` } },
+      { headers: {} },
+    ];
+    for (const init of attempts) {
+      const response = await backend(new Request(callback, init));
+      assert.equal(response.status, 400);
+      assert.equal(await errorCode(response), 'ERR_OAUTH_STATE');
+    }
+    const otherBackend = backendWith({ sessionSecret: 'another-session-secret-0123456789-abcdef' }).backend;
+    const foreign = await otherBackend(new Request(callback, { headers: { cookie } }));
+    assert.equal(await errorCode(foreign), 'ERR_OAUTH_STATE');
+
+    const wrongState = new URL(callback);
+    wrongState.searchParams.set('state', 'attacker-state');
+    const csrf = await backend(new Request(wrongState, { headers: { cookie } }));
+    assert.equal(csrf.status, 400);
+    assert.equal(await errorCode(csrf), 'ERR_OAUTH_STATE');
+    assert.equal(csrf.headers.getSetCookie().length, 0, 'no session is set');
+  });
+
+  it('expires the state cookie after 10 minutes', async () => {
+    const { backend, clock } = backendWith();
+    const { callback, cookie } = await signIn(backend, '/');
+    clock.advance(601_000);
+    const late = await backend(new Request(callback, { headers: { cookie } }));
+    assert.equal(await errorCode(late), 'ERR_OAUTH_STATE');
+  });
+
+  for (const evil of ['//evil.example', 'https://evil.example/x', '/\\evil.example', '\\\\evil.example', 'javascript:alert(1)', '/\t/evil.example', 'http://app.example.evil.example/', ' //evil.example', 'evil']) {
+    it(`never redirects off-origin: return_to=${JSON.stringify(evil)}`, async () => {
+      const { backend } = backendWith();
+      const { callback, cookie } = await signIn(backend, evil);
+      const done = await backend(new Request(callback, { headers: { cookie } }));
+      assert.equal(done.status, 303);
+      assert.equal(done.headers.get('location'), '/');
+    });
+  }
+
+  it('keeps a same-origin absolute return_to as a path', async () => {
+    const { backend } = backendWith();
+    const { callback, cookie } = await signIn(backend, `${APP}/settings?x=1`);
+    const done = await backend(new Request(callback, { headers: { cookie } }));
+    assert.equal(done.headers.get('location'), '/settings?x=1');
+  });
+
+  it('returns to return_to with mp_oauth_error when the user denies or the exchange fails', async () => {
+    const { backend } = backendWith();
+    const denied = await signIn(backend, '/home');
+    const deniedUrl = new URL(denied.callback);
+    deniedUrl.searchParams.delete('code');
+    deniedUrl.searchParams.set('error', 'access_denied');
+    const response = await backend(new Request(deniedUrl, { headers: { cookie: denied.cookie } }));
+    assert.equal(response.headers.get('location'), '/home?mp_oauth_error=access_denied');
+    assert.ok(!response.headers.getSetCookie().some((c) => c.startsWith(`${SESSION_COOKIE}=`)));
+
+    const reused = await signIn(backend, '/home');
+    const badCode = new URL(reused.callback);
+    badCode.searchParams.set('code', 'code_unknown');
+    const failed = await backend(new Request(badCode, { headers: { cookie: reused.cookie } }));
+    assert.equal(failed.headers.get('location'), '/home?mp_oauth_error=ERR_OAUTH');
+  });
+});
+
+describe('createAppBackend: webhooks (DESIGN D)', () => {
+  const delivery = (overrides: Record<string, unknown> = {}) =>
+    JSON.stringify({ event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: 'business' }, ...overrides });
+  const post = (backend: AppBackend, body: string, signature: string | null = signWebhookBody(body, WEBHOOK_SECRET)) =>
+    backend(
+      new Request(`${BASE}/webhooks`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...(signature === null ? {} : { 'x-service-signature': signature }) },
+      }),
+    );
+
+  it('hands a verified delivery to onEvent, invalidates the user, and answers duplicates with 200', async () => {
+    const { backend, events } = backendWith();
+    await backend.client.entitlements({ userId: 'usr_1' });
+    market.entitlements.set(USER.id, { ...ENTITLEMENT, plan: 'business' });
+    const body = delivery();
+    const first = await post(backend, body);
+    assert.equal(first.status, 200);
+    assert.deepEqual(await first.json(), { received: true, event: 'subscription.created' });
+    assert.equal(events.length, 1);
+    assert.equal(events[0]!.event, 'subscription.created');
+    assert.equal((await backend.client.entitlements({ userId: 'usr_1' }))?.plan, 'business', 'the cached entitlement was dropped');
+
+    const again = await post(backend, body);
+    assert.equal(again.status, 200);
+    assert.deepEqual(await again.json(), { received: true, duplicate: true });
+    assert.equal(events.length, 1, 'a duplicate is not handled twice');
+  });
+
+  it('answers 401 for signature problems and 400 for bad bodies and timestamps, without calling onEvent', async () => {
+    const { backend, events } = backendWith();
+    const cases: Array<[string, Promise<Response>, number, string]> = [
+      ['missing header', post(backend, delivery(), null), 401, 'ERR_WEBHOOK_SIGNATURE_MISSING'],
+      ['malformed header', post(backend, delivery(), 'sha1=abc'), 401, 'ERR_WEBHOOK_SIGNATURE_MALFORMED'],
+      ['wrong secret', post(backend, delivery(), signWebhookBody(delivery(), 'other-secret')), 401, 'ERR_WEBHOOK_SIGNATURE_MISMATCH'],
+      ['stale', post(backend, delivery({ timestamp: '2026-05-01T11:50:00Z' })), 400, 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE'],
+      ['not a delivery', post(backend, '{"hello":1}'), 400, 'ERR_WEBHOOK_BODY_INVALID'],
+    ];
+    for (const [name, pending, status, code] of cases) {
+      const response = await pending;
+      assert.equal(response.status, status, name);
+      assert.equal(await errorCode(response), code, name);
+    }
+    assert.equal(events.length, 0);
+  });
+
+  it('answers 500 when onEvent throws, and handles the retry (nothing was recorded)', async () => {
+    let fail = true;
+    const seen: string[] = [];
+    const errors: unknown[] = [];
+    const { backend } = backendWith({
+      onEvent: (d) => {
+        seen.push(d.event);
+        if (fail) throw new Error('database down');
+      },
+      onError: (error) => errors.push(error),
+    });
+    const body = delivery();
+    const failed = await post(backend, body);
+    assert.equal(failed.status, 500);
+    assert.equal(await errorCode(failed), 'ERR_WEBHOOK_HANDLER_FAILED');
+    assert.equal((errors[0] as Error).message, 'database down');
+    fail = false;
+    const retried = await post(backend, body);
+    assert.equal(retried.status, 200);
+    assert.deepEqual(await retried.json(), { received: true, event: 'subscription.created' });
+    assert.deepEqual(seen, ['subscription.created', 'subscription.created']);
+  });
+
+  it('accepts rotated secrets and passes unknown event kinds on as generic events', async () => {
+    const { backend, events } = backendWith({ webhookSecret: undefined, webhookSecrets: ['new-secret', WEBHOOK_SECRET] });
+    const body = delivery({ event: 'app.renamed', data: { name: 'x' } });
+    assert.equal((await post(backend, body)).status, 200);
+    assert.equal(events[0]!.event, 'app.renamed');
+    assert.deepEqual(events[0]!.data, { name: 'x' });
+  });
+
+  it('refuses bodies over 1 MB with 413', async () => {
+    const { backend } = backendWith();
+    const big = 'x'.repeat(1024 * 1024 + 1);
+    const response = await post(backend, big, signWebhookBody(big, WEBHOOK_SECRET));
+    assert.equal(response.status, 413);
+    assert.equal(await errorCode(response), 'ERR_PAYLOAD_TOO_LARGE');
+  });
+
+  it('without a configured secret, fails closed with 500', async () => {
+    const { backend, events } = backendWith({ webhookSecret: undefined });
+    const response = await post(backend, delivery());
+    assert.equal(response.status, 500);
+    assert.equal(await errorCode(response), 'ERR_WEBHOOK_NO_SECRET');
+    assert.equal(events.length, 0);
+  });
+});
+
+describe('toNodeHandler', () => {
+  it('serves the backend over real HTTP, raw webhook bytes and multiple cookies included', async () => {
+    const { backend, events } = backendWith({ publicOrigin: undefined });
+    const server = createServer(toNodeHandler(backend));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const body = JSON.stringify({ event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', note: 'héllo ✓ 日本' } });
+      const hook = await fetch(`${origin}/api/marketplace/webhooks`, {
+        method: 'POST',
+        body: Buffer.from(body),
+        headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) },
+      });
+      assert.equal(hook.status, 200);
+      assert.equal(events[0]!.data.note, 'héllo ✓ 日本');
+
+      const session = await fetch(`${origin}/api/marketplace/session`, {
+        method: 'POST',
+        body: JSON.stringify({ context: await contextToken(), host: DASHBOARD }),
+      });
+      assert.equal(session.status, 200);
+      SessionResponse.parse(await session.json());
+
+      const start = await fetch(`${origin}/api/marketplace/oauth/start`, { redirect: 'manual' });
+      assert.equal(start.status, 303);
+      const redirectUri = new URL(start.headers.get('location')!).searchParams.get('redirect_uri');
+      assert.equal(redirectUri, `${origin}/api/marketplace/oauth/callback`, 'derived from the request when publicOrigin is not set');
+      assert.doesNotMatch(start.headers.getSetCookie()[0]!, /Secure/);
+
+      const missing = await fetch(`${origin}/api/marketplace/missing`);
+      assert.equal(missing.status, 404);
+      assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'ERR_NOT_FOUND');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('createAppBackend: cookie sessions, CORS and upstream failures', () => {
+  async function cookieSession(backend: AppBackend) {
+    const start = await backend(new Request(`${BASE}/oauth/start`));
+    const cookie = start.headers.getSetCookie()[0]!.split(';')[0]!;
+    const approved = await fetch(start.headers.get('location')!, { redirect: 'manual' });
+    const done = await backend(new Request(approved.headers.get('location')!, { headers: { cookie } }));
+    return done.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`))!.split(';')[0]!;
+  }
+
+  it('accepts a cookie session for state-changing requests only from the app origin', async () => {
+    const { backend } = backendWith({ corsOrigins: ['https://admin.example'] });
+    const cookie = await cookieSession(backend);
+    const post = (origin?: string) =>
+      backend.requireSession(new Request(`${APP}/api/notes`, { method: 'POST', headers: { cookie, ...(origin ? { origin } : {}) } }));
+    assert.equal((await post(APP)).userId, 'usr_1');
+    assert.equal((await post('https://admin.example')).userId, 'usr_1');
+    await assert.rejects(post('https://sibling.app.example'), { code: 'ERR_SESSION_INVALID', status: 401, message: /own origin/ });
+    await assert.rejects(post(), { code: 'ERR_SESSION_INVALID' });
+    assert.equal((await backend.requireSession(new Request(`${APP}/api/notes`, { headers: { cookie } }))).userId, 'usr_1', 'GET needs no Origin');
+  });
+
+  it('answers CORS preflights and adds CORS headers only for configured origins', async () => {
+    const { backend } = backendWith({ corsOrigins: ['http://127.0.0.1:8000'] });
+    const preflight = await backend(
+      new Request(`${BASE}/session`, { method: 'OPTIONS', headers: { origin: 'http://127.0.0.1:8000', 'access-control-request-method': 'POST' } }),
+    );
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), 'http://127.0.0.1:8000');
+    assert.match(preflight.headers.get('access-control-allow-headers')!, /authorization/);
+    const other = await backend(new Request(`${BASE}/session`, { headers: { origin: 'https://evil.example' } }));
+    assert.equal(other.headers.get('access-control-allow-origin'), null);
+    const plain = backendWith().backend;
+    const noCors = await plain(new Request(`${BASE}/session`, { method: 'OPTIONS', headers: { origin: 'http://127.0.0.1:8000' } }));
+    assert.equal(noCors.status, 405);
+    assert.equal(noCors.headers.get('access-control-allow-origin'), null);
+  });
+
+  it('answers 502 with a typed error when the marketplace fails during POST /session, and 504 on timeout', async () => {
+    const { backend } = backendWith();
+    market.override = (_req, res) => res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>oops</h1>');
+    const failed = await postSession(backend, { context: await contextToken(), host: DASHBOARD });
+    assert.equal(failed.status, 502);
+    assert.equal(await errorCode(failed), 'ERR_HTTP');
+
+    const slow = backendWith({ timeoutMs: 100 }).backend;
+    market.override = () => undefined;
+    const timedOut = await postSession(slow, { context: await contextToken(), host: DASHBOARD });
+    assert.equal(timedOut.status, 504);
+    assert.equal(await errorCode(timedOut), 'ERR_TIMEOUT');
+  });
+});

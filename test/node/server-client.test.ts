@@ -1,0 +1,478 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import {
+  createMarketplaceClient,
+  MarketplaceApiError,
+  pkceChallenge,
+  type MarketplaceClientOptions,
+} from '../../src/server/index.js';
+import {
+  API_KEY,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  ENTITLEMENT,
+  NOW,
+  USER,
+  createVirtualClock,
+  sendJson,
+  startHttpServer,
+  type RawHandler,
+  type TestServer,
+} from '../support/server-http.js';
+
+let server: TestServer;
+let handler: RawHandler;
+before(async () => {
+  server = await startHttpServer((req, res, body) => handler(req, res, body));
+});
+after(() => server.close());
+beforeEach(() => {
+  server.requests.length = 0;
+  handler = (_req, res) => sendJson(res, 500, { error: { code: 'unscripted', message: 'no handler' } });
+});
+
+function client(extra: Partial<MarketplaceClientOptions> = {}) {
+  const clock = createVirtualClock(NOW);
+  return {
+    clock,
+    client: createMarketplaceClient({ siteUrl: server.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, apiKey: API_KEY, clock, ...extra }),
+  };
+}
+
+async function rejects(pending: Promise<unknown>, expected: { code: string; status?: number; message: RegExp; upstreamCode?: string }) {
+  await assert.rejects(pending, (error: unknown) => {
+    assert.ok(error instanceof MarketplaceApiError, `expected MarketplaceApiError, got ${String(error)}`);
+    assert.equal(error.code, expected.code);
+    assert.equal(error.status, expected.status);
+    assert.match(error.message, expected.message);
+    if (expected.upstreamCode !== undefined) assert.equal(error.upstreamCode, expected.upstreamCode);
+    return true;
+  });
+}
+
+const tokenAnswer = { access_token: 'at_1', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt_1' };
+
+describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
+  it('builds the authorization URL with state and PKCE S256', () => {
+    const { client: c } = client();
+    const { url, state, codeVerifier } = c.authorizationUrl({ redirectUri: 'https://app.example/cb' });
+    const parsed = new URL(url);
+    assert.equal(`${parsed.origin}${parsed.pathname}`, `${server.url}/oauth/authorize`);
+    assert.deepEqual(Object.fromEntries(parsed.searchParams), {
+      client_id: CLIENT_ID,
+      redirect_uri: 'https://app.example/cb',
+      response_type: 'code',
+      scope: 'identity:read',
+      state,
+      code_challenge: pkceChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+    });
+    assert.match(codeVerifier, /^[\w-]{43}$/);
+    assert.notEqual(c.authorizationUrl({ redirectUri: 'https://app.example/cb' }).state, state, 'state is random');
+  });
+
+  it('computes the RFC 7636 appendix B challenge', () => {
+    assert.equal(pkceChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'), 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
+  });
+
+  it('exchanges a code with a JSON body at {site_url}/api/oauth/token and computes the absolute expiry', async () => {
+    handler = (_req, res) => sendJson(res, 200, tokenAnswer);
+    const { client: c } = client();
+    const tokens = await c.exchangeCode({ code: 'code_1', redirectUri: 'https://app.example/cb', codeVerifier: 'v'.repeat(43) });
+    assert.deepEqual(tokens, { accessToken: 'at_1', tokenType: 'Bearer', expiresIn: 3600, expiresAt: NOW + 3_600_000, refreshToken: 'rt_1' });
+    const [request] = server.requests;
+    assert.equal(request!.method, 'POST');
+    assert.equal(request!.url, '/api/oauth/token');
+    assert.equal(request!.headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(request!.body), {
+      grant_type: 'authorization_code',
+      code: 'code_1',
+      redirect_uri: 'https://app.example/cb',
+      code_verifier: 'v'.repeat(43),
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    });
+  });
+
+  it('uses a configured token path (the /api/v1 alias)', async () => {
+    handler = (_req, res) => sendJson(res, 200, tokenAnswer);
+    await client({ tokenPath: '/api/v1/oauth/token' }).client.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' });
+    assert.equal(server.requests[0]!.url, '/api/v1/oauth/token');
+  });
+
+  it('refreshes, keeping the old refresh token when the answer has none', async () => {
+    handler = (_req, res) => sendJson(res, 200, { access_token: 'at_2', token_type: 'bearer', expires_in: 60 });
+    const tokens = await client().client.refresh('rt_old');
+    assert.equal(tokens.refreshToken, 'rt_old');
+    assert.equal(tokens.accessToken, 'at_2');
+    assert.equal(tokens.expiresAt, NOW + 60_000);
+    assert.deepEqual(JSON.parse(server.requests[0]!.body), {
+      grant_type: 'refresh_token',
+      refresh_token: 'rt_old',
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    });
+    handler = (_req, res) => sendJson(res, 200, { ...tokenAnswer, refresh_token: 'rt_new' });
+    assert.equal((await client().client.refresh('rt_old')).refreshToken, 'rt_new');
+  });
+
+  it('makes one request for concurrent refreshes of one token', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    handler = async (_req, res) => {
+      await gate;
+      sendJson(res, 200, tokenAnswer);
+    };
+    const { client: c } = client();
+    const pending = [c.refresh('rt_1'), c.refresh('rt_1'), c.refresh('rt_1'), c.refresh('rt_2')];
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    const results = await Promise.all(pending);
+    assert.equal(server.requests.length, 2, 'one request per distinct refresh token');
+    assert.equal(results[0], results[1]);
+    // Once settled, a new refresh makes a new request.
+    await c.refresh('rt_1');
+    assert.equal(server.requests.length, 3);
+  });
+
+  describe('token endpoint failures end in typed errors with the HTTP status', () => {
+    const cases: Array<{ name: string; answer: RawHandler; code: string; status?: number; message: RegExp; upstreamCode?: string }> = [
+      {
+        name: '400 RFC 6749 error',
+        answer: (_q, res) => sendJson(res, 400, { error: 'invalid_grant', error_description: 'code expired' }),
+        code: 'ERR_OAUTH',
+        status: 400,
+        message: /HTTP 400: invalid_grant: code expired/,
+        upstreamCode: 'invalid_grant',
+      },
+      {
+        name: '500 HTML page',
+        answer: (_q, res) => res.writeHead(500, { 'content-type': 'text/html' }).end('<!doctype html><h1>Internal Server Error</h1>'),
+        code: 'ERR_HTTP',
+        status: 500,
+        message: /HTTP 500 \(an HTML or XML page, text\/html\)/,
+      },
+      {
+        name: '502 empty body',
+        answer: (_q, res) => res.writeHead(502).end(),
+        code: 'ERR_HTTP',
+        status: 502,
+        message: /HTTP 502 \(empty body\)/,
+      },
+      {
+        name: '200 truncated JSON',
+        answer: (_q, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"at_1","token_'),
+        code: 'ERR_RESPONSE_INVALID',
+        status: 200,
+        message: /not JSON \(unreadable or truncated JSON/,
+      },
+      {
+        name: '200 empty body',
+        answer: (_q, res) => res.writeHead(200).end(),
+        code: 'ERR_RESPONSE_INVALID',
+        status: 200,
+        message: /empty body/,
+      },
+      {
+        name: '200 without access_token',
+        answer: (_q, res) => sendJson(res, 200, { token_type: 'Bearer', expires_in: 10 }),
+        code: 'ERR_RESPONSE_INVALID',
+        status: 200,
+        message: /schema at access_token/,
+      },
+      {
+        name: '200 with a non-Bearer token type',
+        answer: (_q, res) => sendJson(res, 200, { ...tokenAnswer, token_type: 'mac' }),
+        code: 'ERR_RESPONSE_INVALID',
+        status: 200,
+        message: /token_type/,
+      },
+      {
+        name: '200 with expires_in as a string',
+        answer: (_q, res) => sendJson(res, 200, { ...tokenAnswer, expires_in: '3600' }),
+        code: 'ERR_RESPONSE_INVALID',
+        status: 200,
+        message: /expires_in/,
+      },
+      {
+        name: 'connection cut mid-body',
+        answer: (_q, res) => {
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+          res.write('{"access_token":');
+          setTimeout(() => res.destroy(), 10);
+        },
+        code: 'ERR_NETWORK',
+        status: 200,
+        message: /after HTTP 200, while reading the body/,
+      },
+    ];
+    for (const c of cases) {
+      it(c.name, async () => {
+        handler = c.answer;
+        await rejects(client().client.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), c);
+      });
+    }
+
+    it('nothing within the timeout', async () => {
+      handler = () => undefined; // never answers
+      const started = Date.now();
+      await rejects(client({ timeoutMs: 150 }).client.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), {
+        code: 'ERR_TIMEOUT',
+        message: /timed out after 150 ms/,
+      });
+      assert.ok(Date.now() - started < 2000);
+    });
+
+    it('headers in time, then a body that stalls past the timeout', async () => {
+      handler = (_q, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"access_token":');
+      };
+      await rejects(client({ timeoutMs: 150 }).client.refresh('rt'), { code: 'ERR_TIMEOUT', status: 200, message: /while reading the body/ });
+    });
+
+    it('a caller abort', async () => {
+      handler = () => undefined;
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 30);
+      await rejects(client().client.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb', signal: controller.signal }), {
+        code: 'ERR_ABORTED',
+        message: /aborted/,
+      });
+    });
+
+    it('nobody listening', async () => {
+      const closed = await startHttpServer(() => undefined);
+      await closed.close();
+      const c = createMarketplaceClient({ siteUrl: closed.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
+      await rejects(c.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), { code: 'ERR_NETWORK', message: /failed/ });
+    });
+  });
+
+  it('needs client credentials for OAuth calls', async () => {
+    const c = createMarketplaceClient({ siteUrl: server.url });
+    await assert.rejects(c.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), { code: 'ERR_CONFIG' });
+    assert.throws(() => c.authorizationUrl({ redirectUri: 'https://app.example/cb' }), { code: 'ERR_CONFIG' });
+  });
+});
+
+describe('marketplace API (seed §4.3, §4.4, §5)', () => {
+  it('calls /whoami with a Bearer token, and with X-API-Key + user_id', async () => {
+    handler = (_req, res) => sendJson(res, 200, USER);
+    const { client: c } = client();
+    assert.deepEqual(await c.whoami({ accessToken: 'at_1' }), USER);
+    assert.deepEqual(await c.whoami({ userId: 'usr_1' }), USER);
+    const [byToken, byKey] = server.requests;
+    assert.equal(byToken!.url, '/api/v1/whoami');
+    assert.equal(byToken!.headers.authorization, 'Bearer at_1');
+    assert.equal(byToken!.headers['x-api-key'], undefined);
+    assert.equal(byKey!.url, '/api/v1/whoami?user_id=usr_1');
+    assert.equal(byKey!.headers['x-api-key'], API_KEY);
+    assert.equal(byKey!.headers.authorization, undefined);
+  });
+
+  it('uses apiBaseUrl and the injected fetch', async () => {
+    const seen: string[] = [];
+    const spy: typeof fetch = (input, init) => {
+      seen.push(String(input));
+      return fetch(input, init);
+    };
+    handler = (_req, res) => sendJson(res, 200, USER);
+    await client({ apiBaseUrl: `${server.url}/v9/`, fetch: spy }).client.whoami({ userId: 'usr_1' });
+    assert.deepEqual(seen, [`${server.url}/v9/whoami?user_id=usr_1`]);
+  });
+
+  it('knows the key kind from its prefix and refuses other keys', () => {
+    assert.equal(client().client.keyKind, 'test');
+    assert.equal(client({ apiKey: 'live_abc' }).client.keyKind, 'live');
+    assert.equal(createMarketplaceClient({ siteUrl: server.url }).keyKind, null);
+    assert.throws(() => client({ apiKey: 'sk_abc' }), { code: 'ERR_CONFIG', message: /test_ or live_/ });
+    assert.throws(() => client({ siteUrl: 'ftp://x' }), { code: 'ERR_CONFIG' });
+  });
+
+  it('needs an API key to call by userId', async () => {
+    await assert.rejects(createMarketplaceClient({ siteUrl: server.url }).whoami({ userId: 'usr_1' }), { code: 'ERR_CONFIG', message: /apiKey/ });
+  });
+
+  it('validates answers with the shared schemas and keeps the API error code', async () => {
+    handler = (_req, res) => sendJson(res, 200, { ...USER, id: 'bob' });
+    await rejects(client().client.whoami({ accessToken: 'at' }), { code: 'ERR_RESPONSE_INVALID', status: 200, message: /whoami answer.*at id/ });
+    handler = (_req, res) => sendJson(res, 401, { error: { code: 'invalid_token', message: 'token revoked' } });
+    await rejects(client().client.whoami({ accessToken: 'at' }), {
+      code: 'ERR_HTTP',
+      status: 401,
+      message: /HTTP 401: invalid_token: token revoked/,
+      upstreamCode: 'invalid_token',
+    });
+  });
+
+  it('answers null for no entitlement (404 API error), but an HTML 404 is an error', async () => {
+    handler = (_req, res) => sendJson(res, 404, { error: { code: 'entitlement_not_found', message: 'none' } });
+    assert.equal(await client().client.entitlements({ userId: 'usr_1' }), null);
+    handler = (_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<html>Not Found</html>');
+    await rejects(client().client.entitlements({ userId: 'usr_1' }), { code: 'ERR_HTTP', status: 404, message: /HTML/ });
+  });
+
+  it('gives a short-form entitlement the status active', async () => {
+    const { status: _s, expires_at: _e, ...short } = ENTITLEMENT;
+    handler = (_req, res) => sendJson(res, 200, short);
+    assert.deepEqual(await client().client.entitlements({ accessToken: 'at' }), { ...short, status: 'active' });
+  });
+
+  describe('entitlement cache', () => {
+    it('serves a user from the cache until the TTL passes or invalidate(userId)', async () => {
+      handler = (_req, res) => sendJson(res, 200, ENTITLEMENT);
+      const { client: c, clock } = client({ entitlementTtlMs: 5_000 });
+      await c.entitlements({ userId: 'usr_1' });
+      await c.entitlements({ userId: 'usr_1' });
+      assert.equal(server.requests.length, 1);
+      clock.advance(5_001);
+      await c.entitlements({ userId: 'usr_1' });
+      assert.equal(server.requests.length, 2);
+      c.invalidate('usr_1');
+      await c.entitlements({ userId: 'usr_1' });
+      assert.equal(server.requests.length, 3);
+      await c.entitlements({ userId: 'usr_1', fresh: true });
+      assert.equal(server.requests.length, 4);
+      handler = (_req, res) => sendJson(res, 200, { ...ENTITLEMENT, user_id: 'usr_2' });
+      await c.entitlements({ userId: 'usr_2' });
+      assert.equal(server.requests.length, 5, 'cached per user');
+    });
+
+    it('makes one upstream call for concurrent requests of one user', async () => {
+      handler = (_req, res) => setTimeout(() => sendJson(res, 200, ENTITLEMENT), 30);
+      const { client: c } = client();
+      const results = await Promise.all(Array.from({ length: 10 }, () => c.entitlements({ userId: 'usr_1' })));
+      assert.equal(server.requests.length, 1);
+      assert.ok(results.every((r) => r === results[0]));
+    });
+
+    it('does not cache a load that was in flight when the user was invalidated', async () => {
+      let plan = 'pro';
+      handler = (_req, res) => {
+        const answer = { ...ENTITLEMENT, plan };
+        setTimeout(() => sendJson(res, 200, answer), 30);
+      };
+      const { client: c } = client();
+      const stale = c.entitlements({ userId: 'usr_1' });
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      plan = 'business';
+      c.invalidate('usr_1');
+      const fresh = c.entitlements({ userId: 'usr_1' });
+      assert.equal((await stale)?.plan, 'pro');
+      assert.equal((await fresh)?.plan, 'business', 'a caller after invalidate does not join the stale load');
+      assert.equal((await c.entitlements({ userId: 'usr_1' }))?.plan, 'business');
+      assert.equal(server.requests.length, 2);
+    });
+
+    it('does not cache failures', async () => {
+      handler = (_req, res) => res.writeHead(503).end();
+      const { client: c } = client();
+      await rejects(c.entitlements({ userId: 'usr_1' }), { code: 'ERR_HTTP', status: 503, message: /503/ });
+      handler = (_req, res) => sendJson(res, 200, ENTITLEMENT);
+      assert.equal((await c.entitlements({ userId: 'usr_1' }))?.plan, 'pro');
+    });
+
+    it('lets one caller abort without cancelling the shared load', async () => {
+      handler = (_req, res) => setTimeout(() => sendJson(res, 200, ENTITLEMENT), 40);
+      const { client: c } = client();
+      const controller = new AbortController();
+      const aborted = c.entitlements({ userId: 'usr_1', signal: controller.signal });
+      const other = c.entitlements({ userId: 'usr_1' });
+      controller.abort();
+      await rejects(aborted, { code: 'ERR_ABORTED', message: /aborted/ });
+      assert.equal((await other)?.plan, 'pro');
+    });
+  });
+});
+
+describe('rate limits (seed §8; DESIGN C)', () => {
+  it('honours 429 + Retry-After, then succeeds', async () => {
+    let calls = 0;
+    handler = (_req, res) => (++calls === 1 ? sendJson(res, 429, { error: { code: 'rate_limited', message: 'slow down' } }, { 'retry-after': '3' }) : sendJson(res, 200, USER));
+    const { client: c, clock } = client();
+    assert.deepEqual(await c.whoami({ userId: 'usr_1' }), USER);
+    assert.deepEqual(clock.sleeps, [3_000]);
+    assert.equal(clock.now(), NOW + 3_000);
+  });
+
+  it('honours Retry-After as an HTTP date, with a Bearer token too', async () => {
+    let calls = 0;
+    handler = (_req, res) => (++calls === 1 ? res.writeHead(429, { 'retry-after': new Date(NOW + 2_000).toUTCString() }).end() : sendJson(res, 200, USER));
+    const { client: c, clock } = client();
+    await c.whoami({ accessToken: 'at' });
+    assert.deepEqual(clock.sleeps, [2_000]);
+  });
+
+  it('backs off exponentially without Retry-After, then fails with ERR_RATE_LIMITED', async () => {
+    handler = (_req, res) => res.writeHead(429).end();
+    const { client: c, clock } = client();
+    await rejects(c.whoami({ accessToken: 'at' }), { code: 'ERR_RATE_LIMITED', status: 429, message: /rate limited/ });
+    assert.deepEqual(clock.sleeps, [1_000, 2_000]);
+    assert.equal(server.requests.length, 3);
+  });
+
+  it('fails at once when Retry-After is longer than maxRetryWaitMs, and keeps the API key paused', async () => {
+    handler = (_req, res) => res.writeHead(429, { 'retry-after': '60' }).end();
+    const { client: c, clock } = client();
+    await assert.rejects(c.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
+      assert.equal(error.code, 'ERR_RATE_LIMITED');
+      assert.equal(error.retryAfterMs, 60_000);
+      assert.match(error.message, /retry after 60 s/);
+      return true;
+    });
+    assert.equal(server.requests.length, 1);
+    handler = (_req, res) => sendJson(res, 200, USER);
+    await c.whoami({ userId: 'usr_1' });
+    assert.equal(clock.now(), NOW + 60_000, 'the next request waited for the pause');
+  });
+
+  it('a test_ key never sends more than 100 requests in any minute', async () => {
+    const sent: number[] = [];
+    const clock = createVirtualClock(NOW);
+    const spy: typeof fetch = (input, init) => {
+      sent.push(clock.now());
+      return fetch(input, init);
+    };
+    const c = createMarketplaceClient({ siteUrl: server.url, apiKey: API_KEY, clock, fetch: spy, entitlementTtlMs: 0 });
+    handler = (_req, res) => sendJson(res, 200, ENTITLEMENT);
+    await Promise.all(Array.from({ length: 250 }, (_, i) => c.entitlements({ userId: `usr_${i}` })));
+    assert.equal(server.requests.length, 250);
+    const arrivals = sent;
+    for (let i = 100; i < arrivals.length; i++) {
+      assert.ok(arrivals[i]! - arrivals[i - 100]! >= 60_000, `request ${i} came ${arrivals[i]! - arrivals[i - 100]!} ms after request ${i - 100}`);
+    }
+    assert.equal(clock.now(), NOW + 120_000, 'the 201st request waited two windows');
+  });
+
+  it('a live_ key sends 1,000 per minute before it waits', async () => {
+    const { client: c, clock } = client({ apiKey: 'live_key', entitlementTtlMs: 0 });
+    handler = (_req, res) => sendJson(res, 200, USER);
+    await Promise.all(Array.from({ length: 1000 }, () => c.whoami({ userId: 'usr_1' })));
+    assert.equal(clock.now(), NOW);
+    await c.whoami({ userId: 'usr_1' });
+    assert.equal(clock.now(), NOW + 60_000);
+  });
+
+  it('does not pace Bearer-token calls', async () => {
+    const { client: c, clock } = client({ rateLimit: { limit: 1 } });
+    handler = (_req, res) => sendJson(res, 200, USER);
+    await Promise.all([c.whoami({ accessToken: 'a' }), c.whoami({ accessToken: 'b' }), c.whoami({ accessToken: 'c' })]);
+    assert.deepEqual(clock.sleeps, []);
+  });
+});
+
+describe('abort before the call', () => {
+  it('rejects with ERR_ABORTED and sends nothing', async () => {
+    handler = (_req, res) => sendJson(res, 200, USER);
+    const { client: c } = client();
+    const signal = AbortSignal.abort();
+    await rejects(c.whoami({ userId: 'usr_1', signal }), { code: 'ERR_ABORTED', message: /aborted/ });
+    await rejects(c.entitlements({ userId: 'usr_1', signal }), { code: 'ERR_ABORTED', message: /aborted/ });
+    await rejects(c.refresh('rt', { signal }), { code: 'ERR_ABORTED', message: /aborted/ });
+    await rejects(c.whoami({ accessToken: 'at', signal }), { code: 'ERR_ABORTED', message: /aborted/ });
+    await rejects(c.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb', signal }), { code: 'ERR_ABORTED', message: /aborted/ });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(server.requests.every((r) => !r.url.includes('whoami')), 'no whoami was sent');
+  });
+});
