@@ -1,0 +1,76 @@
+/**
+ * `npm start`: builds the kit (the sample backend imports `marketplace-app-kit/server`, which the
+ * package's exports map resolves to dist/), then starts the demo and prints where to go.
+ *
+ * Ports: DEMO_SIMULATOR_PORT (4010), DEMO_BACKEND_PORT (4020), DEMO_VITE_PORT (4030).
+ * DEMO_SESSION_TTL: lifetime of the sample backend's app sessions, in seconds.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { DemoPorts, DemoService } from './launch.js';
+
+const required = ['../dist/server/index.js', '../dist/cdn/marketplace-app-kit.js', '../dist/cdn/marketplace-host.js'];
+const missing = required.filter((path) => !existsSync(fileURLToPath(new URL(path, import.meta.url))));
+if (missing.length > 0) {
+  console.error(`The kit is not built (missing ${missing.join(', ')}). Run: npm run build (npm start does it for you).`);
+  process.exit(1);
+}
+
+// Imported after the check: it loads marketplace-app-kit/server from dist/.
+const { DEFAULT_PORTS, PORT_ENV, PortInUseError, startDemo } = await import('./launch.js');
+
+function envNumber(name: string, fallback: number | undefined): number | undefined {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) {
+    console.error(`${name}=${raw} is not a port or a number of seconds.`);
+    process.exit(1);
+  }
+  return value;
+}
+
+const ports = Object.fromEntries(
+  (Object.keys(DEFAULT_PORTS) as DemoService[]).map((service) => [service, envNumber(PORT_ENV[service], DEFAULT_PORTS[service])]),
+) as DemoPorts;
+const sessionTtlSeconds = envNumber('DEMO_SESSION_TTL', undefined);
+
+let demo: Awaited<ReturnType<typeof startDemo>>;
+try {
+  demo = await startDemo({ ports, ...(sessionTtlSeconds === undefined ? {} : { sessionTtlSeconds }) });
+} catch (error) {
+  if (error instanceof PortInUseError) {
+    console.error(`\n  ${error.message}\n`);
+    process.exit(1);
+  }
+  throw error;
+}
+
+const { urls } = demo;
+console.log(`
+  marketplace-app-kit demo is running (Ctrl-C stops it)
+
+  ▸ Dashboard with the sample app   ${urls.dashboard}
+  ▸ Component gallery               ${urls.gallery}
+  ▸ Developer-site page (sign-in)   ${urls.site}
+
+    Start page                      ${urls.home}
+    Simulator control API           ${urls.simulator}/_simulator/state
+    Sample app backend              ${urls.backend}  (proxied at ${urls.vite}/api)
+    Test users                      ${demo.simulator.users.map((user) => user.name).join(', ')}
+`);
+
+let stopping = false;
+async function stop(signal: string) {
+  if (stopping) {
+    console.log('Forced exit.');
+    process.exit(130);
+  }
+  stopping = true;
+  console.log(`\n${signal}: stopping the demo…`);
+  await demo.close();
+  console.log('Stopped.');
+  process.exit(0);
+}
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));

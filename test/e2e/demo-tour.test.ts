@@ -1,0 +1,312 @@
+// The demo as a new user meets it after `npm start`: the sample app inside the simulator's
+// dashboard, upgrades and webhooks, the developer-site sign-in, session renewal, the component
+// gallery. One start of the real servers (startDemo, as npm start) and one Chromium for the file.
+import assert from 'node:assert/strict';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { callApi, openDashboard, startDemoHarness, waitForKit, type DemoHarness } from '../support/demo-browser.js';
+
+/** Short enough for the renewal test to wait it out; the kit renews at half the lifetime. */
+const SESSION_TTL_SECONDS = 3;
+/** The seed users (src/simulator/catalog.ts): Ada starts on the free plan, Alan on Pro annual. */
+const ADA = 'usr_ada';
+const KATHERINE = 'usr_katherine';
+const resultsDir = fileURLToPath(new URL('../../test-results/', import.meta.url));
+const readmePicture = fileURLToPath(new URL('../../demo/screenshot-dashboard.png', import.meta.url));
+const README_PICTURE_MAX_BYTES = 200 * 1024;
+
+let harness: DemoHarness;
+
+before(async () => {
+  harness = await startDemoHarness({ sessionTtlSeconds: SESSION_TTL_SECONDS });
+});
+after(async () => {
+  await harness?.close();
+});
+
+/** Back to the free plan through a webhook, so the backend's entitlement cache is dropped too. */
+async function resetToFree(userId: string) {
+  const result = await harness.sendEvent('subscription.created', { user_id: userId, plan: 'free' });
+  assert.equal(result.outcome, 'delivered', `the reset webhook was not delivered: ${harness.logs.join('\n')}`);
+}
+
+describe('demo: the sample app in the dashboard', () => {
+  it('saves screenshots of the dashboard with the app, light and dark', async () => {
+    await resetToFree(ADA);
+    await mkdir(resultsDir, { recursive: true });
+    for (const theme of ['light', 'dark'] as const) {
+      const { context, page, app } = await openDashboard(harness, { user: ADA, theme, viewport: { width: 1280, height: 800 } });
+      try {
+        assert.equal(await app.evaluate(() => document.documentElement.dataset.theme), theme);
+        await app.locator('mp-gate').getByRole('button', { name: 'Upgrade' }).waitFor();
+        await app.locator('#notes li').first().waitFor();
+        const path = `${resultsDir}demo-dashboard-${theme}.png`;
+        const picture = await page.screenshot({ path });
+        assert.ok(picture.length > 10_000, `${path} looks empty`);
+        // The README's picture: only when asked for, and only if small enough to commit.
+        if (theme === 'light' && process.env.UPDATE_DEMO_SCREENSHOT === '1') {
+          assert.ok(picture.length < README_PICTURE_MAX_BYTES, `the README picture is ${picture.length} bytes`);
+          await writeFile(readmePicture, picture);
+          assert.ok((await stat(readmePicture)).size < README_PICTURE_MAX_BYTES);
+        }
+      } finally {
+        await context.close();
+      }
+    }
+  });
+
+  it('launches with the user and a locked paid feature, and no mp_* parameter left in the address bar', async () => {
+    await resetToFree(ADA);
+    const { context, app, errors } = await openDashboard(harness, { user: ADA });
+    try {
+      await app.locator('mp-user-badge').getByText('Ada Lovelace').waitFor();
+      await app.locator('mp-plan-badge').getByText('free').waitFor();
+      await app.locator('mp-usage-meter').getByText(/of 100/).waitFor();
+      // Locked: the paywall instead of the export button.
+      await app.locator('mp-gate').getByRole('button', { name: 'Upgrade' }).waitFor();
+      assert.equal(await app.locator('#export').isVisible(), false, 'the export button shows on the free plan');
+      // The free feature works through kit.fetch.
+      await app.locator('#notes li').first().waitFor();
+
+      assert.doesNotMatch(app.url(), /[?&]mp_/);
+      assert.doesNotMatch(await app.evaluate(() => location.href), /[?&]mp_/);
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('refuses the locked feature on the server too, not only in the page', async () => {
+    const { context, app } = await openDashboard(harness, { user: ADA });
+    try {
+      const answer = await callApi(app, '/notes/export.csv');
+      assert.equal(answer.status, 403);
+      assert.equal(JSON.parse(answer.body).error.code, 'ERR_ACCESS_DENIED');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('opened outside the dashboard, the app page sends the user to the dashboard, and other origins cannot frame it', async () => {
+    const context = await harness.browser.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(harness.demo.urls.app);
+      await page.locator('#outside').getByRole('link', { name: /dashboard/ }).waitFor();
+      assert.equal(await page.locator('#outside a').getAttribute('href'), harness.demo.urls.dashboard);
+      assert.equal(await page.locator('#note-form').isVisible(), false);
+
+      // Content-Security-Policy: frame-ancestors names the dashboard only: another origin is refused.
+      await page.goto(`${harness.demo.urls.backend}/not-a-page`);
+      const refused = page.waitForEvent('console', { predicate: (message) => /frame-ancestors/.test(message.text()), timeout: 5000 });
+      await page.evaluate((src) => {
+        const frame = document.createElement('iframe');
+        frame.src = src;
+        document.body.append(frame);
+      }, harness.demo.urls.app);
+      assert.match((await refused).text(), new RegExp(`frame-ancestors ${harness.demo.urls.simulator}`));
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('upgrades from the paywall: plan chooser, confirmation, the gate opens without a reload, the backend serves the export', async () => {
+    await resetToFree(ADA);
+    const { context, page, app } = await openDashboard(harness, { user: ADA });
+    try {
+      await app.evaluate(() => Object.assign(window, { __sameDocument: true }));
+      await app.locator('#note-form input[name="title"]').fill('Heron, north shore');
+      await app.locator('#note-form textarea[name="body"]').fill('=2+2 adults, "fishing", 7am');
+      await app.locator('#note-form button[type="submit"]').click();
+      await app.locator('#notes').getByText('Heron, north shore').waitFor();
+
+      await app.locator('mp-gate').getByRole('button', { name: 'Upgrade' }).click();
+      const chooser = page.locator('dialog#upgrade');
+      await chooser.waitFor();
+      assert.match(await chooser.innerText(), /"export" is needed/);
+      await chooser.locator('input[value="pro_annual"]').check();
+      await chooser.getByRole('button', { name: 'Confirm' }).click();
+      await chooser.waitFor({ state: 'hidden' });
+
+      await app.locator('#export').waitFor({ timeout: 5000 });
+      await app.locator('mp-plan-badge').getByText('pro_annual').waitFor();
+      assert.equal(await app.evaluate(() => (window as { __sameDocument?: boolean }).__sameDocument), true, 'the app was reloaded');
+
+      await app.locator('#export').click();
+      const preview = app.locator('#csv-preview');
+      await preview.waitFor();
+      const csv = await preview.innerText();
+      assert.match(csv, /^created_at,title,body/);
+      assert.match(csv, /Heron, north shore/);
+      // Quoted as RFC 4180 wants, and the leading "=" defused so spreadsheets do not run it.
+      assert.match(csv, /"'=2\+2 adults, ""fishing"", 7am"/);
+      assert.equal((await callApi(app, '/notes/export.csv')).status, 200);
+      await app.locator('#activity [data-event="subscription.created"]').getByText(/pro_annual/).waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
+  // A different plan for each: the seed's deliveries carry no id, so two identical bodies within
+  // one second would be taken for a replay and the second would not reach the backend's cache.
+  for (const [event, plan] of [
+    ['subscription.cancelled', 'pro_monthly'],
+    ['user.revoked', 'lifetime'],
+  ] as const) {
+    it(`locks the feature again within two seconds of a ${event} webhook sent from the simulator's controls`, async () => {
+      await harness.sendEvent('subscription.created', { user_id: ADA, plan });
+      const { context, page, app } = await openDashboard(harness, { user: ADA });
+      try {
+        await app.locator('#export').waitFor();
+        await page.locator('#event-kind').selectOption(event);
+        const sent = Date.now();
+        await page.locator('#event-form').getByRole('button', { name: 'Send' }).click();
+        await app.locator('#export').waitFor({ state: 'hidden', timeout: 2000 });
+        const lockedAfter = Date.now() - sent;
+        await page.locator('#event-result').getByText(`${event}: delivered`).waitFor();
+        assert.ok(lockedAfter < 2000, `locked after ${lockedAfter} ms`);
+
+        const refused = await callApi(app, '/notes/export.csv');
+        assert.equal(refused.status, 403, refused.body);
+        await app.locator(`#activity [data-event="${event}"]`).waitFor();
+        if (event === 'user.revoked') await app.locator('mp-plan-badge').getByText('No plan').waitFor();
+        else await app.locator('mp-plan-badge').getByText('Cancelled').waitFor();
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  it('hands every webhook kind to the backend\'s onEvent, unknown kinds included', async () => {
+    const result = await harness.sendEvent('invoice.paid', { user_id: KATHERINE });
+    assert.equal(result.outcome, 'delivered');
+    const entry = harness.demo.backend.activity[0];
+    assert.equal(entry?.event, 'invoice.paid');
+    assert.equal(entry?.user_id, KATHERINE);
+    assert.match(entry?.summary ?? '', /unknown event kind/);
+  });
+
+  it('renews an expired session: the next kit.fetch still succeeds, with a new session', async () => {
+    const { context, page, app } = await openDashboard(harness, { user: KATHERINE });
+    try {
+      const bearers: string[] = [];
+      page.on('request', (request) => {
+        const authorization = request.headers().authorization;
+        if (request.url().includes('/api/notes') && authorization) bearers.push(authorization);
+      });
+      assert.equal((await callApi(app, '/notes')).status, 200);
+      const first = bearers.at(-1);
+      assert.ok(first, 'kit.fetch sent no bearer token');
+
+      await new Promise((resolve) => setTimeout(resolve, SESSION_TTL_SECONDS * 1000 + 1100));
+      // The old session really is over: the backend refuses it.
+      const stale = await fetch(`${harness.demo.urls.vite}/api/notes`, { headers: { authorization: first } });
+      assert.equal(stale.status, 401);
+      assert.equal(((await stale.json()) as { error: { code: string } }).error.code, 'ERR_SESSION_EXPIRED');
+
+      const renewed = await callApi(app, '/notes');
+      assert.equal(renewed.status, 200, renewed.body);
+      assert.notEqual(bearers.at(-1), first, 'the request went out with the expired session');
+      assert.equal(await app.evaluate(() => window.fieldNotes.kit.state), 'ready');
+    } finally {
+      await context.close();
+    }
+  });
+
+});
+
+describe('demo: the developer-site page (script-tag bundle)', () => {
+  async function openSite() {
+    const context = await harness.browser.newContext();
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(harness.demo.urls.site);
+    await Promise.all([
+      page.waitForURL((url) => url.href.startsWith(`${harness.demo.urls.simulator}/oauth/authorize`)),
+      page.locator('mp-sign-in-button').getByRole('button', { name: 'Sign in with Marketplace' }).click(),
+    ]);
+    return { context, page, errors };
+  }
+
+  /** Clicks Approve or Deny and waits to be back on the site page (after the callback's redirect). */
+  async function decide(page: Page, decision: 'Approve' | 'Deny') {
+    await Promise.all([
+      page.waitForURL((url) => url.href.startsWith(harness.demo.urls.site)),
+      page.getByRole('button', { name: decision }).click(),
+    ]);
+  }
+
+  it('signs in through the simulator’s authorization page, then shows the user badge and the open gate', async () => {
+    const { context, page, errors } = await openSite();
+    try {
+      await page.getByRole('radio', { name: /Alan Turing/ }).check();
+      await decide(page, 'Approve');
+      assert.equal(page.url(), harness.demo.urls.site);
+      assert.ok(
+        harness.demo.backend.activity.some((entry) => entry.event === 'user.authorized' && entry.user_id === 'usr_alan'),
+        'the backend did not record the user.authorized webhook',
+      );
+      await page.locator('mp-user-badge').getByText('Alan Turing').waitFor();
+      await page.locator('#export-ready').waitFor();
+      const cookies = await context.cookies(harness.demo.urls.vite);
+      const session = cookies.find((cookie) => cookie.name === 'mp_session');
+      assert.ok(session?.httpOnly, 'the session cookie must be HttpOnly');
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('stays signed out, and says so, when the user denies', async () => {
+    const { context, page } = await openSite();
+    try {
+      await decide(page, 'Deny');
+      await page.locator('#sign-in-error').getByText(/denied/i).waitFor();
+      await page.locator('mp-sign-in-button').getByRole('button', { name: 'Sign in with Marketplace' }).waitFor();
+      assert.equal(await page.locator('#export-ready').isVisible(), false);
+      assert.doesNotMatch(page.url(), /mp_oauth_error/, 'the error parameter stays in the address bar');
+      assert.equal((await context.cookies(harness.demo.urls.vite)).some((cookie) => cookie.name === 'mp_session'), false);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('demo: the component gallery', () => {
+  it('shows every element in every state, light and dark, with its markup, without a server', async () => {
+    const context = await harness.browser.newContext();
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    try {
+      await page.goto(harness.demo.urls.gallery);
+      const tags = ['mp-sign-in-button', 'mp-gate', 'mp-upgrade-button', 'mp-usage-meter', 'mp-user-badge', 'mp-plan-badge'];
+      for (const tag of tags) {
+        const rows = page.locator(`section#${tag} .case`);
+        assert.ok((await rows.count()) >= 4, `${tag} has too few cases`);
+        // Each state the base class knows is shown, in both themes.
+        for (const state of ['ready', 'loading', 'error', 'not-connected']) {
+          for (const theme of ['light', 'dark']) {
+            await page.locator(`section#${tag} .preview[data-theme="${theme}"] ${tag}[state="${state}"][theme="${theme}"]`).first().waitFor();
+          }
+        }
+        assert.match(await rows.first().locator('pre.markup').innerText(), new RegExp(`<${tag}`));
+      }
+      for (const look of ['granted', 'locked', 'expired', 'past-due', 'over-quota']) {
+        await page.locator(`mp-gate[access="${look}"]`).first().waitFor();
+      }
+      for (const level of ['ok', 'warning', 'exceeded']) await page.locator(`mp-usage-meter[level="${level}"]`).first().waitFor();
+
+      // The previews are live: an upgrade on the fake kit opens the gate.
+      const row = page.locator('section#mp-gate .case', { hasText: 'click: upgrades' }).locator('.preview[data-theme="light"]');
+      await row.getByRole('button', { name: 'Upgrade' }).click();
+      await row.locator('mp-gate[access="granted"]').waitFor();
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+});
