@@ -306,7 +306,10 @@ export class MarketplaceKit extends EventTarget implements Kit {
       }
       const response = await request;
       if (response) this.#acceptSession(response);
-      else this.#set({ state: 'signed-out' });
+      else if (launch.kind === 'standalone' && launch.signInError) {
+        const error = new MarketplaceKitError('ERR_OAUTH', `Sign-in did not complete (${launch.signInError})`);
+        this.#set({ state: 'signed-out', error });
+      } else this.#set({ state: 'signed-out' });
     } catch (error) {
       this.#fail(error);
     }

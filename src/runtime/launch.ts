@@ -2,10 +2,11 @@
  * Reading the embed launch parameters (DESIGN A) from the page URL, before anything else runs.
  */
 import { MarketplaceKitError } from '../shared/errors.js';
-import { EMBED_PARAMS, type Theme } from '../shared/schemas.js';
+import { EMBED_PARAMS, SIGN_IN_ERROR_PARAM, type Theme } from '../shared/schemas.js';
 
 export type Launch =
-  | { kind: 'standalone' }
+  /** `signInError`: the RFC 6749 error code the backend's OAuth callback sent back, if any. */
+  | { kind: 'standalone'; signInError: string | null }
   /**
    * `context` is null when a framed page lost its parameters (an in-frame reload): ask the host.
    * `theme` and `locale` are null when the URL has none (or an invalid one): the kit's defaults apply.
@@ -25,10 +26,17 @@ export interface LaunchInput {
 }
 
 const MP_PARAM = /^mp_/;
+const LAUNCH_PARAMS: readonly string[] = Object.values(EMBED_PARAMS);
 
 /** True when the URL carries any `mp_*` parameter (they are all removed, known or not). */
 export function hasLaunchParams(url: URL): boolean {
   for (const key of url.searchParams.keys()) if (MP_PARAM.test(key)) return true;
+  return false;
+}
+
+/** True when the URL carries a dashboard launch parameter (DESIGN A), as opposed to other `mp_*` ones. */
+function isDashboardLaunch(url: URL): boolean {
+  for (const key of url.searchParams.keys()) if (LAUNCH_PARAMS.includes(key)) return true;
   return false;
 }
 
@@ -56,14 +64,15 @@ export function normalizeLocale<F extends string | null>(value: string | null | 
  */
 export function readLaunch(input: LaunchInput): Launch {
   const url = new URL(input.href);
-  if (!hasLaunchParams(url)) {
+  if (!isDashboardLaunch(url)) {
     // Reloaded inside the dashboard (the parameters were scrubbed on first load): the framing
     // origin, as the browser reports it, says whether an allowed host is there to ask for a context.
     const host = input.parentOrigin;
     if (input.framed && host !== undefined && input.hostOrigins.includes(host)) {
       return { kind: 'embedded', context: null, host, theme: null, locale: null };
     }
-    return { kind: 'standalone' };
+    const signInError = url.searchParams.get(SIGN_IN_ERROR_PARAM);
+    return { kind: 'standalone', signInError: signInError ? signInError.slice(0, 100) : null };
   }
   const params = url.searchParams;
   const context = params.get(EMBED_PARAMS.context);

@@ -39,7 +39,10 @@ export interface Kit extends EventTarget {
   readonly locale: string;
   /** True inside the marketplace dashboard (launched with `mp_*` parameters by an allowed host). */
   readonly embedded: boolean;
-  /** The last error that put the kit in `error` state, else null. */
+  /**
+   * The last error that put the kit in `error` state; in `signed-out` state, why the last sign-in
+   * did not complete (`ERR_OAUTH`, e.g. the user denied it); else null.
+   */
   readonly error: MarketplaceKitError | null;
   /** The host bridge inside the dashboard; null on the developer's own site. */
   readonly host: HostBridge | null;

@@ -69,7 +69,9 @@ export class WebhookSender {
   }
 
   private async attempt(url: string, event: string, data: Record<string, unknown>): Promise<DeliveryAttempt> {
-    const at = utcSeconds(this.clock());
+    // Milliseconds, not the seconds of expires_at: the seed gives deliveries no id, so two
+    // identical events stamped in the same second would be indistinguishable from a replay.
+    const at = new Date(this.clock()).toISOString();
     const body = JSON.stringify({ event, timestamp: at, data });
     const started = performance.now();
     try {

@@ -39,7 +39,7 @@ describe('simulator: webhook deliveries', () => {
     assert.equal(raw.headers['content-type'], 'application/json');
     assert.equal(raw.headers['x-service-signature'], signWebhookBody(raw.body, FIXED.webhookSecret));
     assert.deepEqual(Object.keys(JSON.parse(raw.body)), ['event', 'timestamp', 'data']);
-    assert.match(JSON.parse(raw.body).timestamp, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    assert.match(JSON.parse(raw.body).timestamp, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 
   it('applies what each event means to the entitlement', async () => {

@@ -102,6 +102,18 @@ describe('kit on the developer\'s own site', () => {
     expect(fetch.calls).to.have.length(1);
   });
 
+  it('is signed out with ERR_OAUTH after a denied sign-in, and removes mp_oauth_error from the URL', async () => {
+    const fetch = scriptedFetch(() => jsonResponse({ error: { code: 'ERR_SESSION_MISSING', message: 'none' } }, 401));
+    const env = fakeEnvironment(`${APP_ORIGIN}/account?tab=1&mp_oauth_error=access_denied`);
+    const kit = start(env, fetch);
+    await kit.started;
+    expect(kit.state).to.equal('signed-out');
+    expect(kit.error?.code).to.equal('ERR_OAUTH');
+    expect(kit.error?.message).to.contain('access_denied');
+    expect(env.replaced).to.deep.equal(['/account?tab=1']);
+    expect(fetch.calls).to.have.length(1);
+  });
+
   it('reports backend failures as typed errors', async () => {
     const cases: Array<[Response | (() => Promise<Response>), string, number | undefined]> = [
       [jsonResponse({ error: { code: 'ERR_CONFIG', message: 'misconfigured' } }, 500), 'ERR_CONFIG', 500],

@@ -44,10 +44,19 @@ describe('launch parameters', () => {
   });
 
   it('is standalone without mp_* parameters, unless an allowed dashboard frames the page (an in-frame reload)', () => {
-    expect(launch('q=1', { framed: false, parentOrigin: undefined })).to.deep.equal({ kind: 'standalone' });
-    expect(launch('q=1', { parentOrigin: 'https://evil.example' })).to.deep.equal({ kind: 'standalone' });
-    expect(launch('q=1', { parentOrigin: undefined })).to.deep.equal({ kind: 'standalone' });
+    const standalone = { kind: 'standalone', signInError: null };
+    expect(launch('q=1', { framed: false, parentOrigin: undefined })).to.deep.equal(standalone);
+    expect(launch('q=1', { parentOrigin: 'https://evil.example' })).to.deep.equal(standalone);
+    expect(launch('q=1', { parentOrigin: undefined })).to.deep.equal(standalone);
     expect(launch('q=1')).to.deep.equal({ kind: 'embedded', context: null, host: HOST, theme: null, locale: null });
+  });
+
+  it('reads a failed sign-in (mp_oauth_error) as standalone, not as a refused dashboard launch', () => {
+    expect(launch('mp_oauth_error=access_denied', { framed: false, parentOrigin: undefined })).to.deep.equal({
+      kind: 'standalone',
+      signInError: 'access_denied',
+    });
+    expect(hasLaunchParams(new URL(page('mp_oauth_error=access_denied')))).to.equal(true, 'it is scrubbed too');
   });
 
   it('scrubs every mp_* parameter, known or not, and keeps the rest', () => {
