@@ -1,0 +1,38 @@
+// The package as an app installs it: every entry of the exports map resolves to built files with
+// types, and the Node entries load by name (self-reference). Needs `npm run build` first, as
+// `npm test` does.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
+  exports: Record<string, string | { types: string; default: string }>;
+  bin: Record<string, string>;
+};
+
+describe('package', () => {
+  it('has built files and types for every entry of the exports map', () => {
+    for (const [entry, target] of Object.entries(pkg.exports)) {
+      if (typeof target === 'string') continue;
+      for (const file of [target.types, target.default]) {
+        assert.ok(existsSync(`${root}${file}`), `${entry}: ${file} is missing (run npm run build)`);
+      }
+    }
+  });
+
+  it('loads the Node entries by package name', async () => {
+    const server = await import('marketplace-app-kit/server');
+    assert.equal(typeof server.createAppBackend, 'function');
+    assert.equal(typeof server.verifyWebhook, 'function');
+    const simulator = await import('marketplace-app-kit/simulator');
+    assert.equal(typeof simulator.startSimulator, 'function');
+  });
+
+  it('ships the mpkit bin as an executable Node script', () => {
+    const bin = `${root}${pkg.bin.mpkit}`;
+    assert.ok(existsSync(bin), `${bin} is missing (run npm run build)`);
+    assert.match(readFileSync(bin, 'utf8'), /^#!\/usr\/bin\/env node\n/);
+  });
+});
