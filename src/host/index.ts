@@ -7,13 +7,12 @@
  * `connectApp`.
  */
 import {
-  APP_METHODS,
   BRIDGE_DEFAULT_TIMEOUT_MS,
   BRIDGE_MAX_MESSAGE_SIZE,
   BRIDGE_PROTOCOL_VERSION,
   BRIDGE_SERVICE_ID,
-  HOST_METHODS,
   assertOrigin,
+  bridgeSchemas,
   openBridge,
   type HandlerTable,
   type HostMethods,
@@ -91,8 +90,8 @@ export function connectApp(iframe: HTMLIFrameElement, options: ConnectAppOptions
     self: view,
     peer: () => iframe.contentWindow,
     origin: appOrigin,
-    local: HOST_METHODS,
-    remote: APP_METHODS,
+    local: bridgeSchemas().host,
+    remote: bridgeSchemas().app,
     handlers: options.handlers as HandlerTable<HostMethods>,
     timeoutMs: options.timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS,
   });

@@ -5,10 +5,9 @@
  */
 import { checkAccess, type AccessDecision, type AccessRequirement } from '../shared/access.js';
 import {
-  APP_METHODS,
   BRIDGE_DEFAULT_TIMEOUT_MS,
-  HOST_METHODS,
   assertOrigin,
+  bridgeSchemas,
   openBridge,
   type AppMethods,
   type Bridge,
@@ -123,19 +122,15 @@ export class MarketplaceKit extends EventTarget implements Kit {
   readonly started: Promise<void>;
   readonly embedded: boolean = false;
 
-  #state: KitState = 'loading';
-  #user: Profile | null = null;
-  #entitlement: Entitlement | null = null;
-  #theme: Theme;
-  #locale: string;
-  #error: MarketplaceKitError | null = null;
+  /** What the getters answer; `#set` changes it. */
+  #fields: Fields;
 
   readonly #env: KitEnvironment;
   readonly #backend: BackendClient;
   readonly #fetch: typeof fetch;
   readonly #options: KitOptions;
   readonly #listeners = new Set<(kit: Kit) => void>();
-  #signature = '';
+  #signature: string;
   #session: Session | null = null;
   #hostOrigin = '';
   #bridge: Bridge<HostMethods> | null = null;
@@ -169,43 +164,42 @@ export class MarketplaceKit extends EventTarget implements Kit {
       // in the address bar, history, Referer or a copied link.
       if (hasLaunchParams(url)) env.replaceUrl(scrubbedUrl(url));
     }
-    this.#theme = env.defaultTheme;
-    this.#locale = env.defaultLocale;
+    this.#fields = { state: 'loading', user: null, entitlement: null, theme: env.defaultTheme, locale: env.defaultLocale, error: null };
     this.#signature = this.#sign();
   }
 
   get state(): KitState {
-    return this.#state;
+    return this.#fields.state;
   }
   get user(): Profile | null {
-    return this.#user;
+    return this.#fields.user;
   }
   get entitlement(): Entitlement | null {
-    return this.#entitlement;
+    return this.#fields.entitlement;
   }
   get theme(): Theme {
-    return this.#theme;
+    return this.#fields.theme;
   }
   get locale(): string {
-    return this.#locale;
+    return this.#fields.locale;
   }
   get error(): MarketplaceKitError | null {
-    return this.#error;
+    return this.#fields.error;
   }
   get host(): HostBridge | null {
     return this.#host;
   }
 
   has(feature: string): boolean {
-    return checkAccess(this.#entitlement, { feature }).granted;
+    return checkAccess(this.#fields.entitlement, { feature }).granted;
   }
 
   hasPlan(plan: string | readonly string[]): boolean {
-    return checkAccess(this.#entitlement, { plan }).granted;
+    return checkAccess(this.#fields.entitlement, { plan }).granted;
   }
 
   access(requirement: AccessRequirement): AccessDecision {
-    return checkAccess(this.#entitlement, requirement);
+    return checkAccess(this.#fields.entitlement, requirement);
   }
 
   refresh(): Promise<void> {
@@ -251,8 +245,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   async signOut(): Promise<void> {
     const token = this.#session?.token;
     // Forget locally first: even if the backend cannot be reached, this page is signed out.
-    this.#session = null;
-    this.#set({ state: 'signed-out', user: null, entitlement: null, error: null });
+    this.#signedOut();
     const response = await this.#backend.send(`${this.#backend.base}/session`, {
       method: 'DELETE',
       credentials: 'include',
@@ -300,16 +293,15 @@ export class MarketplaceKit extends EventTarget implements Kit {
     try {
       if (launch.kind === 'embedded') {
         this.#openBridge(launch.host);
-        this.#applyTheme(launch.theme ?? this.#theme);
+        this.#applyTheme(launch.theme ?? this.#fields.theme);
         if (launch.locale) this.#applyLocale(launch.locale);
         request ??= this.#exchange((await this.#bridge!.call('getContext', {})).context);
       }
       const response = await request;
       if (response) this.#acceptSession(response);
       else if (launch.kind === 'standalone' && launch.signInError) {
-        const error = new MarketplaceKitError('ERR_OAUTH', `Sign-in did not complete (${launch.signInError})`);
-        this.#set({ state: 'signed-out', error });
-      } else this.#set({ state: 'signed-out' });
+        this.#signedOut(new MarketplaceKitError('ERR_OAUTH', `Sign-in did not complete (${launch.signInError})`));
+      } else this.#signedOut();
     } catch (error) {
       this.#fail(error);
     }
@@ -328,7 +320,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     if (!env.parent) return;
     const handlers: HandlerTable<AppMethods> = {
       themeChanged: ({ theme }) => this.#applyTheme(theme),
-      localeChanged: ({ locale }) => this.#applyLocale(normalizeLocale(locale, this.#locale)),
+      localeChanged: ({ locale }) => this.#applyLocale(normalizeLocale(locale, this.#fields.locale)),
       // Answer at once; the reload runs on its own (a failure leaves the last known entitlement).
       entitlementsChanged: () => void this.refresh().catch(() => undefined),
     };
@@ -336,8 +328,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
       self: env.self,
       peer: env.parent,
       origin,
-      local: APP_METHODS,
-      remote: HOST_METHODS,
+      local: bridgeSchemas().app,
+      remote: bridgeSchemas().host,
       handlers,
       timeoutMs: this.#options.bridgeTimeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS,
     });
@@ -396,6 +388,12 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#set({ state: 'ready', user: response.user, entitlement: response.entitlement, error: null });
   }
 
+  /** Forgets the session and the user: this page is signed out (`error` says why, if it failed). */
+  #signedOut(error: MarketplaceKitError | null = null): void {
+    this.#session = null;
+    this.#set({ state: 'signed-out', user: null, entitlement: null, error });
+  }
+
   #fail(error: unknown): void {
     const kitError = isKitError(error) ? error : new MarketplaceKitError('ERR_NETWORK', String(error), { cause: error });
     this.#set({ state: 'error', error: kitError });
@@ -445,11 +443,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
         isKitError(cause) && cause.status !== undefined ? { cause, status: cause.status } : { cause },
       );
       // On the developer's site a 401 means the cookie session ended: the user is signed out.
-      if (standalone && isKitError(cause) && cause.status === 401) {
-        this.#set({ state: 'signed-out', user: null, entitlement: null, error: null });
-      } else {
-        this.#set({ state: 'error', error });
-      }
+      if (standalone && isKitError(cause) && cause.status === 401) this.#signedOut();
+      else this.#set({ state: 'error', error });
       throw error;
     }
   }
@@ -473,26 +468,20 @@ export class MarketplaceKit extends EventTarget implements Kit {
         this.#acceptSession(response);
       } catch (error) {
         if (!(isKitError(error) && error.status === 401)) throw error;
-        this.#session = null;
-        this.#set({ state: 'signed-out', user: null, entitlement: null, error: null });
+        this.#signedOut();
       }
     })();
     this.#refreshRunning = run;
-    run.then(
-      () => this.#refreshRunning === run && (this.#refreshRunning = null),
-      () => this.#refreshRunning === run && (this.#refreshRunning = null),
-    );
+    const settled = () => {
+      if (this.#refreshRunning === run) this.#refreshRunning = null;
+    };
+    run.then(settled, settled);
     return run;
   }
 
   /** Applies `patch` and notifies every listener once, if anything visible changed at all. */
   #set(patch: Partial<Fields>): void {
-    if ('state' in patch) this.#state = patch.state!;
-    if ('user' in patch) this.#user = patch.user!;
-    if ('entitlement' in patch) this.#entitlement = patch.entitlement!;
-    if ('theme' in patch) this.#theme = patch.theme!;
-    if ('locale' in patch) this.#locale = patch.locale!;
-    if ('error' in patch) this.#error = patch.error!;
+    Object.assign(this.#fields, patch);
     const signature = this.#sign();
     if (signature === this.#signature || this.#destroyed) return;
     this.#signature = signature;
@@ -507,8 +496,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.dispatchEvent(new Event(KIT_CHANGE_EVENT));
   }
 
+  /** Everything a listener can see, as text; the error as its `toJSON()` (code and message). */
   #sign(): string {
-    const error = this.#error ? `${this.#error.code}:${this.#error.message}` : '';
-    return JSON.stringify([this.#state, this.#theme, this.#locale, error, this.#user, this.#entitlement]);
+    return JSON.stringify(this.#fields);
   }
 }

@@ -10,7 +10,7 @@
 import { RPC } from '@mixer/postmessage-rpc';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, isKitError } from './errors.js';
-import { Theme } from './schemas.js';
+import { Theme, describeFailure, length, matches } from './schemas.js';
 
 /** The `serviceId` both ends use, so other postMessage traffic on the page is never confused with ours. */
 export const BRIDGE_SERVICE_ID = 'marketplace-app-bridge';
@@ -19,71 +19,96 @@ export const BRIDGE_PROTOCOL_VERSION = '1';
 export const BRIDGE_MAX_MESSAGE_SIZE = 64 * 1024;
 export const BRIDGE_DEFAULT_TIMEOUT_MS = 5000;
 
-const Empty = z.object({});
-const text = (max: number) => z.string().check(z.maxLength(max));
+/**
+ * The protocol's schemas: one per method's params and result, and the packet shape. Built on first
+ * use (`bridgeSchemas()`), not when the module loads: building these ~40 zod schemas takes about
+ * half a millisecond of a cold start, which the kit then spends while its session request is on
+ * the way (it opens the bridge after sending it) instead of before sending it.
+ */
+function buildSchemas() {
+  const Empty = z.object({});
+  /** A string of `min` to `max` characters. */
+  const text = (min: number, max: number) => z.string().check(length(min, max));
 
-/** An absolute http(s) URL; `javascript:`, `data:` and the like are refused. */
-export const ExternalUrl = z.string().check(
-  z.maxLength(4096),
-  z.refine((value) => {
-    try {
-      const { protocol } = new URL(value);
-      return protocol === 'https:' || protocol === 'http:';
-    } catch {
-      return false;
-    }
-  }, 'expected an absolute http(s) URL'),
-);
+  /** An absolute http(s) URL; `javascript:`, `data:` and the like are refused. */
+  const ExternalUrl = text(0, 4096).check(
+    z.refine((value) => {
+      try {
+        const { protocol } = new URL(value);
+        return protocol === 'https:' || protocol === 'http:';
+      } catch {
+        return false;
+      }
+    }, 'expected an absolute http(s) URL'),
+  );
 
-/** An app route mirrored into the dashboard URL: starts with one `/` (never `//host`). */
-export const AppPath = text(2048).check(z.regex(/^\/(?![/\\])[^\s]*$/, 'expected a path starting with one /'));
+  /** An app route mirrored into the dashboard URL: starts with one `/` (never `//host`). */
+  const AppPath = text(0, 2048).check(matches(/^\/(?![/\\])[^\s]*$/, 'expected a path starting with one /'));
 
-/** Methods the dashboard exposes and the app calls: `[params, result]`. */
-export const HOST_METHODS = {
-  getContext: [Empty, z.object({ context: z.string().check(z.minLength(1), z.maxLength(16384)) })],
-  resize: [z.object({ height: z.number().check(z.nonnegative(), z.maximum(1_000_000)) }), null],
-  navigate: [z.object({ path: AppPath }), null],
-  openExternal: [z.object({ url: ExternalUrl }), null],
-  openUpgrade: [
-    z.object({ plan: z.optional(text(100)), feature: z.optional(text(100)) }),
-    z.object({ outcome: z.enum(['upgraded', 'dismissed']) }),
-  ],
-  toast: [
-    z.object({ message: text(1000).check(z.minLength(1)), tone: z.optional(z.enum(['info', 'success', 'warning', 'error'])) }),
-    null,
-  ],
-  setTitle: [z.object({ title: text(200) }), null],
-} as const;
+  return {
+    /** Methods the dashboard exposes and the app calls: `[params, result]`. */
+    host: {
+      getContext: [Empty, z.object({ context: text(1, 16384) })],
+      resize: [
+        z.object({ height: z.number().check(z.refine((value) => value >= 0 && value <= 1_000_000, 'expected 0 to 1000000')) }),
+        null,
+      ],
+      navigate: [z.object({ path: AppPath }), null],
+      openExternal: [z.object({ url: ExternalUrl }), null],
+      openUpgrade: [
+        z.object({ plan: z.optional(text(0, 100)), feature: z.optional(text(0, 100)) }),
+        z.object({ outcome: z.enum(['upgraded', 'dismissed']) }),
+      ],
+      toast: [
+        z.object({ message: text(1, 1000), tone: z.optional(z.enum(['info', 'success', 'warning', 'error'])) }),
+        null,
+      ],
+      setTitle: [z.object({ title: text(0, 200) }), null],
+    },
+    /** Methods the app exposes and the dashboard calls: `[params, result]`. */
+    app: {
+      themeChanged: [z.object({ theme: Theme }), null],
+      localeChanged: [z.object({ locale: text(2, 35) }), null],
+      entitlementsChanged: [Empty, null],
+    },
+    /**
+     * The RPC packet shape of `@mixer/postmessage-rpc`, checked before the library sees it.
+     * `params` and `result` are checked per method, where they are used.
+     */
+    packet: z.object({
+      type: z.enum(['method', 'reply']),
+      serviceID: z.string(),
+      id: z.number().check(z.refine(Number.isSafeInteger)),
+      method: z.optional(text(0, 64)),
+      error: z.optional(z.object({ code: z.number(), message: text(0, 2000) })),
+    }),
+  } as const;
+}
 
-/** Methods the app exposes and the dashboard calls: `[params, result]`. */
-export const APP_METHODS = {
-  themeChanged: [z.object({ theme: Theme }), null],
-  localeChanged: [z.object({ locale: text(35).check(z.minLength(2)) }), null],
-  entitlementsChanged: [Empty, null],
-} as const;
+type BridgeSchemas = ReturnType<typeof buildSchemas>;
+let schemas: BridgeSchemas | undefined;
+
+/**
+ * The protocol's schemas, built on the first call.
+ *
+ * @example
+ * const { host, app } = bridgeSchemas();
+ * openBridge({ ..., local: app, remote: host, handlers });
+ */
+export function bridgeSchemas(): BridgeSchemas {
+  return (schemas ??= buildSchemas());
+}
 
 /** `[params schema, result schema]`; a null result schema means the method answers nothing. */
 export type MethodTable = Record<string, readonly [z.ZodMiniType, z.ZodMiniType | null]>;
-export type HostMethods = typeof HOST_METHODS;
-export type AppMethods = typeof APP_METHODS;
+export type HostMethods = BridgeSchemas['host'];
+export type AppMethods = BridgeSchemas['app'];
 export type ParamsOf<T extends MethodTable, M extends keyof T> = z.input<T[M][0]>;
 export type ResultOf<T extends MethodTable, M extends keyof T> = T[M][1] extends z.ZodMiniType ? z.output<T[M][1]> : void;
 /** What a handler of method `M` receives and may return. */
 export type HandlerTable<T extends MethodTable> = {
   [M in keyof T]?: (params: z.output<T[M][0]>) => ResultOf<T, M> | void | Promise<ResultOf<T, M> | void>;
 };
-
-/**
- * The RPC packet shape of `@mixer/postmessage-rpc`, checked before the library sees it. `params`
- * and `result` are checked per method, where they are used.
- */
-const Packet = z.object({
-  type: z.enum(['method', 'reply']),
-  serviceID: z.string(),
-  id: z.number().check(z.int()),
-  method: z.optional(text(64)),
-  error: z.optional(z.object({ code: z.number(), message: text(2000) })),
-});
 
 /** Where messages arrive (a window) and where ours go (the peer window). */
 export interface MessageSource {
@@ -139,11 +164,6 @@ export function assertOrigin(value: string, what: string): string {
   return value;
 }
 
-const describeIssue = (error: z.core.$ZodError) => {
-  const issue = error.issues[0];
-  return `${issue?.path.join('.') || 'value'}: ${issue?.message ?? 'invalid'}`;
-};
-
 /**
  * An error for the peer. The library replies with `stack || message` of anything that is not its
  * own error class (which it does not export from its entry point), so the stack is emptied: only
@@ -163,6 +183,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
   options: BridgeOptions<Local, Remote>,
 ): Bridge<Remote> {
   const origin = assertOrigin(options.origin, 'The bridge peer origin');
+  const { packet: packetSchema } = bridgeSchemas();
   const defaultTimeoutMs = options.timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS;
   const peer = typeof options.peer === 'function' ? options.peer : () => options.peer as MessagePeer;
   let closed = false;
@@ -193,7 +214,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
           } catch {
             return;
           }
-          const parsed = Packet.safeParse(packet);
+          const parsed = packetSchema.safeParse(packet);
           if (!parsed.success || parsed.data.serviceID !== BRIDGE_SERVICE_ID) return;
           // The library queues out-of-sequence packets until the gap is filled. postMessage
           // between two windows is already in order, and a packet we drop above would leave a
@@ -212,7 +233,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
     const [paramsSchema] = options.local[method]!;
     rpc.expose(method, async (params: unknown) => {
       const parsed = paramsSchema.safeParse(params);
-      if (!parsed.success) throw remoteError(`Invalid ${method} params at ${describeIssue(parsed.error)}`);
+      if (!parsed.success) throw remoteError(describeFailure(`${method} params`, parsed.error));
       const handler = options.handlers[method as keyof Local];
       if (!handler) throw remoteError(`${method} is not supported here`);
       try {
@@ -234,7 +255,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
       const [paramsSchema, resultSchema] = options.remote[method]!;
       const checked = paramsSchema.safeParse(params);
       if (!checked.success) {
-        throw new MarketplaceKitError('ERR_INVALID_INPUT', `Invalid ${method} params at ${describeIssue(checked.error)}`);
+        throw new MarketplaceKitError('ERR_INVALID_INPUT', describeFailure(`${method} params`, checked.error));
       }
       if (closed) throw new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed');
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -255,11 +276,13 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
       } finally {
         clearTimeout(timer);
       }
-      const answer = resultSchema ? resultSchema.safeParse(result) : { success: result == null, data: undefined };
-      if (!answer.success) {
-        const why = 'error' in answer ? describeIssue(answer.error) : 'value: expected nothing';
-        throw new MarketplaceKitError('ERR_BRIDGE_INVALID_MESSAGE', `Invalid ${method} result at ${why}`);
+      const invalid = (message: string) => new MarketplaceKitError('ERR_BRIDGE_INVALID_MESSAGE', message);
+      if (!resultSchema) {
+        if (result != null) throw invalid(`Invalid ${method} result: expected nothing`);
+        return undefined as ResultOf<Remote, typeof method>;
       }
+      const answer = resultSchema.safeParse(result);
+      if (!answer.success) throw invalid(describeFailure(`${method} result`, answer.error));
       return answer.data as ResultOf<Remote, typeof method>;
     },
     destroy() {

@@ -6,27 +6,69 @@
 import * as z from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from './errors.js';
 
-/** `usr_<id>` (seed §2.1). */
-export const UserId = z.string().check(z.regex(/^usr_[A-Za-z0-9_-]{1,64}$/, 'expected a user id of the form usr_<id>'));
-/** `app_<id>` (seed §2.2). */
-export const AppId = z.string().check(z.regex(/^app_[A-Za-z0-9_-]{1,64}$/, 'expected an app id of the form app_<id>'));
-/** ISO 8601 UTC timestamp, `YYYY-MM-DDThh:mm:ssZ` (fractional seconds tolerated). */
-export const UtcTimestamp = z
-  .string()
-  .check(
-    z.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, 'expected an ISO 8601 UTC timestamp'),
-    z.refine((value) => !Number.isNaN(Date.parse(value)), 'expected a real date'),
+/*
+ * Size matters here: the browser runtime bundles these schemas.
+ * - Every schema is built when the module loads. zod marks its own functions free of side effects,
+ *   but a bundler cannot tell that of a `.check()` call or a property read, so checked strings go
+ *   through `string()` and other top-level checks carry a pure mark. A bundle then keeps only the
+ *   schemas it uses (the runtime: the session answer and `Theme`).
+ * - Lengths and number ranges are refinements, not zod's `minLength`, `maxLength`, `int`,
+ *   `nonnegative` and `maximum` checks: each check kind adds its own code to the bundle, a
+ *   refinement only its test. They accept and refuse exactly the same values.
+ */
+
+/** `z.string().check(...checks)`. */
+/* @__NO_SIDE_EFFECTS__ */
+function string(...checks: z.core.$ZodCheck<string>[]): z.ZodMiniString<string> {
+  return z.string().check(...checks);
+}
+
+/** Matches `pattern` (what `z.regex(pattern)` accepts). */
+/* @__NO_SIDE_EFFECTS__ */
+export function matches(pattern: RegExp, message: string): z.core.$ZodCheck<string> {
+  return z.refine((value: string) => {
+    pattern.lastIndex = 0;
+    return pattern.test(value);
+  }, message);
+}
+
+const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;
+
+/**
+ * Between `min` and `max` characters, both included; no upper limit without `max`. Characters are
+ * code points, as zod's `minLength` and `maxLength` count them: a surrogate pair (an emoji) is one.
+ */
+/* @__NO_SIDE_EFFECTS__ */
+export function length(min: number, max = Infinity): z.core.$ZodCheck<string> {
+  return z.refine(
+    (value: string) => {
+      const characters = value.length - (value.match(SURROGATE_PAIR)?.length ?? 0);
+      return characters >= min && characters <= max;
+    },
+    max === Infinity ? `expected at least ${min} characters` : `expected ${min} to ${max} characters`,
   );
-const HttpUrl = z.string().check(z.regex(/^https?:\/\/[^\s]+$/i, 'expected an http(s) URL'));
-const Count = z.number().check(z.int(), z.nonnegative());
+}
+
+/** `usr_<id>` (seed §2.1). */
+export const UserId = string(matches(/^usr_[A-Za-z0-9_-]{1,64}$/, 'expected a user id of the form usr_<id>'));
+/** `app_<id>` (seed §2.2). */
+export const AppId = string(matches(/^app_[A-Za-z0-9_-]{1,64}$/, 'expected an app id of the form app_<id>'));
+/** ISO 8601 UTC timestamp, `YYYY-MM-DDThh:mm:ssZ` (fractional seconds tolerated). */
+export const UtcTimestamp = string(
+  matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, 'expected an ISO 8601 UTC timestamp'),
+  z.refine((value) => !Number.isNaN(Date.parse(value)), 'expected a real date'),
+);
+const HttpUrl = string(matches(/^https?:\/\/[^\s]+$/i, 'expected an http(s) URL'));
+/** A safe integer, 0 or more (what `z.int()` with `z.nonnegative()` accepts). */
+const Count = /* @__PURE__ */ z.number().check(
+  z.refine((value: number) => Number.isSafeInteger(value) && value >= 0, 'expected a whole number, 0 or more'),
+);
+
+const Email = string(length(3, 320));
+const Name = string(length(0, 200));
 
 /** Authenticated user profile, `GET /whoami` (seed §2.1). */
-export const Profile = z.object({
-  id: UserId,
-  email: z.string().check(z.minLength(3), z.maxLength(320)),
-  name: z.string().check(z.maxLength(200)),
-  avatar_url: HttpUrl,
-});
+export const Profile = z.object({ id: UserId, email: Email, name: Name, avatar_url: HttpUrl });
 export type Profile = z.infer<typeof Profile>;
 
 /** Known entitlement statuses (DESIGN C). Any other value is kept but never grants access. */
@@ -37,14 +79,15 @@ export type EntitlementStatus = KnownEntitlementStatus | (string & {});
 export const Usage = z.object({ api_calls: Count, limit: Count });
 export type Usage = z.infer<typeof Usage>;
 
-/** The short entitlement form of the seed's monetization description: no status, no expiry. */
-export const EntitlementShort = z.object({
+const entitlementShortShape = {
   user_id: UserId,
   app_id: AppId,
-  plan: z.string().check(z.minLength(1), z.maxLength(100)),
-  features: z.array(z.string().check(z.maxLength(100))),
+  plan: string(length(1, 100)),
+  features: z.array(string(length(0, 100))),
   usage: Usage,
-});
+};
+/** The short entitlement form of the seed's monetization description: no status, no expiry. */
+export const EntitlementShort = z.object(entitlementShortShape);
 export type EntitlementShort = z.infer<typeof EntitlementShort>;
 
 /**
@@ -53,8 +96,8 @@ export type EntitlementShort = z.infer<typeof EntitlementShort>;
  * then refused by the access rules (fail closed) instead of failing the whole response.
  */
 export const Entitlement = z.object({
-  ...EntitlementShort.shape,
-  status: z.string().check(z.minLength(1), z.maxLength(50)),
+  ...entitlementShortShape,
+  status: string(length(1, 50)),
   expires_at: z.optional(z.nullable(UtcTimestamp)),
 });
 export type Entitlement = Omit<z.infer<typeof Entitlement>, 'status'> & { status: EntitlementStatus };
@@ -65,17 +108,17 @@ export type AnyEntitlement = Entitlement | EntitlementShort;
 
 /** Token endpoint answer (seed §2.3). `expires_in` is in seconds (DESIGN C). */
 export const TokenResponse = z.object({
-  access_token: z.string().check(z.minLength(1)),
-  token_type: z.string().check(z.regex(/^bearer$/i, 'expected token_type Bearer')),
+  access_token: string(length(1)),
+  token_type: string(matches(/^bearer$/i, 'expected token_type Bearer')),
   expires_in: Count,
-  refresh_token: z.optional(z.string().check(z.minLength(1))),
+  refresh_token: z.optional(string(length(1))),
   scope: z.optional(z.string()),
 });
 export type TokenResponse = z.infer<typeof TokenResponse>;
 
 /** RFC 6749 §5.2 error body, answered by the OAuth endpoints (DESIGN C). */
 export const OAuthErrorBody = z.object({
-  error: z.string().check(z.minLength(1)),
+  error: string(length(1)),
   error_description: z.optional(z.string()),
   error_uri: z.optional(z.string()),
 });
@@ -92,23 +135,23 @@ export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 export const WEBHOOK_EVENTS = ['user.authorized', 'subscription.created', 'subscription.cancelled', 'user.revoked'] as const;
 export type KnownWebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
-const deliveryOf = <E extends KnownWebhookEvent, D extends z.ZodMiniType>(event: E, data: D) =>
+const deliveryOf = /* @__NO_SIDE_EFFECTS__ */ <E extends KnownWebhookEvent, D extends z.ZodMiniType>(event: E, data: D) =>
   z.object({ event: z.literal(event), timestamp: z.string(), data, id: z.optional(z.string()) });
 
 export const UserAuthorizedDelivery = deliveryOf('user.authorized', z.looseObject({ user_id: UserId }));
 export const SubscriptionCreatedDelivery = deliveryOf(
   'subscription.created',
-  z.looseObject({ user_id: UserId, plan: z.string().check(z.minLength(1)) }),
+  z.looseObject({ user_id: UserId, plan: string(length(1)) }),
 );
 export const SubscriptionCancelledDelivery = deliveryOf(
   'subscription.cancelled',
-  z.looseObject({ user_id: UserId, plan: z.string().check(z.minLength(1)) }),
+  z.looseObject({ user_id: UserId, plan: string(length(1)) }),
 );
 export const UserRevokedDelivery = deliveryOf('user.revoked', z.looseObject({ user_id: UserId }));
 
 /** Any delivery: the envelope every event kind shares. Unknown kinds parse with this alone. */
 export const WebhookEnvelope = z.object({
-  event: z.string().check(z.minLength(1), z.maxLength(200)),
+  event: string(length(1, 200)),
   timestamp: z.string(),
   data: z.record(z.string(), z.unknown()),
   id: z.optional(z.string()),
@@ -149,23 +192,23 @@ export const CONTEXT_TOKEN_TYPE = 'mp-context+jwt';
 export const CONTEXT_TOKEN_MAX_AGE_SECONDS = 300;
 
 export const ContextTokenClaims = z.object({
-  iss: z.string().check(z.minLength(1)),
-  aud: z.string().check(z.minLength(1)),
+  iss: string(length(1)),
+  aud: string(length(1)),
   sub: UserId,
   app_id: AppId,
-  host: z.string().check(z.regex(/^https?:\/\/[^/\s]+$/, 'expected an origin')),
-  email: Profile.shape.email,
-  name: Profile.shape.name,
-  avatar_url: Profile.shape.avatar_url,
+  host: string(matches(/^https?:\/\/[^/\s]+$/, 'expected an origin')),
+  email: Email,
+  name: Name,
+  avatar_url: HttpUrl,
   iat: Count,
   exp: Count,
-  jti: z.string().check(z.minLength(8), z.maxLength(200)),
+  jti: string(length(8, 200)),
 });
 export type ContextTokenClaims = z.infer<typeof ContextTokenClaims>;
 
 /* The app's own session, answered by `POST /session` and `GET /session` (DESIGN B). */
 
-export const SessionInfo = z.object({ token: z.string().check(z.minLength(1)), expires_at: UtcTimestamp });
+export const SessionInfo = z.object({ token: string(length(1)), expires_at: UtcTimestamp });
 export const SessionResponse = z.object({
   session: SessionInfo,
   user: Profile,
@@ -201,11 +244,17 @@ export function parseOrThrow<S extends z.ZodMiniType>(
 ): z.infer<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data as z.infer<S>;
-  const issue = result.error.issues[0];
-  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-  return failParse(code, `Invalid ${what}${where}: ${issue?.message ?? 'does not match its schema'}`, status, result.error);
+  throw new MarketplaceKitError(code, describeFailure(what, result.error), { status, cause: result.error });
 }
 
-function failParse(code: ErrorCode, message: string, status: number | undefined, cause: unknown): never {
-  throw new MarketplaceKitError(code, message, status === undefined ? { cause } : { status, cause });
+/**
+ * `Invalid <what> at <path>: <message>` for the first issue of a failed parse.
+ *
+ * @example
+ * describeFailure('toast params', result.error); // 'Invalid toast params at message: expected 1 to 1000 characters'
+ */
+export function describeFailure(what: string, error: z.core.$ZodError): string {
+  const issue = error.issues[0];
+  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+  return `Invalid ${what}${where}: ${issue?.message ?? 'does not match its schema'}`;
 }

@@ -29,6 +29,7 @@ const { chromiumPath, chromiumArgs } = (await import(new URL('./chromium.js', im
 export const CLIENT_ID = 'cli_runtime_e2e';
 export const CLIENT_SECRET = 'client-secret-for-the-runtime-e2e-tests-0123456789';
 const SESSION_SECRET = 'session-secret-for-the-runtime-e2e-tests-0123456789';
+const WEBHOOK_SECRET = 'webhook-secret-for-the-runtime-e2e-tests-0123456789';
 export const APP_ID = 'app_runtime';
 export const USER: Profile = { id: 'usr_ada', email: 'ada@example.com', name: 'Ada Lovelace', avatar_url: 'https://example.com/ada.png' };
 export const BASIC: Entitlement = {
@@ -58,7 +59,10 @@ export interface RuntimeHarness {
   appRequests: LoggedRequest[];
   /** Requests to the session routes only. */
   sessionRequests(): LoggedRequest[];
-  /** The entitlement the fake marketplace answers for USER; null answers 404. */
+  /**
+   * The entitlement the fake marketplace answers for USER; null answers 404. Setting it also drops
+   * the backends' cached entitlement, as the marketplace's webhook for the change would.
+   */
   entitlement: Entitlement | null;
   /** Tokens `/api/data` refuses with 401 although they are valid (a revoked session); `*` refuses all. */
   revokedTokens: Set<string>;
@@ -153,14 +157,14 @@ window.embed = (src, behaviour = {}) => {
 }
 
 /**
- * The app page: loads the runtime and starts the kit at once (options from the server, overridable
- * with the `kit` query parameter, which is not an mp_* parameter and stays). `window.kitDone` is
- * the start-up promise; `window.kitCalledAt` and `window.kitReadyAt` the page's clock when
- * createKit was called and when it resolved.
+ * The app page: loads the runtime from `runtimeSrc` and starts the kit at once (options from the
+ * server, overridable with the `kit` query parameter, which is not an mp_* parameter and stays).
+ * `window.kitDone` is the start-up promise; `window.kitCalledAt` and `window.kitReadyAt` the page's
+ * clock when createKit was called and when it resolved.
  */
-export function appPage(hostOrigin: string, kit: Record<string, unknown>): string {
+export function appPage(hostOrigin: string, kit: Record<string, unknown>, runtimeSrc = '/runtime.js'): string {
   const options = { backend: '/api/marketplace', hostOrigins: [hostOrigin], ...kit };
-  return `<div id="content" style="height:120px">app</div><script src="/runtime.js"></script><script>
+  return `<div id="content" style="height:120px">app</div><script src="${runtimeSrc}"></script><script>
 window.kitCalledAt = performance.now();
 window.kitDone = MarketplaceRuntime.createKit(${json(options)}).then((kit) => {
   window.kitReadyAt = performance.now();
@@ -210,6 +214,7 @@ export async function startRuntimeHarness(): Promise<RuntimeHarness> {
     siteUrl: marketplace.origin,
     apiKey: 'live_runtime_e2e',
     sessionSecret: SESSION_SECRET,
+    webhookSecret: WEBHOOK_SECRET,
     hostOrigins: [host.origin],
     entitlementTtlMs: 60_000,
   };
@@ -289,6 +294,8 @@ export async function startRuntimeHarness(): Promise<RuntimeHarness> {
     },
     set entitlement(value) {
       state.entitlement = value;
+      backend.client.invalidate(USER.id);
+      shortBackend.client.invalidate(USER.id);
     },
     revokedTokens,
     contextToken,

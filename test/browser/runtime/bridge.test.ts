@@ -1,10 +1,9 @@
 import { expect } from '@open-wc/testing';
 import {
-  APP_METHODS,
   BRIDGE_MAX_MESSAGE_SIZE,
   BRIDGE_SERVICE_ID,
-  HOST_METHODS,
   assertOrigin,
+  bridgeSchemas,
   openBridge,
   type Bridge,
   type HandlerTable,
@@ -12,6 +11,8 @@ import {
 } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
 import { APP_ORIGIN, HOST_ORIGIN, deliver, tick, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
+
+const { host: HOST_METHODS, app: APP_METHODS } = bridgeSchemas();
 
 const packet = (id: number, method: string, params: unknown) =>
   JSON.stringify({ type: 'method', serviceID: BRIDGE_SERVICE_ID, id, method, params, counter: 0 });

@@ -1,7 +1,7 @@
 import { expect } from '@open-wc/testing';
 import { createKit, getKit, KIT_CREATED_EVENT, type Kit } from '../../../src/runtime/index.js';
 import { MarketplaceKit, type KitOptions } from '../../../src/runtime/kit.js';
-import { APP_METHODS, HOST_METHODS, openBridge, type HandlerTable, type HostMethods } from '../../../src/shared/bridge.js';
+import { bridgeSchemas, openBridge, type HandlerTable, type HostMethods } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
 import {
   APP_ORIGIN,
@@ -17,6 +17,8 @@ import {
   type FakeEnvironment,
   type FetchCall,
 } from '../../support/runtime-fakes.js';
+
+const { host: HOST_METHODS, app: APP_METHODS } = bridgeSchemas();
 
 const BACKEND = `${APP_ORIGIN}/api/marketplace`;
 const LAUNCH = `${APP_ORIGIN}/embed?view=1&mp_context=ctx-0&mp_host=${encodeURIComponent(HOST_ORIGIN)}&mp_locale=de-DE&mp_theme=dark`;
