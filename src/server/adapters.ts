@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { MarketplaceKitError } from '../shared/errors.js';
-import { originOf } from './backend.js';
+import { exactOrigin } from './lib/origin.js';
 import { toErrorResponse } from './responses.js';
 import { WebhookVerificationError } from './webhooks.js';
 
@@ -13,7 +13,10 @@ import { WebhookVerificationError } from './webhooks.js';
 export type FetchHandler = (request: Request) => Promise<Response>;
 
 export interface NodeAdapterOptions {
-  /** Origin used to build the request URL (default `http://<Host header>`). */
+  /**
+   * Exact origin used to build the request URL (default `http://<Host header>`). Security
+   * decisions of the backend use its `publicOrigin`, never this URL (except on loopback hosts).
+   */
   origin?: string;
 }
 
@@ -25,6 +28,7 @@ export interface NodeAdapterOptions {
  * createServer(toNodeHandler(backend)).listen(3000);
  */
 export function toNodeHandler(handler: FetchHandler, options: NodeAdapterOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
+  assertAdapterOrigin(options.origin);
   return (req, res) => {
     void (async () => {
       let response: Response;
@@ -65,6 +69,7 @@ export function toExpressMiddleware(
   options: ExpressAdapterOptions = {},
 ): (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void {
   const basePath = (options.basePath ?? handler.basePath ?? '').replace(/\/+$/, '');
+  assertAdapterOrigin(options.origin);
   return (req, res, next) => {
     const expressReq = req as ExpressRequest;
     const target = expressReq.originalUrl ?? req.url ?? '/';
@@ -91,7 +96,7 @@ export function toExpressMiddleware(
 export function frameAncestors(dashboardOrigins: string | readonly string[]): string {
   const list = typeof dashboardOrigins === 'string' ? [dashboardOrigins] : dashboardOrigins;
   const origins = list.map((value) => {
-    const origin = originOf(value);
+    const origin = exactOrigin(value);
     if (origin === null) throw new MarketplaceKitError('ERR_CONFIG', `frameAncestors: ${JSON.stringify(value)} is not an origin`);
     return origin;
   });
@@ -143,9 +148,35 @@ function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | nul
   return body === undefined || body === null ? null : JSON.stringify(body);
 }
 
+function assertAdapterOrigin(origin: string | undefined): void {
+  if (origin !== undefined && exactOrigin(origin) === null) {
+    throw new MarketplaceKitError('ERR_CONFIG', `The adapter's origin must be an exact http(s) origin such as https://app.example, got ${JSON.stringify(origin)}`);
+  }
+}
+
+/** A host name, IPv4 or bracketed IPv6 address, with an optional port: nothing that could carry a path or credentials. */
+const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The URL of a request, which can never name another origin than the server's: the target must
+ * be a path starting with exactly one `/` (`//evil.example/x` would make `new URL` take its host),
+ * and the Host header must be a plain host.
+ */
+function requestUrl(req: IncomingMessage, target: string, origin: string | undefined): URL {
+  const invalid = (message: string) => new MarketplaceKitError('ERR_INVALID_INPUT', message, { status: 400 });
+  if (!/^\/(?![/\\])/.test(target)) throw invalid('The request target must be a path that starts with a single /');
+  const host = req.headers.host;
+  const base =
+    origin !== undefined ? new URL(origin) : host !== undefined && HOST_HEADER.test(host) && URL.canParse(`http://${host}`) ? new URL(`http://${host}`) : null;
+  if (base === null) throw invalid('The Host header is missing or malformed');
+  const url = new URL(target, base);
+  if (url.origin !== base.origin) throw invalid('The request target must be a path on this server');
+  return url;
+}
+
 /** node:http request → Web Request. `body` undefined: stream the request; null: no body. */
 function toRequest(req: IncomingMessage, target: string, body: BodyInit | null | undefined, origin?: string): Request {
-  const base = origin ?? `http://${req.headers.host ?? 'localhost'}`;
+  const url = requestUrl(req, target, origin);
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (name.startsWith(':') || value === undefined) continue;
@@ -163,7 +194,7 @@ function toRequest(req: IncomingMessage, target: string, body: BodyInit | null |
       headers.delete('content-length');
     }
   }
-  return new Request(new URL(target, base), init);
+  return new Request(url, init);
 }
 
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {

@@ -4,7 +4,7 @@
  * the webhook receiver under one base path, plus `requireSession` / `requireEntitlement` for the
  * app's own routes. Adapters for node:http and Express are in `adapters.ts`.
  */
-import { hkdfSync, timingSafeEqual } from 'node:crypto';
+import { hkdfSync } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 import * as z from 'zod/mini';
 import type { AccessRequirement } from '../shared/access.js';
@@ -12,12 +12,16 @@ import { MarketplaceKitError, isKitError } from '../shared/errors.js';
 import { SIGN_IN_ERROR_PARAM, type Entitlement, type Profile, type SessionResponse, type WebhookDelivery } from '../shared/schemas.js';
 import { assertAccess } from './access.js';
 import { createMarketplaceClient, type MarketplaceClient } from './client.js';
-import { createMemoryReplayCache, verifyContextToken, type ContextTokenReplayCache } from './context-token.js';
+import { verifyContextToken } from './context-token.js';
 import { readBodyBytes } from './lib/body.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { readCookie, serializeCookie } from './lib/cookies.js';
+import { ExpiringSet } from './lib/expiring-set.js';
+import { exactOrigin, isLoopbackOrigin } from './lib/origin.js';
 import { safeReturnTo } from './lib/return-to.js';
+import { safeEqual } from './lib/safe-equal.js';
 import { DEFAULT_SCOPE, buildAuthorizationUrl, trimSlash } from './oauth.js';
+import { createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 import { jsonResponse, toErrorResponse } from './responses.js';
 import {
   MAX_SESSION_TTL_SECONDS,
@@ -27,7 +31,7 @@ import {
   verifySessionToken,
   type AppSession,
 } from './session.js';
-import { createMemoryReplayGuard, receiveWebhook, SIGNATURE_HEADER, type WebhookReplayGuard } from './webhooks.js';
+import { receiveWebhook, SIGNATURE_HEADER } from './webhooks.js';
 
 export const DEFAULT_BASE_PATH = '/api/marketplace';
 /** Cookie holding the app session after the OAuth sign-in (the off-dashboard flow). */
@@ -42,6 +46,14 @@ const OAUTH_STATE_TTL_SECONDS = 600;
 const SESSION_BODY_LIMIT = 16 * 1024;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+/**
+ * `GET /session?refresh=1` reloads a user's entitlement at most once in this time; other refreshes
+ * meanwhile are served like a plain `GET /session` (cache, or a running load). Every reload
+ * spends the app's API-key rate limit, which one user must not be able to exhaust. A webhook
+ * drops the cached entitlement, so the first read after it reloads in any case.
+ */
+export const REFRESH_MIN_INTERVAL_MS = 5_000;
+const MAX_TRACKED_REFRESHES = 10_000;
 
 export interface AppBackendOptions {
   /** The app's Client ID and Client Secret (Developer Console). */
@@ -59,16 +71,24 @@ export interface AppBackendOptions {
   sessionSecret: string;
   /** Lifetime of app sessions, at most (and by default) 900 s. */
   sessionTtlSeconds?: number;
-  /** Webhook secret; or `webhookSecrets` with several during a rotation. */
+  /** Webhook secret; or `webhookSecrets` with several during a rotation. One of them is required unless `webhooks: false`. */
   webhookSecret?: string;
   webhookSecrets?: readonly string[];
+  /** `false` for an app that receives no webhooks: no secret is needed and `POST /webhooks` answers 404. */
+  webhooks?: false;
   /** Default 300 s. */
   webhookToleranceSeconds?: number;
   /** Dashboard origins allowed to embed the app (checked against `mp_host` and the token's `host`). */
   hostOrigins: readonly string[];
   /** Default `/api/marketplace`. */
   basePath?: string;
-  /** The app's public origin, e.g. `https://app.example` (default: the request's origin). Set it behind a proxy. */
+  /**
+   * The app's public origin, exactly, e.g. `https://app.example`. Needed for the OAuth sign-in and
+   * for cookie sessions: it checks the `Origin` of state-changing cookie requests, builds the
+   * default `redirectUri` and makes cookies `Secure` when https. Without it those routes answer
+   * 500 `ERR_CONFIG`, except on a loopback host (localhost, 127.0.0.1, [::1]: development), where
+   * the request's own origin is used. Embedded apps that only use Bearer sessions may omit it.
+   */
   publicOrigin?: string;
   /** Default `${publicOrigin}${basePath}/oauth/callback`; must be registered in the Developer Console. */
   redirectUri?: string;
@@ -85,10 +105,11 @@ export interface AppBackendOptions {
   timeoutMs?: number;
   /** Entitlement cache lifetime (default 30 000 ms). */
   entitlementTtlMs?: number;
-  /** Replace the in-memory webhook replay guard (several processes). */
-  replayGuard?: WebhookReplayGuard;
-  /** Replace the in-memory context-token `jti` cache (several processes). */
-  contextReplayCache?: ContextTokenReplayCache;
+  /**
+   * Where webhook deliveries and context-token `jti`s are claimed (keys `webhook:…` and `jti:…`).
+   * Default: in memory, 20 000 keys; pass one shared store when several processes serve the app.
+   */
+  replayStore?: ReplayStore;
   /** Use this client instead of creating one. */
   client?: MarketplaceClient;
   /** Injected clock (tests). */
@@ -124,7 +145,7 @@ const OAuthStateClaims = z.object({ state: z.string(), verifier: z.string(), ret
  * const backend = createAppBackend({
  *   clientId, clientSecret, siteUrl: 'https://marketplace.example', apiKey: process.env.MP_API_KEY!,
  *   sessionSecret: process.env.SESSION_SECRET!, webhookSecret: process.env.MP_WEBHOOK_SECRET!,
- *   hostOrigins: ['https://dashboard.marketplace.example'],
+ *   hostOrigins: ['https://dashboard.marketplace.example'], publicOrigin: 'https://app.example',
  *   onEvent: (delivery) => console.log(delivery.event),
  * });
  * http.createServer(toNodeHandler(backend)).listen(3000);
@@ -146,18 +167,27 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       ...(options.entitlementTtlMs === undefined ? {} : { entitlementTtlMs: options.entitlementTtlMs }),
     });
-  const replayGuard = options.replayGuard ?? createMemoryReplayGuard();
-  const contextReplayCache = options.contextReplayCache ?? createMemoryReplayCache();
+  // Twice the default budget: webhooks and context tokens share it.
+  const replayStore = options.replayStore ?? createMemoryReplayStore({ maxEntries: 20_000 });
+  const recentRefreshes = new ExpiringSet(MAX_TRACKED_REFRESHES);
   const stateKey = new Uint8Array(hkdfSync('sha256', options.sessionSecret, 'marketplace-app-kit', 'oauth-state-cookie', 32));
   const { basePath } = config;
 
-  const publicOriginOf = (request: Request) => config.publicOrigin ?? new URL(request.url).origin;
-  const cookieAttributes = (request: Request, path: string, maxAgeSeconds: number) => ({
-    path,
-    maxAgeSeconds,
-    secure: publicOriginOf(request).startsWith('https:'),
-  });
-  const redirectUriOf = (request: Request) => options.redirectUri ?? `${publicOriginOf(request)}${basePath}/oauth/callback`;
+  /**
+   * The app's origin where security depends on it. The request's URL is only trusted on a
+   * loopback host: elsewhere a Host header or request target may be the attacker's choice.
+   */
+  const trustedOrigin = (request: Request, purpose: string): string => {
+    if (config.publicOrigin !== undefined) return config.publicOrigin;
+    const origin = new URL(request.url).origin;
+    if (isLoopbackOrigin(origin)) return origin;
+    throw new MarketplaceKitError(
+      'ERR_CONFIG',
+      `createAppBackend: set publicOrigin (e.g. https://app.example): ${purpose} needs the app's public origin, which is derived from the request only on loopback hosts`,
+      { status: 500 },
+    );
+  };
+  const cookieAttributes = (origin: string, path: string, maxAgeSeconds: number) => ({ path, maxAgeSeconds, secure: origin.startsWith('https:') });
 
   async function requireSession(request: Request): Promise<AppSession> {
     const authorization = request.headers.get('authorization')?.trim() ?? '';
@@ -172,7 +202,11 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     // browser's Origin header must name this app or a CORS origin (SameSite=Lax alone still
     // trusts sibling sites).
     const origin = request.headers.get('origin');
-    if (!SAFE_METHODS.has(request.method) && origin !== publicOriginOf(request) && !(origin !== null && config.corsOrigins.has(origin))) {
+    if (
+      !SAFE_METHODS.has(request.method) &&
+      !(origin !== null && config.corsOrigins.has(origin)) &&
+      origin !== trustedOrigin(request, 'a state-changing request with a session cookie')
+    ) {
       throw sessionError('ERR_SESSION_INVALID', 'A cookie session accepts state-changing requests only from the app’s own origin');
     }
     return verifySessionToken(cookie, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });
@@ -230,7 +264,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       issuer: config.siteUrl,
       host,
       now: clock.now(),
-      replayCache: contextReplayCache,
+      replayStore,
     });
     const user: Profile = { id: claims.sub, email: claims.email, name: claims.name, avatar_url: claims.avatar_url };
     const entitlement = await client.entitlements({ userId: user.id });
@@ -241,21 +275,26 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   /** GET /session: the current session, with the cached (or, with ?refresh=1, reloaded) entitlement. */
   async function getSession(request: Request, url: URL): Promise<Response> {
     const session = await requireSession(request);
-    const fresh = url.searchParams.get('refresh') === '1';
+    const now = clock.now();
+    const fresh = url.searchParams.get('refresh') === '1' && !recentRefreshes.has(session.userId, now);
+    if (fresh) recentRefreshes.add(session.userId, now + REFRESH_MIN_INTERVAL_MS);
     const entitlement = await client.entitlements({ userId: session.userId, fresh });
     return sessionAnswer(session, session.user, entitlement, session.host);
   }
 
   function deleteSession(request: Request): Response {
     const response = new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
-    response.headers.append('set-cookie', serializeCookie(SESSION_COOKIE, '', cookieAttributes(request, '/', 0)));
+    // Clearing a cookie is harmless wherever the origin came from.
+    const origin = config.publicOrigin ?? new URL(request.url).origin;
+    response.headers.append('set-cookie', serializeCookie(SESSION_COOKIE, '', cookieAttributes(origin, '/', 0)));
     return response;
   }
 
   /** GET /oauth/start: state + PKCE in a signed cookie, then off to the authorization page. */
   async function oauthStart(request: Request, url: URL): Promise<Response> {
-    const returnTo = safeReturnTo(url.searchParams.get('return_to'), publicOriginOf(request));
-    const redirectUri = redirectUriOf(request);
+    const origin = trustedOrigin(request, 'the OAuth sign-in');
+    const returnTo = safeReturnTo(url.searchParams.get('return_to'), origin);
+    const redirectUri = options.redirectUri ?? `${origin}${basePath}/oauth/callback`;
     const authorization = buildAuthorizationUrl({ siteUrl: config.siteUrl, clientId: options.clientId, redirectUri, scope: options.scope ?? DEFAULT_SCOPE });
     const iat = Math.floor(clock.now() / 1000);
     const cookie = await new SignJWT({
@@ -270,21 +309,22 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       .setExpirationTime(iat + OAUTH_STATE_TTL_SECONDS)
       .sign(stateKey);
     const response = redirect(authorization.url);
-    response.headers.append('set-cookie', serializeCookie(OAUTH_STATE_COOKIE, cookie, cookieAttributes(request, `${basePath}/oauth`, OAUTH_STATE_TTL_SECONDS)));
+    response.headers.append('set-cookie', serializeCookie(OAUTH_STATE_COOKIE, cookie, cookieAttributes(origin, `${basePath}/oauth`, OAUTH_STATE_TTL_SECONDS)));
     return response;
   }
 
   /** GET /oauth/callback: check state, exchange the code, sign the user in with a cookie. */
   async function oauthCallback(request: Request, url: URL): Promise<Response> {
+    const origin = trustedOrigin(request, 'the OAuth sign-in');
     const flow = await readStateCookie(request);
     const state = url.searchParams.get('state') ?? '';
-    if (!sameString(state, flow.state)) {
+    if (!safeEqual(state, flow.state)) {
       throw new MarketplaceKitError('ERR_OAUTH_STATE', 'The OAuth state does not match this browser’s sign-in; start again', { status: 400 });
     }
-    const clearState = serializeCookie(OAUTH_STATE_COOKIE, '', cookieAttributes(request, `${basePath}/oauth`, 0));
+    const clearState = serializeCookie(OAUTH_STATE_COOKIE, '', cookieAttributes(origin, `${basePath}/oauth`, 0));
     const back = (error?: string) => {
       // Checked again although the cookie is signed: the redirect must never leave the origin.
-      const target = new URL(safeReturnTo(flow.return_to, publicOriginOf(request)), publicOriginOf(request));
+      const target = new URL(safeReturnTo(flow.return_to, origin), origin);
       if (error) target.searchParams.set(OAUTH_ERROR_PARAM, error);
       const response = redirect(`${target.pathname}${target.search}${target.hash}`);
       response.headers.append('set-cookie', clearState);
@@ -308,7 +348,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     const session = await mint(user, entitlement?.app_id ?? null, null);
     const response = back();
     const maxAge = Math.floor((session.expiresAt - clock.now()) / 1000);
-    response.headers.append('set-cookie', serializeCookie(SESSION_COOKIE, session.token, cookieAttributes(request, '/', maxAge)));
+    response.headers.append('set-cookie', serializeCookie(SESSION_COOKIE, session.token, cookieAttributes(origin, '/', maxAge)));
     return response;
   }
 
@@ -329,16 +369,15 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     }
   }
 
-  /** POST /webhooks: verify, invalidate the user's entitlement, hand to onEvent, then record. */
-  async function postWebhook(request: Request): Promise<Response> {
-    const secrets = options.webhookSecrets ?? (options.webhookSecret === undefined ? [] : [options.webhookSecret]);
+  /** POST /webhooks: verify and claim, invalidate the user's entitlement, hand to onEvent (released if it throws). */
+  async function postWebhook(request: Request, secrets: readonly string[]): Promise<Response> {
     const bytes = await readBodyBytes(request, WEBHOOK_BODY_LIMIT);
     let received;
     try {
       received = await receiveWebhook(bytes, request.headers.get(SIGNATURE_HEADER), {
         secrets,
         now: clock.now(),
-        replayGuard,
+        replayStore,
         ...(options.webhookToleranceSeconds === undefined ? {} : { toleranceSeconds: options.webhookToleranceSeconds }),
       });
     } catch (error) {
@@ -352,10 +391,10 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       await options.onEvent?.(delivery);
     } catch (error) {
       report(error, request);
-      // Not recorded: the marketplace retries, and the retry is handled again.
+      // Released: the marketplace retries, and the retry is handled. The answer is 500 either way.
+      await received.release().catch((releaseError: unknown) => report(releaseError, request));
       throw new MarketplaceKitError('ERR_WEBHOOK_HANDLER_FAILED', `The app failed to handle the ${delivery.event} delivery`, { status: 500, cause: error });
     }
-    await received.markHandled();
     return jsonResponse({ received: true, event: delivery.event });
   }
 
@@ -368,11 +407,12 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   }
 
   type Route = (request: Request, url: URL) => Promise<Response> | Response;
+  const { webhookSecrets } = config;
   const routes: Record<string, Partial<Record<string, Route>>> = {
     '/session': { POST: postSession, GET: getSession, DELETE: deleteSession },
     '/oauth/start': { GET: oauthStart },
     '/oauth/callback': { GET: oauthCallback },
-    '/webhooks': { POST: postWebhook },
+    ...(webhookSecrets === null ? {} : { '/webhooks': { POST: (request: Request) => postWebhook(request, webhookSecrets) } }),
   };
 
   const backend = async function handle(request: Request): Promise<Response> {
@@ -419,6 +459,8 @@ interface BackendConfig {
   publicOrigin: string | undefined;
   hostOrigins: ReadonlySet<string>;
   corsOrigins: ReadonlySet<string>;
+  /** null with `webhooks: false`. */
+  webhookSecrets: readonly string[] | null;
 }
 
 function readConfig(options: AppBackendOptions): BackendConfig {
@@ -436,8 +478,8 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   const origins = (list: readonly string[] | undefined, name: string) => {
     const set = new Set<string>();
     for (const value of list ?? []) {
-      const origin = originOf(value);
-      if (origin === null) throw configError(`${name} must list origins like https://dashboard.example, got ${JSON.stringify(value)}`);
+      const origin = exactOrigin(value);
+      if (origin === null) throw configError(`${name} must list exact http(s) origins such as https://dashboard.example (no path, no trailing slash, lower case), got ${JSON.stringify(value)}`);
       set.add(origin);
     }
     return set;
@@ -446,8 +488,8 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   if (hostOrigins.size === 0) throw configError('hostOrigins must list at least one dashboard origin');
   let publicOrigin: string | undefined;
   if (options.publicOrigin !== undefined) {
-    const origin = originOf(options.publicOrigin);
-    if (origin === null) throw configError('publicOrigin must be an origin like https://app.example');
+    const origin = exactOrigin(options.publicOrigin);
+    if (origin === null) throw configError(`publicOrigin must be an exact http(s) origin such as https://app.example (no path, no trailing slash, lower case), got ${JSON.stringify(options.publicOrigin)}`);
     publicOrigin = origin;
   }
   const basePath = trimSlash(options.basePath ?? DEFAULT_BASE_PATH);
@@ -458,27 +500,26 @@ function readConfig(options: AppBackendOptions): BackendConfig {
     publicOrigin,
     hostOrigins,
     corsOrigins: origins(options.corsOrigins, 'corsOrigins'),
+    webhookSecrets: readWebhookSecrets(options, configError),
   };
 }
 
-/** `https://a.example` for an http(s) origin (a trailing slash is tolerated); null otherwise. */
-export function originOf(value: string): string | null {
-  if (typeof value !== 'string' || !/^https?:\/\/[^/?#\s]+\/?$/i.test(value)) return null;
-  try {
-    return new URL(value).origin;
-  } catch {
+/** Fails closed at start-up: without a secret every delivery would be refused at run time. */
+function readWebhookSecrets(options: AppBackendOptions, configError: (message: string) => MarketplaceKitError): readonly string[] | null {
+  const given = options.webhookSecrets ?? (options.webhookSecret === undefined ? [] : [options.webhookSecret]);
+  if (options.webhooks === false) {
+    if (given.length > 0) throw configError('webhooks: false and a webhook secret exclude each other');
     return null;
   }
+  if (options.webhooks !== undefined) throw configError('webhooks accepts only false (to turn the webhook route off)');
+  if (given.length === 0 || !given.every((secret) => typeof secret === 'string' && secret !== '')) {
+    throw configError('webhookSecret (or webhookSecrets during a rotation) is required; pass webhooks: false if the app receives no webhooks');
+  }
+  return [...given];
 }
 
 function redirect(location: string): Response {
   return new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store' } });
-}
-
-function sameString(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 function parseState(payload: unknown): z.infer<typeof OAuthStateClaims> {

@@ -8,7 +8,7 @@ import { MarketplaceKitError } from '../shared/errors.js';
 import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { answerError, readJsonAnswer, send, type Answer, type Transport } from './lib/http.js';
-import { Pacer } from './lib/pacer.js';
+import { Pacer, PacerWaitTooLong } from './lib/pacer.js';
 import {
   buildAuthorizationUrl,
   buildTokenRequest,
@@ -36,8 +36,14 @@ export interface MarketplaceClientOptions {
   /** Token endpoint path under `siteUrl` (default `/api/oauth/token`), or an absolute URL. */
   tokenPath?: string;
   fetch?: typeof fetch;
-  /** Per HTTP attempt, body included (default 10 000 ms). Pacing waits are not counted. */
+  /** Per HTTP attempt, body included (default 10 000 ms). Pacing waits are not counted: see `maxQueueWaitMs`. */
   timeoutMs?: number;
+  /**
+   * Longest wait for a slot under the API key's rate limit (default: `timeoutMs`). A call that
+   * would wait longer fails at once with `ERR_RATE_LIMITED` (status 429, `retryAfterMs` set)
+   * instead of queueing behind everyone else's calls.
+   */
+  maxQueueWaitMs?: number;
   /** How long a user's entitlement stays cached (default 30 000 ms; 0 disables the cache). */
   entitlementTtlMs?: number;
   /** Retries after a 429 (default 2). */
@@ -106,7 +112,12 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   const pacer =
     keyKind === null
       ? null
-      : new Pacer(options.rateLimit?.limit ?? API_KEY_LIMITS[keyKind], options.rateLimit?.windowMs ?? 60_000, clock);
+      : new Pacer(
+          options.rateLimit?.limit ?? API_KEY_LIMITS[keyKind],
+          options.rateLimit?.windowMs ?? 60_000,
+          clock,
+          options.maxQueueWaitMs ?? transport.timeoutMs,
+        );
   const maxRetries = options.maxRetries ?? 2;
   const maxRetryWaitMs = options.maxRetryWaitMs ?? 10_000;
   const ttlMs = options.entitlementTtlMs ?? DEFAULT_ENTITLEMENT_TTL_MS;
@@ -121,7 +132,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   /** One logical call: paced (API key), retried after 429 within limits. */
   async function call(endpoint: MarketplaceEndpoint, url: string, init: RequestInit, paced: boolean, signal?: AbortSignal): Promise<Answer> {
     for (let attempt = 0; ; attempt++) {
-      if (paced && pacer) await abortable(endpoint, pacer.acquire(signal), signal);
+      if (paced && pacer) await abortable(endpoint, pacer.acquire(signal), signal).catch((error: unknown) => rethrowPacing(error, endpoint, pacer));
       const answer = await send(transport, endpoint, url, init, signal);
       if (answer.status !== 429) return answer;
       const now = clock.now();
@@ -159,31 +170,54 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
 
   const refreshes = new Map<string, Promise<TokenSet>>();
 
-  // Entitlement cache: per user, short TTL. `invalidatedAt` remembers invalidations that happen
-  // while loads are in flight, so a load that started before a webhook is never cached after it.
+  // Entitlement cache: per user, short TTL. Each load is stamped with the tick it started at, and
+  // each invalidation with a new tick: a load that started before the latest invalidation of its
+  // user (a webhook) is never cached, whatever order the answers come back in. `running` holds the
+  // start tick of every load still running, oldest first, so that markers no running load can
+  // predate are dropped; both maps stay in tick order, which makes that pruning O(1) amortised.
   const cache = new Map<string, { value: Entitlement | null; expiresAt: number }>();
   const inflight = new Map<string, Promise<Entitlement | null>>();
   const invalidatedAt = new Map<string, number>();
+  const running = new Map<object, number>();
   let tick = 0;
 
   function invalidate(userId: string): void {
     cache.delete(userId);
     inflight.delete(`user:${userId}`);
-    invalidatedAt.set(userId, ++tick);
+    tick += 1;
+    if (running.size === 0) return; // no load can predate it
+    invalidatedAt.delete(userId);
+    invalidatedAt.set(userId, tick);
+  }
+
+  function pruneInvalidations(): void {
+    const oldest = running.values().next().value ?? Number.POSITIVE_INFINITY;
+    for (const [userId, at] of invalidatedAt) {
+      if (at > oldest) break;
+      invalidatedAt.delete(userId);
+    }
   }
 
   async function loadEntitlement(who: UserSelector): Promise<Entitlement | null> {
+    const load = {};
     const started = tick;
-    const request = apiRequest('/entitlements', who);
-    const answer = await call('entitlements', request.url, request.init, request.paced);
-    const value = answer.status === 404 && isApiErrorBody(answer) ? null : toFullEntitlement(readJsonAnswer(answer, 'entitlements', AnyEntitlement, clock.now()));
-    const userId = value?.user_id ?? who.userId;
-    if (ttlMs > 0 && userId !== undefined && (invalidatedAt.get(userId) ?? -1) <= started) {
-      cache.delete(userId);
-      if (cache.size >= MAX_CACHED_USERS) cache.delete(cache.keys().next().value!);
-      cache.set(userId, { value, expiresAt: clock.now() + ttlMs });
+    running.set(load, started);
+    try {
+      const request = apiRequest('/entitlements', who);
+      const answer = await call('entitlements', request.url, request.init, request.paced);
+      const value =
+        answer.status === 404 && isApiErrorBody(answer) ? null : toFullEntitlement(readJsonAnswer(answer, 'entitlements', AnyEntitlement, clock.now()));
+      const userId = value?.user_id ?? who.userId;
+      if (ttlMs > 0 && userId !== undefined && (invalidatedAt.get(userId) ?? started) <= started) {
+        cache.delete(userId);
+        if (cache.size >= MAX_CACHED_USERS) cache.delete(cache.keys().next().value!);
+        cache.set(userId, { value, expiresAt: clock.now() + ttlMs });
+      }
+      return value;
+    } finally {
+      running.delete(load);
+      pruneInvalidations();
     }
-    return value;
   }
 
   return {
@@ -238,7 +272,6 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
         const { signal: _ignored, fresh: _fresh, ...selector } = who;
         shared = loadEntitlement(selector as UserSelector).finally(() => {
           if (inflight.get(key) === shared) inflight.delete(key);
-          if (inflight.size === 0) invalidatedAt.clear();
         });
         inflight.set(key, shared);
       }
@@ -264,6 +297,18 @@ export function apiKeyKind(apiKey: string): ApiKeyKind {
 /** A short-form entitlement counts as active without expiry (DESIGN C); give it that status. */
 function toFullEntitlement(entitlement: AnyEntitlement): Entitlement {
   return 'status' in entitlement ? entitlement : { ...entitlement, status: 'active' };
+}
+
+/** A call the pacer refused to queue fails like a 429 of the marketplace would. */
+function rethrowPacing(error: unknown, endpoint: MarketplaceEndpoint, pacer: Pacer): never {
+  if (!(error instanceof PacerWaitTooLong)) throw error;
+  const limit = `${pacer.limit} requests per ${pacer.windowMs / 1000} s`;
+  throw new MarketplaceApiError(
+    'ERR_RATE_LIMITED',
+    endpoint,
+    `The marketplace ${endpoint} request was not sent: the API key's rate limit (${limit}) would hold it for more than ${pacer.maxWaitMs} ms; retry after ${Math.ceil(error.retryAfterMs / 1000)} s`,
+    { status: 429, retryAfterMs: error.retryAfterMs, cause: error },
+  );
 }
 
 function isApiErrorBody(answer: Answer): boolean {

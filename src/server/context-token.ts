@@ -4,9 +4,9 @@
  */
 import { errors as jose, jwtVerify } from 'jose';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
-import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, ContextTokenClaims } from '../shared/schemas.js';
-import { ExpiringSet } from './lib/expiring-set.js';
+import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, ContextTokenClaims, describeFailure } from '../shared/schemas.js';
 import { trimSlash } from './oauth.js';
+import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 
 /** Clock skew accepted between the marketplace and this server, in seconds (DESIGN B). */
 export const CLOCK_TOLERANCE_SECONDS = 10;
@@ -14,30 +14,6 @@ export const CLOCK_TOLERANCE_SECONDS = 10;
 /** A context token that must not be accepted. `status` is 401. */
 export class ContextTokenError extends MarketplaceKitError {
   override name = 'ContextTokenError';
-}
-
-/** Remembers the `jti` of accepted tokens until they expire. Replace it to share across processes. */
-export interface ContextTokenReplayCache {
-  /** Records `key` until `expiresAt`; returns false when it was already recorded (a replay). */
-  claim(key: string, expiresAt: number, now: number): boolean | Promise<boolean>;
-}
-
-/**
- * The default `jti` cache: in memory, bounded (oldest dropped first), entries expire with the token.
- *
- * @example
- * const replayCache = createMemoryReplayCache({ maxEntries: 50_000 });
- * await verifyContextToken(token, { clientId, clientSecret, issuer, replayCache });
- */
-export function createMemoryReplayCache(options: { maxEntries?: number } = {}): ContextTokenReplayCache {
-  const set = new ExpiringSet(options.maxEntries ?? 10_000);
-  return {
-    claim(key, expiresAt, now) {
-      if (set.has(key, now)) return false;
-      set.add(key, expiresAt);
-      return true;
-    },
-  };
 }
 
 export interface VerifyContextTokenOptions {
@@ -51,11 +27,11 @@ export interface VerifyContextTokenOptions {
   host?: string;
   /** Clock in ms since the epoch, or a Date (tests). */
   now?: number | Date;
-  /** Default: one process-wide in-memory cache. */
-  replayCache?: ContextTokenReplayCache;
+  /** Where `jti`s are claimed (keys start with `jti:`). Default: one process-wide in-memory store. */
+  replayStore?: ReplayStore;
 }
 
-const defaultReplayCache = createMemoryReplayCache();
+const defaultReplayStore = createMemoryReplayStore();
 
 /**
  * Verifies an embed context token and returns its claims: HS256 only, `typ` mp-context+jwt,
@@ -91,10 +67,7 @@ export async function verifyContextToken(token: string, options: VerifyContextTo
   }
 
   const parsed = ContextTokenClaims.safeParse(payload);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    fail('ERR_CONTEXT_TOKEN_CLAIM', `The context token claim ${issue?.path.join('.') ?? ''} is invalid: ${issue?.message ?? 'invalid'}`);
-  }
+  if (!parsed.success) fail('ERR_CONTEXT_TOKEN_CLAIM', describeFailure('context token claims', parsed.error));
   const claims = parsed.data;
   if (claims.exp > claims.iat + CONTEXT_TOKEN_MAX_AGE_SECONDS) {
     fail('ERR_CONTEXT_TOKEN_CLAIM', `The context token lives longer than ${CONTEXT_TOKEN_MAX_AGE_SECONDS} s (exp - iat)`);
@@ -102,9 +75,10 @@ export async function verifyContextToken(token: string, options: VerifyContextTo
   if (options.host !== undefined && claims.host !== options.host) {
     fail('ERR_CONTEXT_TOKEN_HOST', 'The context token was issued for another dashboard origin than mp_host');
   }
-  const replayCache = options.replayCache ?? defaultReplayCache;
+  const replayStore = options.replayStore ?? defaultReplayStore;
   const expiresAt = (claims.exp + CLOCK_TOLERANCE_SECONDS) * 1000;
-  const first = await replayCache.claim(`${claims.iss} ${claims.aud} ${claims.jti}`, expiresAt, now);
+  // The `jti:` prefix keeps these apart from webhook keys in a shared store.
+  const first = claimAnswer(await replayStore.claim(`jti:${claims.iss} ${claims.aud} ${claims.jti}`, expiresAt, now));
   if (!first) fail('ERR_CONTEXT_TOKEN_REPLAYED', 'This context token was already used; ask the dashboard for a fresh one');
   return claims;
 }

@@ -13,17 +13,18 @@ export type { Clock } from './lib/clock.js';
 export {
   verifyWebhook,
   receiveWebhook,
-  createMemoryReplayGuard,
   WebhookVerificationError,
   SIGNATURE_HEADER,
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
 } from './webhooks.js';
-export type { VerifyWebhookOptions, WebhookReplayGuard, ReceivedWebhook, RawBody } from './webhooks.js';
-export { verifyContextToken, createMemoryReplayCache, ContextTokenError, CLOCK_TOLERANCE_SECONDS } from './context-token.js';
-export type { VerifyContextTokenOptions, ContextTokenReplayCache } from './context-token.js';
+export type { VerifyWebhookOptions, ReceivedWebhook, RawBody } from './webhooks.js';
+export { verifyContextToken, ContextTokenError, CLOCK_TOLERANCE_SECONDS } from './context-token.js';
+export type { VerifyContextTokenOptions } from './context-token.js';
+export { createMemoryReplayStore } from './replay-store.js';
+export type { ReplayStore } from './replay-store.js';
 export { signSessionToken, verifySessionToken, SessionError, SESSION_TOKEN_TYPE, MAX_SESSION_TTL_SECONDS } from './session.js';
 export type { AppSession, SignSessionOptions } from './session.js';
-export { createAppBackend, DEFAULT_BASE_PATH, SESSION_COOKIE, OAUTH_STATE_COOKIE, OAUTH_ERROR_PARAM } from './backend.js';
+export { createAppBackend, DEFAULT_BASE_PATH, SESSION_COOKIE, OAUTH_STATE_COOKIE, OAUTH_ERROR_PARAM, REFRESH_MIN_INTERVAL_MS } from './backend.js';
 export type { AppBackend, AppBackendOptions } from './backend.js';
 export { toNodeHandler, toExpressMiddleware, frameAncestors, applyFrameAncestors } from './adapters.js';
 export type { FetchHandler, NodeAdapterOptions, ExpressAdapterOptions } from './adapters.js';

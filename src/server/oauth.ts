@@ -76,13 +76,15 @@ export function pkceChallenge(codeVerifier: string): string {
 }
 
 /**
- * 32 random bytes, base64url: a `state`, a PKCE verifier (43 characters, RFC 7636 §4.1).
+ * `bytes` random bytes (default 32), base64url, after `prefix`: a `state`, a PKCE verifier
+ * (43 characters, RFC 7636 §4.1), an opaque token.
  *
  * @example
  * const state = randomToken();
+ * const accessToken = randomToken('mpat_');
  */
-export function randomToken(): string {
-  return randomBytes(32).toString('base64url');
+export function randomToken(prefix = '', bytes = 32): string {
+  return `${prefix}${randomBytes(bytes).toString('base64url')}`;
 }
 
 /** The body of a token request (seed §4.2 for codes, DESIGN C for refresh). */

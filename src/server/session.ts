@@ -7,6 +7,7 @@ import { errors as jose, jwtVerify, SignJWT } from 'jose';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { AppId, Profile } from '../shared/schemas.js';
+import { hmacCryptoKey } from './lib/hmac-key.js';
 import { randomToken } from './oauth.js';
 
 export const SESSION_TOKEN_TYPE = 'mp-session+jwt';
@@ -78,7 +79,7 @@ export async function signSessionToken(options: SignSessionOptions): Promise<{ t
     .setIssuedAt(iat)
     .setExpirationTime(exp)
     .setJti(randomToken())
-    .sign(await hmacKey(options.secret));
+    .sign(await hmacCryptoKey(options.secret));
   return { token, expiresAt: exp * 1000 };
 }
 
@@ -91,7 +92,7 @@ export async function signSessionToken(options: SignSessionOptions): Promise<{ t
 export async function verifySessionToken(token: string, options: { secret: string; audience: string; now: number }): Promise<AppSession> {
   let payload: unknown;
   try {
-    ({ payload } = await jwtVerify(token, await hmacKey(options.secret), {
+    ({ payload } = await jwtVerify(token, await hmacCryptoKey(options.secret), {
       algorithms: ['HS256'],
       typ: SESSION_TOKEN_TYPE,
       audience: options.audience,
@@ -113,18 +114,6 @@ export async function verifySessionToken(token: string, options: { secret: strin
     expiresAt: claims.exp * 1000,
     token,
   };
-}
-
-/** Imported once per secret: importing the key again for every token costs as much as checking it. */
-const keys = new Map<string, Promise<CryptoKey>>();
-function hmacKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    if (keys.size >= 16) keys.clear();
-    key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-    keys.set(secret, key);
-  }
-  return key;
 }
 
 export function assertSessionSecret(secret: unknown): asserts secret is string {

@@ -1,14 +1,16 @@
 /**
  * Webhook verification (seed §6; DESIGN D): HMAC-SHA256 over the exact raw body bytes, checked
  * in constant time against one or several secrets (rotation), then the body, its timestamp
- * (both directions) and replays. A delivery is recorded by the replay guard only after it has
+ * (both directions) and replays. A delivery is claimed in the replay store only after it has
  * fully verified, so a forged or broken delivery changes no state.
  */
 import { isUtf8 } from 'node:buffer';
-import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { compile } from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
-import { parseWebhookDelivery, type WebhookDelivery } from '../shared/schemas.js';
-import { ExpiringSet } from './lib/expiring-set.js';
+import { KnownWebhookDelivery, parseWebhookDelivery, type WebhookDelivery } from '../shared/schemas.js';
+import { hmacKey } from './lib/hmac-key.js';
+import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 
 export const SIGNATURE_HEADER = 'X-Service-Signature';
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
@@ -16,33 +18,6 @@ export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
 /** A webhook that must not be handled. Switch on `code`; `status` is what to answer with. */
 export class WebhookVerificationError extends MarketplaceKitError {
   override name = 'WebhookVerificationError';
-}
-
-/**
- * Remembers deliveries already handled. Replace the in-memory default with your own store
- * (e.g. Redis `SET key 1 PX ttl NX`) when several processes receive webhooks.
- */
-export interface WebhookReplayGuard {
-  /** True when `key` was recorded and its record has not expired at `now`. */
-  seen(key: string, now: number): boolean | Promise<boolean>;
-  /** Records `key` until `expiresAt` (ms since the epoch). */
-  record(key: string, expiresAt: number, now: number): void | Promise<void>;
-}
-
-/**
- * The default replay guard: in memory, bounded (oldest records dropped first), records expire
- * when the delivery's timestamp leaves the tolerance window.
- *
- * @example
- * const replayGuard = createMemoryReplayGuard({ maxEntries: 50_000 });
- * await verifyWebhook(body, header, { secret, replayGuard });
- */
-export function createMemoryReplayGuard(options: { maxEntries?: number } = {}): WebhookReplayGuard {
-  const set = new ExpiringSet(options.maxEntries ?? 10_000);
-  return {
-    seen: (key, now) => set.has(key, now),
-    record: (key, expiresAt) => set.add(key, expiresAt),
-  };
 }
 
 export interface VerifyWebhookOptions {
@@ -54,8 +29,8 @@ export interface VerifyWebhookOptions {
   toleranceSeconds?: number;
   /** Clock in ms since the epoch, or a Date (tests). */
   now?: number | Date;
-  /** Default: one process-wide in-memory guard. */
-  replayGuard?: WebhookReplayGuard;
+  /** Where deliveries are claimed (keys start with `webhook:`). Default: one process-wide in-memory store. */
+  replayStore?: ReplayStore;
 }
 
 /** The raw body as received: the exact bytes, or their text. */
@@ -63,17 +38,17 @@ export type RawBody = string | Uint8Array | ArrayBuffer | ArrayBufferView;
 
 export interface ReceivedWebhook {
   delivery: WebhookDelivery;
-  /** Records the delivery in the replay guard: call it once the delivery has been handled. */
-  markHandled(): Promise<void>;
+  /** Frees the delivery's claim when handling it failed, so that the marketplace's retry is handled. Once only. */
+  release(): Promise<void>;
 }
 
-const defaultGuard = createMemoryReplayGuard();
+const defaultStore = createMemoryReplayStore();
 const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 /**
  * Verifies a webhook delivery and returns it typed, or throws a `WebhookVerificationError`.
- * The delivery is recorded in the replay guard at once; to record it only after your handler
- * succeeded (so that a failed delivery can be retried), use `receiveWebhook`.
+ * The delivery is claimed in the replay store, and stays claimed: to free it when your handler
+ * fails (so that the marketplace's retry is handled), use `receiveWebhook`.
  *
  * @example
  * app.post('/webhooks', express.raw({ type: 'application/json' }), async (req, res) => {
@@ -87,19 +62,14 @@ export function verifyWebhook(
   signatureHeader: string | null | undefined,
   options: VerifyWebhookOptions,
 ): Promise<WebhookDelivery> {
-  // Synchronous all the way when the guard is (the default one is): this is the hot path.
+  // Synchronous all the way when the store is (the default one is): this is the hot path.
   try {
     const checked = inspect(rawBody, signatureHeader, options);
-    const { guard, key, now } = checked;
-    const seen = guard.seen(key, now);
-    if (seen === true || seen === false) {
-      if (seen) duplicate();
-      const recorded = guard.record(key, checked.expiresAt, now);
-      return recorded ? recorded.then(() => checked.delivery) : Promise.resolve(checked.delivery);
-    }
-    return seen.then(async (wasSeen) => {
-      if (wasSeen) duplicate();
-      await guard.record(key, checked.expiresAt, now);
+    const claimed = checked.store.claim(checked.key, checked.expiresAt, checked.now);
+    if (claimed === true) return Promise.resolve(checked.delivery);
+    if (claimed === false) duplicate();
+    return Promise.resolve(claimed).then((first) => {
+      if (!claimAnswer(first)) duplicate();
       return checked.delivery;
     });
   } catch (error) {
@@ -108,43 +78,56 @@ export function verifyWebhook(
 }
 
 /**
- * Verifies a delivery like `verifyWebhook` (duplicates included) but leaves recording to the
- * caller: `markHandled()` after the delivery was handled.
+ * Verifies and claims a delivery like `verifyWebhook` (so a concurrent copy is a duplicate at
+ * once), and hands back `release()` to free the claim when handling it fails.
  *
  * @example
- * const { delivery, markHandled } = await receiveWebhook(body, header, { secrets: [current, previous] });
- * await handle(delivery); // throws → answer 500, the marketplace retries, nothing was recorded
- * await markHandled();
+ * const { delivery, release } = await receiveWebhook(body, header, { secrets: [current, previous] });
+ * try {
+ *   await handle(delivery);
+ * } catch (error) {
+ *   await release(); // answer 500: the marketplace retries, and the retry is handled
+ *   throw error;
+ * }
  */
 export async function receiveWebhook(
   rawBody: RawBody,
   signatureHeader: string | null | undefined,
   options: VerifyWebhookOptions,
 ): Promise<ReceivedWebhook> {
-  const { guard, key, now, expiresAt, delivery } = inspect(rawBody, signatureHeader, options);
-  if (await guard.seen(key, now)) duplicate();
+  const { store, key, now, expiresAt, delivery } = inspect(rawBody, signatureHeader, options);
+  if (!claimAnswer(await store.claim(key, expiresAt, now))) duplicate();
+  let released = false;
   return {
     delivery,
-    markHandled: async () => {
-      await guard.record(key, expiresAt, now);
+    release: async () => {
+      // A second call must not free a claim that a retry has made meanwhile.
+      if (released) return;
+      released = true;
+      await store.release(key);
     },
   };
 }
 
 interface Inspected {
   delivery: WebhookDelivery;
-  guard: WebhookReplayGuard;
+  store: ReplayStore;
   key: string;
   now: number;
   expiresAt: number;
 }
 
-/** Every check except the replay guard, in order: input, secret, header, signature, body, timestamp. */
+/** Every check except the replay store, in order: input, secret, header, signature, body, timestamp. */
 function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, options: VerifyWebhookOptions): Inspected {
   const bytes = toBytes(rawBody);
-  const secrets = secretsOf(options);
-  const signature = readSignatureHeader(signatureHeader);
-  if (!matchesAnySecret(bytes, signature.bytes, secrets)) {
+  // One secret is checked without building a list: this runs for every delivery.
+  const { secret } = options;
+  const secrets = options.secrets ?? null;
+  if (secrets === null ? !usableSecret(secret) : !Array.isArray(secrets) || secrets.length === 0 || !secrets.every(usableSecret)) {
+    fail('ERR_WEBHOOK_NO_SECRET', 500, 'verifyWebhook needs a non-empty `secret` or `secrets`');
+  }
+  const hex = readSignatureHeader(signatureHeader);
+  if (!(secrets === null ? matches(bytes, secret as string) : matchesAnySecret(bytes, secrets))) {
     fail('ERR_WEBHOOK_SIGNATURE_MISMATCH', 401, `The ${SIGNATURE_HEADER} signature does not match the body for any configured secret`);
   }
 
@@ -162,9 +145,10 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
     );
   }
   // A delivery id, when one is ever sent, names the delivery across re-signed retries; otherwise
-  // the signature (an HMAC of the exact bytes) names it. Hex never contains ":".
-  const key = delivery.id ? `id:${delivery.id}` : signature.hex;
-  return { delivery, guard: options.replayGuard ?? defaultGuard, key, now, expiresAt: sentAt + toleranceMs };
+  // the signature (an HMAC of the exact bytes) names it. Hex never contains ":". The `webhook:`
+  // prefix keeps these apart from context-token keys in a shared store.
+  const key = delivery.id ? `webhook:id:${delivery.id}` : `webhook:${hex}`;
+  return { delivery, store: options.replayStore ?? defaultStore, key, now, expiresAt: sentAt + toleranceMs };
 }
 
 function duplicate(): never {
@@ -189,54 +173,64 @@ function toBytes(rawBody: RawBody): Uint8Array | string {
   );
 }
 
-function secretsOf(options: VerifyWebhookOptions): readonly string[] {
-  const secrets = options.secrets ?? (options.secret === undefined ? [] : [options.secret]);
-  let usable = secrets.length > 0;
-  for (const secret of secrets) if (typeof secret !== 'string' || secret === '') usable = false;
-  if (!usable) fail('ERR_WEBHOOK_NO_SECRET', 500, 'verifyWebhook needs a non-empty `secret` or `secrets`');
-  return secrets;
+function usableSecret(secret: unknown): boolean {
+  return typeof secret === 'string' && secret !== '';
 }
 
-/** The signature's 32 bytes and their hex. Plain string checks: a regex costs more than the HMAC comparison. */
-function readSignatureHeader(header: string | null | undefined): { hex: string; bytes: Buffer } {
+/**
+ * The header's signature, decoded into `signatureBytes`; returns its hex in lower case (the replay
+ * key). Verification is synchronous from here to the comparison, so one buffer serves every call.
+ */
+const signatureBytes = Buffer.alloc(32);
+const UPPER_HEX = /[A-F]/;
+function readSignatureHeader(header: string | null | undefined): string {
   if (header === undefined || header === null || header === '') {
     fail('ERR_WEBHOOK_SIGNATURE_MISSING', 401, `The ${SIGNATURE_HEADER} header is missing`);
   }
   const value = typeof header === 'string' ? header.trim() : '';
-  const hex = value.slice(7).toLowerCase();
-  // Buffer.from stops at the first non-hex character, so 32 bytes means 64 valid hex digits.
-  const bytes = value.length === 71 && value.startsWith('sha256=') ? Buffer.from(hex, 'hex') : undefined;
-  if (bytes === undefined || bytes.length !== 32) {
+  const hex = value.length === 71 && value.startsWith('sha256=') ? value.slice(7) : '';
+  // Hex decoding stops at the first non-hex character, so 32 bytes written means 64 valid hex
+  // digits: no pattern needed.
+  if (signatureBytes.write(hex, 'hex') !== 32) {
     fail('ERR_WEBHOOK_SIGNATURE_MALFORMED', 401, `The ${SIGNATURE_HEADER} header is not of the form sha256=<64 hex digits>`);
   }
-  return { hex, bytes };
+  // Senders write lower case; copying the text to lower it costs more than looking.
+  return UPPER_HEX.test(hex) ? hex.toLowerCase() : hex;
 }
 
-function matchesAnySecret(body: Uint8Array | string, signature: Buffer, secrets: readonly string[]): boolean {
+function matches(body: Uint8Array | string, secret: string): boolean {
+  return timingSafeEqual(createHmac('sha256', hmacKey(secret)).update(body).digest(), signatureBytes);
+}
+
+function matchesAnySecret(body: Uint8Array | string, secrets: readonly string[]): boolean {
   let matched = false;
   // Every secret is tried, so the time taken does not tell which one matched.
-  for (const secret of secrets) {
-    if (timingSafeEqual(createHmac('sha256', hmacKey(secret)).update(body).digest(), signature)) matched = true;
-  }
+  for (const secret of secrets) if (matches(body, secret)) matched = true;
   return matched;
 }
 
-/** Strict UTF-8 decoding (invalid bytes throw); `isUtf8` + `toString` beats a fatal TextDecoder here. */
+/**
+ * Strict UTF-8 decoding. The decoder replaces every ill-formed sequence with U+FFFD, so a text
+ * without one came from valid UTF-8; only a text with one (rare) is validated byte by byte. The
+ * search costs less than a validation pass, and nothing at all in an ASCII text.
+ */
 function utf8Text(bytes: Uint8Array): string {
-  if (!isUtf8(bytes)) throw new TypeError('The body is not valid UTF-8');
-  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('utf8');
+  const text = (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('utf8');
+  if (text.includes('\uFFFD') && !isUtf8(bytes)) throw new TypeError('The body is not valid UTF-8');
+  return text;
 }
 
-/** Imported keys, reused: importing the secret again for every delivery costs a fifth of the HMAC. */
-const hmacKeys = new Map<string, KeyObject>();
-function hmacKey(secret: string): KeyObject {
-  let key = hmacKeys.get(secret);
-  if (!key) {
-    if (hmacKeys.size >= 16) hmacKeys.clear();
-    key = createSecretKey(Buffer.from(secret, 'utf8'));
-    hmacKeys.set(secret, key);
-  }
-  return key;
+/**
+ * The delivery schemas compiled by zod (on first use) into one plain function: a tenth of the
+ * interpreted parse. Anything it does not accept goes through `parseWebhookDelivery`, which then
+ * decides (unknown kinds) or words the error, so results and messages are the same.
+ */
+let compiledKnown: typeof KnownWebhookDelivery | undefined;
+
+function parseDelivery(value: unknown): WebhookDelivery {
+  compiledKnown ??= compile(KnownWebhookDelivery);
+  const known = compiledKnown.safeParse(value);
+  return known.success ? known.data : parseWebhookDelivery(value);
 }
 
 function parseBody(body: Uint8Array | string): WebhookDelivery {
@@ -247,7 +241,7 @@ function parseBody(body: Uint8Array | string): WebhookDelivery {
     throw new WebhookVerificationError('ERR_WEBHOOK_BODY_INVALID', 'The webhook body is not UTF-8 JSON', { status: 400, cause: error });
   }
   try {
-    return parseWebhookDelivery(value);
+    return parseDelivery(value);
   } catch (error) {
     const message = error instanceof Error ? error.message : 'The webhook body is not a delivery';
     throw new WebhookVerificationError('ERR_WEBHOOK_BODY_INVALID', message, { status: 400, cause: error });

@@ -3,8 +3,8 @@
  * to authenticate (seed §5.1), the rate limits per key kind (seed §8) and the API error shape of
  * DESIGN C. Every call is recorded so the dashboard can show the checks an app makes.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { safeEqual } from '../server/lib/safe-equal.js';
 import { UserId } from '../shared/schemas.js';
 import type { SimulatorContext } from './context.js';
 import { ApiError, sendApiError, sendJson } from './http.js';
@@ -13,11 +13,6 @@ import type { ApiCallRecord } from './state.js';
 type Caller =
   | { kind: 'bearer'; userId: string }
   | { kind: 'test_key' | 'live_key' };
-
-function same(a: string, b: string): boolean {
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(a), digest(b));
-}
 
 function identify(ctx: SimulatorContext, req: IncomingMessage): Caller {
   const authorization = req.headers.authorization;
@@ -36,8 +31,8 @@ function identify(ctx: SimulatorContext, req: IncomingMessage): Caller {
     return { kind: 'bearer', userId: record.userId };
   }
   if (typeof apiKey === 'string') {
-    if (same(apiKey, ctx.credentials.testApiKey)) return { kind: 'test_key' };
-    if (same(apiKey, ctx.credentials.liveApiKey)) return { kind: 'live_key' };
+    if (safeEqual(apiKey, ctx.credentials.testApiKey)) return { kind: 'test_key' };
+    if (safeEqual(apiKey, ctx.credentials.liveApiKey)) return { kind: 'live_key' };
     throw new ApiError(401, 'invalid_api_key', 'The API key is not valid.');
   }
   throw new ApiError(401, 'unauthorized', 'Authenticate with Authorization: Bearer <access token> or X-API-Key: <API key>.', {

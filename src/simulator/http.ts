@@ -4,6 +4,7 @@
  * API and the control API).
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { readLimited } from '../server/lib/body.js';
 
 /** Requests larger than this are refused with 413 before they are read completely. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -33,16 +34,8 @@ export class OAuthError extends Error {
 }
 
 export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const bytes = await readLimited(req, req.headers['content-length'], limit, () => tooLarge(limit));
+  return new TextDecoder().decode(bytes);
 }
 
 function tooLarge(limit: number): ApiError {

@@ -38,7 +38,8 @@ import { dashboard } from './dashboard.js';
 import { ApiError, redirect, sendApiError, sendJson } from './http.js';
 import { authorizeGet, authorizePost, tokenEndpoint } from './oauth.js';
 import { RateLimiter } from './rate-limit.js';
-import { SimulatorState, randomToken, type SimulatorEvent } from './state.js';
+import { randomToken } from '../server/oauth.js';
+import { SimulatorState, type SimulatorEvent } from './state.js';
 import { WebhookSender, exponentialBackoff } from './webhooks.js';
 
 export { PLANS, USER_SEEDS, type SimulatedPlan, type PlanKind } from './catalog.js';

@@ -4,12 +4,14 @@
  * with the `authorization_code` and `refresh_token` grants (DESIGN C). Errors follow RFC 6749:
  * §4.1.2.1 for the authorization page, §5.2 for the token endpoint.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { safeEqual } from '../server/lib/safe-equal.js';
+import { pkceChallenge, randomToken } from '../server/oauth.js';
 import { ApiError, OAuthError, mediaType, readBody, redirect, sendHtml, sendJson, sendOAuthError } from './http.js';
 import { SCOPES, authorizePage, errorPage } from './pages.js';
 import type { SimulatorContext } from './context.js';
-import { randomToken, type ApiCallRecord } from './state.js';
+import type { ApiCallRecord } from './state.js';
 
 /** A sign-in request must be approved or denied within this time. */
 const FORM_TOKEN_TTL_MS = 10 * 60_000;
@@ -217,11 +219,6 @@ async function readTokenParams(req: IncomingMessage): Promise<Map<string, string
   throw new OAuthError(400, 'invalid_request', 'Send the token request as application/json or application/x-www-form-urlencoded.');
 }
 
-function sameSecret(a: string, b: string): boolean {
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(a), digest(b));
-}
-
 function authenticateClient(ctx: SimulatorContext, req: IncomingMessage, params: Map<string, string>): void {
   let clientId = params.get('client_id');
   let secret = params.get('client_secret');
@@ -246,7 +243,7 @@ function authenticateClient(ctx: SimulatorContext, req: IncomingMessage, params:
   }
   if (!clientId) throw new OAuthError(400, 'invalid_request', 'The client_id parameter is missing.');
   if (clientId !== ctx.credentials.clientId) throw invalidClient('Unknown client.', !!basic);
-  if (!secret || !sameSecret(secret, ctx.credentials.clientSecret)) throw invalidClient('Client authentication failed.', !!basic);
+  if (!secret || !safeEqual(secret, ctx.credentials.clientSecret)) throw invalidClient('Client authentication failed.', !!basic);
 }
 
 function invalidClient(description: string, basic: boolean): OAuthError {
@@ -277,7 +274,7 @@ function exchangeCode(ctx: SimulatorContext, params: Map<string, string>): Token
   const verifier = params.get('code_verifier');
   if (record.codeChallenge !== null) {
     if (!verifier) throw invalidGrant('The code_verifier parameter is missing (the request used PKCE).');
-    if (!PKCE_VERIFIER.test(verifier) || createHash('sha256').update(verifier).digest('base64url') !== record.codeChallenge) {
+    if (!PKCE_VERIFIER.test(verifier) || pkceChallenge(verifier) !== record.codeChallenge) {
       throw invalidGrant('The code_verifier does not match the code_challenge.');
     }
   } else if (verifier !== undefined) {

@@ -3,7 +3,6 @@
  * entitlements, pending authorizations, codes, tokens, and the recent deliveries and API calls
  * shown on the dashboard. Listeners (the dashboard's event stream) hear about every change.
  */
-import { randomBytes } from 'node:crypto';
 import type { Entitlement, Profile } from '../shared/schemas.js';
 import { USER_SEEDS, profileOf, startingEntitlement, type SimulatedUserSeed } from './catalog.js';
 
@@ -88,10 +87,6 @@ export type SimulatorEvent =
   | { type: 'config'; data: { app_url: string | null; webhook_url: string | null; redirect_uris: string[] } };
 
 const RECENT = 50;
-
-export function randomToken(prefix: string, bytes = 24): string {
-  return `${prefix}${randomBytes(bytes).toString('base64url')}`;
-}
 
 export class SimulatorState {
   readonly users = new Map<string, { seed: SimulatedUserSeed; profile: Profile }>();

@@ -4,9 +4,11 @@
  * answered with 2xx is retried with exponential backoff, up to `maxAttempts` attempts; each attempt
  * is re-stamped and re-signed, so a receiver's timestamp tolerance never rejects a late retry.
  */
+import { sleep } from '../server/lib/clock.js';
+import { randomToken } from '../server/oauth.js';
 import { signWebhookBody } from '../server/signers.js';
 import { utcSeconds } from './catalog.js';
-import { randomToken, type DeliveryAttempt, type DeliveryRecord, type SimulatorState } from './state.js';
+import type { DeliveryAttempt, DeliveryRecord, SimulatorState } from './state.js';
 
 export interface WebhookSettings {
   maxAttempts: number;
@@ -53,7 +55,8 @@ export class WebhookSender {
           record.outcome = 'delivered';
           break;
         }
-        if (attempt < this.settings.maxAttempts) await sleep(this.settings.backoffMs(attempt), this.stopped.signal);
+        // `close()` ends the wait early; the delivery is then recorded as failed.
+        if (attempt < this.settings.maxAttempts) await sleep(this.settings.backoffMs(attempt), this.stopped.signal).catch(() => undefined);
         if (attempt === this.settings.maxAttempts || this.stopped.signal.aborted) {
           record.outcome = 'failed';
           break;
@@ -98,16 +101,4 @@ export function exponentialBackoff(baseMs: number): (attempt: number) => number 
 
 function elapsed(started: number): number {
   return Math.round(performance.now() - started);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

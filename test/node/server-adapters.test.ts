@@ -166,7 +166,9 @@ describe('toExpressMiddleware with a real Express app', () => {
 
 describe('frame-ancestors', () => {
   it('builds the directive from dashboard origins and refuses anything else', () => {
-    assert.equal(frameAncestors(['https://dashboard.example', 'http://127.0.0.1:4100/']), 'frame-ancestors https://dashboard.example http://127.0.0.1:4100');
+    assert.equal(frameAncestors(['https://dashboard.example', 'http://127.0.0.1:4100']), 'frame-ancestors https://dashboard.example http://127.0.0.1:4100');
+    assert.throws(() => frameAncestors(['http://127.0.0.1:4100/']), { code: 'ERR_CONFIG' }, 'exact origins only, as in hostOrigins');
+    assert.throws(() => frameAncestors(['HTTPS://dashboard.example']), { code: 'ERR_CONFIG' });
     assert.equal(frameAncestors([]), "frame-ancestors 'none'");
     assert.throws(() => frameAncestors(['https://a.example; script-src *']), { code: 'ERR_CONFIG' });
     assert.throws(() => frameAncestors(['*']), { code: 'ERR_CONFIG' });
@@ -211,6 +213,12 @@ describe('safeReturnTo', () => {
     ['javascript:alert(1)', '/'],
     ['data:text/html,x', '/'],
     ['/\n/evil.example', '/'],
+    ['/.//evil.example', '/'],
+    ['/..//evil.example/x', '/'],
+    ['/a/..//evil.example//x', '/'],
+    ['/%2e//evil.example', '/'],
+    ['https://app.example/.//evil.example', '/'],
+    ['/a/./b/../c', '/a/c'],
     ['notes', '/'],
     [`/${'a'.repeat(3000)}`, '/'],
   ];

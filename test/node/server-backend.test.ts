@@ -4,13 +4,18 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   createAppBackend,
+  createMarketplaceClient,
   OAUTH_STATE_COOKIE,
+  REFRESH_MIN_INTERVAL_MS,
   SESSION_COOKIE,
   signContextToken,
+  signSessionToken,
   signWebhookBody,
+  toErrorResponse,
   toNodeHandler,
   type AppBackend,
   type AppBackendOptions,
+  type ReplayStore,
   type WebhookDelivery,
 } from '../../src/server/index.js';
 import { SessionResponse } from '../../src/shared/schemas.js';
@@ -25,6 +30,7 @@ import {
   USER,
   WEBHOOK_SECRET,
   createVirtualClock,
+  rawRequest,
   startFakeMarketplace,
   type FakeMarketplace,
 } from '../support/server-http.js';
@@ -103,15 +109,48 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     );
   });
 
-  it('GET /session?refresh=1 reloads the entitlement from the marketplace', async () => {
-    const { backend } = backendWith();
+  it('GET /session?refresh=1 reloads the entitlement from the marketplace, at most once per user every 5 s', async () => {
+    const { backend, clock } = backendWith();
     const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
     market.entitlements.set(USER.id, { ...ENTITLEMENT, plan: 'business' });
     const headers = { authorization: `Bearer ${body.session.token}` };
-    const cached = SessionResponse.parse(await (await backend(new Request(`${BASE}/session`, { headers }))).json());
-    assert.equal(cached.entitlement?.plan, 'pro');
-    const fresh = SessionResponse.parse(await (await backend(new Request(`${BASE}/session?refresh=1`, { headers }))).json());
-    assert.equal(fresh.entitlement?.plan, 'business');
+    const read = async (query: string) => SessionResponse.parse(await (await backend(new Request(`${BASE}/session${query}`, { headers }))).json());
+    assert.equal((await read('')).entitlement?.plan, 'pro', 'cached');
+    assert.equal((await read('?refresh=1')).entitlement?.plan, 'business', 'reloaded');
+    market.entitlements.set(USER.id, { ...ENTITLEMENT, plan: 'enterprise' });
+    const burst = await Promise.all(Array.from({ length: 20 }, () => read('?refresh=1')));
+    assert.ok(burst.every((answer) => answer.entitlement?.plan === 'business'), 'within 5 s of the last reload: served from the cache');
+    assert.equal(market.calls.get('/api/v1/entitlements'), 2, 'the burst cost the API key nothing');
+    clock.advance(REFRESH_MIN_INTERVAL_MS);
+    assert.equal((await read('?refresh=1')).entitlement?.plan, 'enterprise', 'reloaded again after 5 s');
+    assert.equal(market.calls.get('/api/v1/entitlements'), 3);
+  });
+
+  it('GET /session?refresh=1 within 5 s of a reload still sees what a webhook changed', async () => {
+    const { backend } = backendWith();
+    const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
+    const headers = { authorization: `Bearer ${body.session.token}` };
+    const read = async () => SessionResponse.parse(await (await backend(new Request(`${BASE}/session?refresh=1`, { headers }))).json());
+    assert.equal((await read()).entitlement?.plan, 'pro');
+    market.entitlements.set(USER.id, { ...ENTITLEMENT, status: 'cancelled' });
+    const delivery = JSON.stringify({ event: 'subscription.cancelled', timestamp: '2026-05-01T12:00:00Z', data: { user_id: USER.id, plan: 'pro' } });
+    const hook = await backend(
+      new Request(`${BASE}/webhooks`, { method: 'POST', body: delivery, headers: { 'x-service-signature': signWebhookBody(delivery, WEBHOOK_SECRET) } }),
+    );
+    assert.equal(hook.status, 200);
+    assert.equal((await read()).entitlement?.status, 'cancelled');
+  });
+
+  it('GET /session?refresh=1 answers 503 ERR_RATE_LIMITED with Retry-After when the API key is exhausted', async () => {
+    const clock = createVirtualClock(NOW);
+    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clock, rateLimit: { limit: 1 } });
+    const { backend } = backendWith({ clock, client });
+    const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
+    const refused = await backend(new Request(`${BASE}/session?refresh=1`, { headers: { authorization: `Bearer ${body.session.token}` } }));
+    assert.equal(refused.status, 503);
+    assert.equal(await errorCode(refused), 'ERR_RATE_LIMITED');
+    assert.equal(refused.headers.get('retry-after'), '60', 'the slot taken by POST /session frees up 60 s later');
+    assert.equal(market.calls.get('/api/v1/entitlements'), 1);
   });
 
   it('answers entitlement null when the marketplace holds none', async () => {
@@ -216,6 +255,15 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.throws(() => backendWith({ apiKey: 'prod_123' }), { code: 'ERR_CONFIG' });
     assert.throws(() => backendWith({ sessionTtlSeconds: 901 }), { code: 'ERR_CONFIG' });
   });
+
+  it('accepts only exact origins, as the browser runtime does (no trailing slash, no upper case, no path)', () => {
+    for (const origin of ['https://dashboard.example/', 'HTTPS://dashboard.example', 'https://Dashboard.example', 'https://dashboard.example/x', 'https://dashboard.example:443', 'ftp://dashboard.example']) {
+      assert.throws(() => backendWith({ hostOrigins: [origin] }), { code: 'ERR_CONFIG', message: /hostOrigins must list exact http\(s\) origins/ }, origin);
+      assert.throws(() => backendWith({ publicOrigin: origin }), { code: 'ERR_CONFIG', message: /publicOrigin must be an exact/ }, origin);
+      assert.throws(() => backendWith({ corsOrigins: [origin] }), { code: 'ERR_CONFIG' }, origin);
+    }
+    assert.doesNotThrow(() => backendWith({ hostOrigins: ['http://127.0.0.1:4100', 'https://dashboard.example'], publicOrigin: 'http://[::1]:5173' }));
+  });
 });
 
 describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
@@ -308,7 +356,23 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     assert.equal(await errorCode(late), 'ERR_OAUTH_STATE');
   });
 
-  for (const evil of ['//evil.example', 'https://evil.example/x', '/\\evil.example', '\\\\evil.example', 'javascript:alert(1)', '/\t/evil.example', 'http://app.example.evil.example/', ' //evil.example', 'evil']) {
+  for (const evil of [
+    '//evil.example',
+    'https://evil.example/x',
+    '/\\evil.example',
+    '\\\\evil.example',
+    'javascript:alert(1)',
+    '/\t/evil.example',
+    'http://app.example.evil.example/',
+    ' //evil.example',
+    'evil',
+    '/.//evil.example',
+    '/..//evil.example/x',
+    '/a/..//evil.example',
+    '/..//evil.example//x',
+    '/%2e//evil.example',
+    'https://app.example/.//evil.example',
+  ]) {
     it(`never redirects off-origin: return_to=${JSON.stringify(evil)}`, async () => {
       const { backend } = backendWith();
       const { callback, cookie } = await signIn(backend, evil);
@@ -390,7 +454,28 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.equal(events.length, 0);
   });
 
-  it('answers 500 when onEvent throws, and handles the retry (nothing was recorded)', async () => {
+  it('handles one of two concurrent identical deliveries: onEvent once, one 200 handled + one 200 duplicate', async () => {
+    let finish!: () => void;
+    const gate = new Promise<void>((resolve) => (finish = resolve));
+    const { backend, events } = backendWith({
+      onEvent: async (delivery) => {
+        events.push(delivery);
+        await gate;
+      },
+    });
+    const body = delivery();
+    const pending = [post(backend, body), post(backend, body)];
+    const [index, copy] = await Promise.race(pending.map((answer, i) => answer.then((response) => [i, response] as const)));
+    assert.equal(copy.status, 200);
+    assert.deepEqual(await copy.json(), { received: true, duplicate: true }, 'the copy is a duplicate while the first is still handled');
+    finish();
+    const handled = await pending[1 - index]!;
+    assert.equal(handled.status, 200);
+    assert.deepEqual(await handled.json(), { received: true, event: 'subscription.created' });
+    assert.equal(events.length, 1);
+  });
+
+  it('answers 500 when onEvent throws, releases the delivery and handles the retry', async () => {
     let fail = true;
     const seen: string[] = [];
     const errors: unknown[] = [];
@@ -411,6 +496,47 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.equal(retried.status, 200);
     assert.deepEqual(await retried.json(), { received: true, event: 'subscription.created' });
     assert.deepEqual(seen, ['subscription.created', 'subscription.created']);
+    const again = await post(backend, body);
+    assert.deepEqual(await again.json(), { received: true, duplicate: true }, 'handled once, the delivery stays claimed');
+    assert.equal(seen.length, 2);
+  });
+
+  it('shares one asynchronous replayStore between webhooks and context tokens, under separate namespaces', async () => {
+    // A shared store's stand-in: answers later, as Redis does, and claims atomically (SET NX).
+    const keys = new Map<string, number>();
+    const later = () => new Promise((resolve) => setImmediate(resolve));
+    const replayStore: ReplayStore = {
+      async claim(key, expiresAt, now) {
+        await later();
+        if ((keys.get(key) ?? 0) > now) return false;
+        keys.set(key, expiresAt);
+        return true;
+      },
+      async release(key) {
+        await later();
+        keys.delete(key);
+      },
+    };
+    let fail = true;
+    const { backend, events } = backendWith({
+      replayStore,
+      onEvent: (d) => {
+        if (fail) throw new Error('database down');
+        events.push(d);
+      },
+    });
+    // A delivery id and a jti with the same text never collide.
+    const token = await contextToken({ jti: 'same-0001' });
+    assert.equal((await postSession(backend, { context: token, host: DASHBOARD })).status, 200);
+    assert.equal(await errorCode(await postSession(backend, { context: token, host: DASHBOARD })), 'ERR_CONTEXT_TOKEN_REPLAYED');
+    const body = delivery({ id: 'same-0001' });
+    assert.equal((await post(backend, body)).status, 500);
+    assert.deepEqual([...keys.keys()], [`jti:${market.siteUrl} ${CLIENT_ID} same-0001`], 'the failed delivery was released');
+    fail = false;
+    const answers = await Promise.all([post(backend, body), post(backend, body)].map(async (answer) => JSON.stringify(await (await answer).json())));
+    assert.deepEqual(answers.sort(), ['{"received":true,"duplicate":true}', '{"received":true,"event":"subscription.created"}']);
+    assert.equal(events.length, 1);
+    assert.deepEqual([...keys.keys()].sort(), [`jti:${market.siteUrl} ${CLIENT_ID} same-0001`, 'webhook:id:same-0001']);
   });
 
   it('accepts rotated secrets and passes unknown event kinds on as generic events', async () => {
@@ -429,11 +555,20 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.equal(await errorCode(response), 'ERR_PAYLOAD_TOO_LARGE');
   });
 
-  it('without a configured secret, fails closed with 500', async () => {
-    const { backend, events } = backendWith({ webhookSecret: undefined });
+  it('refuses at configuration time to start without a webhook secret', () => {
+    const message = /webhookSecret .* is required; pass webhooks: false/;
+    assert.throws(() => backendWith({ webhookSecret: undefined }), { code: 'ERR_CONFIG', message });
+    assert.throws(() => backendWith({ webhookSecret: '' }), { code: 'ERR_CONFIG', message });
+    assert.throws(() => backendWith({ webhookSecret: undefined, webhookSecrets: [] }), { code: 'ERR_CONFIG', message });
+    assert.throws(() => backendWith({ webhookSecret: undefined, webhookSecrets: ['ok', ''] }), { code: 'ERR_CONFIG', message });
+    assert.throws(() => backendWith({ webhooks: false }), { code: 'ERR_CONFIG', message: /exclude each other/ });
+  });
+
+  it('with webhooks: false, needs no secret and answers POST /webhooks with 404', async () => {
+    const { backend, events } = backendWith({ webhookSecret: undefined, webhooks: false });
     const response = await post(backend, delivery());
-    assert.equal(response.status, 500);
-    assert.equal(await errorCode(response), 'ERR_WEBHOOK_NO_SECRET');
+    assert.equal(response.status, 404);
+    assert.equal(await errorCode(response), 'ERR_NOT_FOUND');
     assert.equal(events.length, 0);
   });
 });
@@ -526,5 +661,97 @@ describe('createAppBackend: cookie sessions, CORS and upstream failures', () => 
     const timedOut = await postSession(slow, { context: await contextToken(), host: DASHBOARD });
     assert.equal(timedOut.status, 504);
     assert.equal(await errorCode(timedOut), 'ERR_TIMEOUT');
+  });
+});
+
+describe('createAppBackend: the trusted origin (CSRF Origin check, redirect_uri, Secure cookies)', () => {
+  const sessionCookie = async () =>
+    `${SESSION_COOKIE}=${(await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW })).token}`;
+  const codeOf = (body: string) => (JSON.parse(body) as { error: { code: string } }).error.code;
+
+  /** Serves the backend and an app route that needs the session over node:http on 127.0.0.1. */
+  async function serve(backend: AppBackend, run: (server: string) => Promise<void>) {
+    const server = createServer(
+      toNodeHandler(async (request) => {
+        if (new URL(request.url).pathname.startsWith('/api/marketplace/')) return backend(request);
+        try {
+          return Response.json({ user_id: (await backend.requireSession(request)).userId });
+        } catch (error) {
+          return toErrorResponse(error);
+        }
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('answers 400 to request targets and Host headers that would choose the origin (//sibling/path)', async () => {
+    const { backend } = backendWith({ publicOrigin: undefined });
+    const cookie = await sessionCookie();
+    await serve(backend, async (server) => {
+      const attack = { host: 'app.example', origin: 'http://sib.app.example', cookie };
+      for (const path of ['//sib.app.example/api/notes', '/\\sib.app.example/api/notes', 'http://sib.app.example/api/notes']) {
+        const answer = await rawRequest(server, { method: 'POST', path, headers: attack });
+        assert.equal(answer.status, 400, path);
+        assert.equal(codeOf(answer.body), 'ERR_INVALID_INPUT', path);
+      }
+      for (const host of ['sib.app.example/x', 'me@sib.app.example', 'app.example:99999']) {
+        const answer = await rawRequest(server, { method: 'POST', path: '/api/notes', headers: { ...attack, host } });
+        assert.equal(answer.status, 400, host);
+        assert.equal(codeOf(answer.body), 'ERR_INVALID_INPUT', host);
+      }
+    });
+  });
+
+  it('without publicOrigin, refuses cookie state changes and the OAuth sign-in on a public host with ERR_CONFIG', async () => {
+    const { backend } = backendWith({ publicOrigin: undefined });
+    const cookie = await sessionCookie();
+    const post = (origin: string) => backend.requireSession(new Request(`${APP}/api/notes`, { method: 'POST', headers: { cookie, origin } }));
+    await assert.rejects(post(APP), { code: 'ERR_CONFIG', status: 500, message: /set publicOrigin/ });
+    for (const route of ['oauth/start', 'oauth/callback?code=c&state=s']) {
+      const answer = await backend(new Request(`${BASE}/${route}`, { headers: { cookie } }));
+      assert.equal(answer.status, 500, route);
+      assert.equal(await errorCode(answer), 'ERR_CONFIG', route);
+    }
+    assert.equal((await backend.requireSession(new Request(`${APP}/api/notes`, { headers: { cookie } }))).userId, 'usr_1', 'safe methods need no origin');
+    assert.equal((await postSession(backend, { context: await contextToken(), host: DASHBOARD })).status, 200, 'Bearer sessions need no origin');
+    await serve(backend, async (server) => {
+      const answer = await rawRequest(server, { method: 'POST', path: '/api/notes', headers: { host: 'app.example', origin: 'http://app.example', cookie } });
+      assert.equal(answer.status, 500);
+      assert.equal(codeOf(answer.body), 'ERR_CONFIG');
+    });
+  });
+
+  it('on a loopback host (development), checks Origin against the request’s own origin', async () => {
+    const { backend } = backendWith({ publicOrigin: undefined });
+    const cookie = await sessionCookie();
+    for (const origin of ['http://127.0.0.1:5173', 'http://localhost:3000', 'http://[::1]:8080']) {
+      const post = (from: string) => backend.requireSession(new Request(`${origin}/api/notes`, { method: 'POST', headers: { cookie, origin: from } }));
+      assert.equal((await post(origin)).userId, 'usr_1', origin);
+      await assert.rejects(post('http://sib.app.example'), { code: 'ERR_SESSION_INVALID' }, origin);
+    }
+    await serve(backend, async (server) => {
+      const post = (origin: string) => rawRequest(server, { method: 'POST', path: '/api/notes', headers: { origin, cookie } });
+      assert.equal((await post(server)).status, 200);
+      assert.equal(codeOf((await post('http://sib.app.example')).body), 'ERR_SESSION_INVALID');
+    });
+  });
+
+  it('behind a TLS-terminating proxy, an https publicOrigin makes the cookies Secure and names redirect_uri', async () => {
+    const { backend } = backendWith({ publicOrigin: APP });
+    await serve(backend, async (server) => {
+      const start = await rawRequest(server, { path: '/api/marketplace/oauth/start', headers: { host: 'internal:8080' } });
+      assert.equal(start.status, 303);
+      assert.match(String(start.headers['set-cookie']), /Secure/);
+      assert.equal(new URL(start.headers.location!).searchParams.get('redirect_uri'), `${BASE}/oauth/callback`);
+      const signOut = await rawRequest(server, { method: 'DELETE', path: '/api/marketplace/session', headers: { host: 'internal:8080' } });
+      assert.equal(signOut.status, 204);
+      assert.match(String(signOut.headers['set-cookie']), /Max-Age=0.*Secure/);
+    });
   });
 });

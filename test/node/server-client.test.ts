@@ -117,16 +117,18 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
   });
 
   it('makes one request for concurrent refreshes of one token', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    handler = async (_req, res) => {
-      await gate;
-      sendJson(res, 200, tokenAnswer);
+    const held: Array<() => void> = [];
+    let bothArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => (bothArrived = resolve));
+    handler = (_req, res) => {
+      if (held.length === 2) return sendJson(res, 200, tokenAnswer);
+      held.push(() => sendJson(res, 200, tokenAnswer));
+      if (held.length === 2) bothArrived();
     };
     const { client: c } = client();
     const pending = [c.refresh('rt_1'), c.refresh('rt_1'), c.refresh('rt_1'), c.refresh('rt_2')];
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    release();
+    await arrived;
+    for (const answer of held) answer();
     const results = await Promise.all(pending);
     assert.equal(server.requests.length, 2, 'one request per distinct refresh token');
     assert.equal(results[0], results[1]);
@@ -178,7 +180,7 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
         answer: (_q, res) => sendJson(res, 200, { token_type: 'Bearer', expires_in: 10 }),
         code: 'ERR_RESPONSE_INVALID',
         status: 200,
-        message: /schema at access_token/,
+        message: /answer \(HTTP 200\) at access_token/,
       },
       {
         name: '200 with a non-Bearer token type',
@@ -347,22 +349,65 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
       assert.ok(results.every((r) => r === results[0]));
     });
 
-    it('does not cache a load that was in flight when the user was invalidated', async () => {
-      let plan = 'pro';
+    /** Holds every upstream request until the test answers it, in whatever order the test picks. */
+    function heldAnswers() {
+      const held: Array<(plan: string) => void> = [];
+      const waiting: Array<() => void> = [];
       handler = (_req, res) => {
-        const answer = { ...ENTITLEMENT, plan };
-        setTimeout(() => sendJson(res, 200, answer), 30);
+        held.push((plan) => sendJson(res, 200, { ...ENTITLEMENT, plan }));
+        waiting.shift()?.();
       };
+      return {
+        /** Resolves once the `n`-th request (1-based) has reached the marketplace. */
+        arrived: (n: number) => (held.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))),
+        answer: (n: number, plan: string) => held[n - 1]!(plan),
+      };
+    }
+
+    for (const order of ['the stale load answers last', 'the stale load answers first'] as const) {
+      it(`never caches a load that started before invalidate(userId): ${order}`, async () => {
+        const upstream = heldAnswers();
+        const { client: c } = client();
+        const stale = c.entitlements({ userId: 'usr_1' });
+        await upstream.arrived(1);
+        c.invalidate('usr_1'); // a webhook: the plan changed after the first load was sent
+        const fresh = c.entitlements({ userId: 'usr_1' });
+        await upstream.arrived(2);
+        if (order === 'the stale load answers last') {
+          upstream.answer(2, 'business');
+          assert.equal((await fresh)?.plan, 'business', 'a caller after invalidate does not join the stale load');
+          upstream.answer(1, 'pro');
+          assert.equal((await stale)?.plan, 'pro');
+        } else {
+          upstream.answer(1, 'pro');
+          assert.equal((await stale)?.plan, 'pro');
+          upstream.answer(2, 'business');
+          assert.equal((await fresh)?.plan, 'business');
+        }
+        assert.equal((await c.entitlements({ userId: 'usr_1' }))?.plan, 'business', 'the stale answer was not cached');
+        assert.equal(server.requests.length, 2, 'the fresh answer was cached');
+      });
+    }
+
+    it('keeps ignoring a stale load across a second invalidation', async () => {
+      const upstream = heldAnswers();
       const { client: c } = client();
       const stale = c.entitlements({ userId: 'usr_1' });
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      plan = 'business';
+      await upstream.arrived(1);
       c.invalidate('usr_1');
       const fresh = c.entitlements({ userId: 'usr_1' });
-      assert.equal((await stale)?.plan, 'pro');
-      assert.equal((await fresh)?.plan, 'business', 'a caller after invalidate does not join the stale load');
-      assert.equal((await c.entitlements({ userId: 'usr_1' }))?.plan, 'business');
-      assert.equal(server.requests.length, 2);
+      await upstream.arrived(2);
+      upstream.answer(2, 'business');
+      await fresh;
+      c.invalidate('usr_1'); // a second webhook while the stale load still runs
+      const third = c.entitlements({ userId: 'usr_1' });
+      await upstream.arrived(3);
+      upstream.answer(3, 'enterprise');
+      assert.equal((await third)?.plan, 'enterprise');
+      upstream.answer(1, 'pro');
+      await stale;
+      assert.equal((await c.entitlements({ userId: 'usr_1' }))?.plan, 'enterprise');
+      assert.equal(server.requests.length, 3);
     });
 
     it('does not cache failures', async () => {
@@ -414,7 +459,7 @@ describe('rate limits (seed §8; DESIGN C)', () => {
 
   it('fails at once when Retry-After is longer than maxRetryWaitMs, and keeps the API key paused', async () => {
     handler = (_req, res) => res.writeHead(429, { 'retry-after': '60' }).end();
-    const { client: c, clock } = client();
+    const { client: c, clock } = client({ maxQueueWaitMs: 120_000 });
     await assert.rejects(c.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
       assert.equal(error.code, 'ERR_RATE_LIMITED');
       assert.equal(error.retryAfterMs, 60_000);
@@ -434,7 +479,7 @@ describe('rate limits (seed §8; DESIGN C)', () => {
       sent.push(clock.now());
       return fetch(input, init);
     };
-    const c = createMarketplaceClient({ siteUrl: server.url, apiKey: API_KEY, clock, fetch: spy, entitlementTtlMs: 0 });
+    const c = createMarketplaceClient({ siteUrl: server.url, apiKey: API_KEY, clock, fetch: spy, entitlementTtlMs: 0, maxQueueWaitMs: 120_000 });
     handler = (_req, res) => sendJson(res, 200, ENTITLEMENT);
     await Promise.all(Array.from({ length: 250 }, (_, i) => c.entitlements({ userId: `usr_${i}` })));
     assert.equal(server.requests.length, 250);
@@ -446,12 +491,44 @@ describe('rate limits (seed §8; DESIGN C)', () => {
   });
 
   it('a live_ key sends 1,000 per minute before it waits', async () => {
-    const { client: c, clock } = client({ apiKey: 'live_key', entitlementTtlMs: 0 });
+    const { client: c, clock } = client({ apiKey: 'live_key', entitlementTtlMs: 0, maxQueueWaitMs: 60_000 });
     handler = (_req, res) => sendJson(res, 200, USER);
     await Promise.all(Array.from({ length: 1000 }, () => c.whoami({ userId: 'usr_1' })));
     assert.equal(clock.now(), NOW);
     await c.whoami({ userId: 'usr_1' });
     assert.equal(clock.now(), NOW + 60_000);
+  });
+
+  it('refuses with ERR_RATE_LIMITED (429) instead of queueing longer than maxQueueWaitMs (default: timeoutMs)', async () => {
+    handler = (_req, res) => sendJson(res, 200, USER);
+    const { client: c, clock } = client({ rateLimit: { limit: 2, windowMs: 60_000 }, timeoutMs: 5_000 });
+    await Promise.all([c.whoami({ userId: 'usr_1' }), c.whoami({ userId: 'usr_1' })]);
+    clock.advance(50_000);
+    await assert.rejects(c.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
+      assert.ok(error instanceof MarketplaceApiError);
+      assert.equal(error.code, 'ERR_RATE_LIMITED');
+      assert.equal(error.status, 429);
+      assert.equal(error.retryAfterMs, 10_000);
+      assert.match(error.message, /not sent.*2 requests per 60 s.*5000 ms/);
+      return true;
+    });
+    assert.equal(server.requests.length, 2, 'nothing was sent');
+    assert.deepEqual(clock.sleeps, [], 'and nobody waited');
+    clock.advance(5_000);
+    assert.deepEqual(await c.whoami({ userId: 'usr_1' }), USER, 'a wait within the cap is taken');
+    assert.deepEqual(clock.sleeps, [5_000]);
+  });
+
+  it('counts the time spent queued behind earlier callers against maxQueueWaitMs', async () => {
+    handler = (_req, res) => sendJson(res, 200, USER);
+    const { client: c, clock } = client({ rateLimit: { limit: 1, windowMs: 4_000 }, maxQueueWaitMs: 6_000 });
+    const results = await Promise.allSettled([1, 2, 3].map(() => c.whoami({ userId: 'usr_1' })));
+    assert.deepEqual(
+      results.map((r) => (r.status === 'fulfilled' ? 'sent' : (r.reason as MarketplaceApiError).code)),
+      ['sent', 'sent', 'ERR_RATE_LIMITED'],
+      'the third would have waited 8 s in all',
+    );
+    assert.equal(clock.now(), NOW + 4_000);
   });
 
   it('does not pace Bearer-token calls', async () => {

@@ -3,9 +3,10 @@ import { describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import {
   ContextTokenError,
-  createMemoryReplayCache,
+  createMemoryReplayStore,
   signContextToken,
   verifyContextToken,
+  type ReplayStore,
   type VerifyContextTokenOptions,
 } from '../../src/server/index.js';
 import { CLIENT_ID, CLIENT_SECRET, DASHBOARD, NOW, USER } from '../support/server-http.js';
@@ -18,7 +19,7 @@ const verifyOptions = (extra: Partial<VerifyContextTokenOptions> = {}): VerifyCo
   clientSecret: CLIENT_SECRET,
   issuer: ISSUER,
   now: NOW,
-  replayCache: createMemoryReplayCache(),
+  replayStore: createMemoryReplayStore(),
   ...extra,
 });
 
@@ -128,9 +129,12 @@ describe('verifyContextToken (DESIGN A, B)', () => {
     ];
     for (const c of cases) {
       it(c.name, async () => {
-        const replayCache = createMemoryReplayCache();
+        const claims: string[] = [];
+        const inner = createMemoryReplayStore();
+        const replayStore: ReplayStore = { claim: (key, expiresAt, now) => (claims.push(key), inner.claim(key, expiresAt, now)), release: inner.release };
         const token = await c.token();
-        await rejects(verifyContextToken(token, verifyOptions({ replayCache, ...c.options })), c.code, c.message);
+        await rejects(verifyContextToken(token, verifyOptions({ replayStore, ...c.options })), c.code, c.message);
+        assert.deepEqual(claims, [], 'the store was not asked');
         // Nothing recorded: the same jti in a genuine token is still accepted.
         const jti = (() => {
           try {
@@ -139,28 +143,43 @@ describe('verifyContextToken (DESIGN A, B)', () => {
             return undefined;
           }
         })();
-        if (jti) await verifyContextToken(await sign({ jti }), verifyOptions({ replayCache }));
+        if (jti) await verifyContextToken(await sign({ jti }), verifyOptions({ replayStore }));
       });
     }
   });
 
   it('refuses a replayed token (same jti) until the token has expired', async () => {
-    const replayCache = createMemoryReplayCache();
+    const replayStore = createMemoryReplayStore();
     const token = await sign({ jti: 'jti-replay-0001' });
-    await verifyContextToken(token, verifyOptions({ replayCache }));
-    await rejects(verifyContextToken(token, verifyOptions({ replayCache, now: NOW + 5_000 })), 'ERR_CONTEXT_TOKEN_REPLAYED', /already used/);
-    await rejects(verifyContextToken(await sign({ jti: 'jti-replay-0001', now: NOW + 1000 }), verifyOptions({ replayCache, now: NOW + 2000 })), 'ERR_CONTEXT_TOKEN_REPLAYED', /fresh one/);
+    await verifyContextToken(token, verifyOptions({ replayStore }));
+    await rejects(verifyContextToken(token, verifyOptions({ replayStore, now: NOW + 5_000 })), 'ERR_CONTEXT_TOKEN_REPLAYED', /already used/);
+    await rejects(verifyContextToken(await sign({ jti: 'jti-replay-0001', now: NOW + 1000 }), verifyOptions({ replayStore, now: NOW + 2000 })), 'ERR_CONTEXT_TOKEN_REPLAYED', /fresh one/);
+    // Expired with the token (exp + 10 s of tolerance): a jti may then come again.
+    await verifyContextToken(await sign({ jti: 'jti-replay-0001', now: NOW + 311_000 }), verifyOptions({ replayStore, now: NOW + 311_000 }));
   });
 
-  it('keeps the jti cache bounded and lets entries expire', async () => {
-    const cache = createMemoryReplayCache({ maxEntries: 2 });
-    assert.equal(await cache.claim('a', NOW + 10, NOW), true);
-    assert.equal(await cache.claim('a', NOW + 10, NOW), false);
-    assert.equal(await cache.claim('a', NOW + 20, NOW + 10), true, 'expired entries are forgotten');
-    await cache.claim('b', NOW + 100, NOW);
-    await cache.claim('c', NOW + 100, NOW);
-    assert.equal(await cache.claim('b', NOW + 100, NOW), false);
-    assert.equal(await cache.claim('a', NOW + 100, NOW), true, 'the oldest entry was dropped when full');
+  it('works with an asynchronous store, claiming the jti under the jti: namespace, once among concurrent copies', async () => {
+    // A shared store's stand-in: answers later, as Redis does, and claims atomically (SET NX).
+    const keys = new Map<string, number>();
+    const replayStore: ReplayStore = {
+      async claim(key, expiresAt, now) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if ((keys.get(key) ?? 0) > now) return false;
+        keys.set(key, expiresAt);
+        return true;
+      },
+      release: (key) => void keys.delete(key),
+    };
+    const token = await sign({ jti: 'jti-async-0001' });
+    const results = await Promise.allSettled([1, 2, 3].map(() => verifyContextToken(token, verifyOptions({ replayStore }))));
+    assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected', 'rejected']);
+    for (const result of results) if (result.status === 'rejected') assert.equal((result.reason as ContextTokenError).code, 'ERR_CONTEXT_TOKEN_REPLAYED');
+    assert.deepEqual([...keys], [[`jti:${ISSUER} ${CLIENT_ID} jti-async-0001`, (IAT + 300 + 10) * 1000]]);
+  });
+
+  it('fails with ERR_CONFIG when a store answers something else than a boolean', async () => {
+    const replayStore = { claim: async () => 'OK', release: () => {} } as unknown as ReplayStore;
+    await assert.rejects(verifyContextToken(await sign(), verifyOptions({ replayStore })), { code: 'ERR_CONFIG', status: 500 });
   });
 
   it('refuses to run without its configuration', async () => {

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  createMemoryReplayGuard,
+  createMemoryReplayStore,
   receiveWebhook,
   signWebhookBody,
   verifyWebhook,
   WebhookVerificationError,
   isKnownEvent,
+  type ReplayStore,
   type VerifyWebhookOptions,
-  type WebhookReplayGuard,
 } from '../../src/server/index.js';
 import { parseWebhookDelivery } from '../../src/shared/schemas.js';
 import { NOW, WEBHOOK_SECRET } from '../support/server-http.js';
@@ -16,24 +16,48 @@ import { NOW, WEBHOOK_SECRET } from '../support/server-http.js';
 const body = (overrides: Record<string, unknown> = {}) =>
   JSON.stringify({ event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: 'pro' }, ...overrides });
 
-/** A guard that counts what it records, to prove that rejected deliveries change no state. */
-function countingGuard(): WebhookReplayGuard & { records: string[] } {
-  const inner = createMemoryReplayGuard();
-  const records: string[] = [];
+/** The memory store, listing every key it is asked to claim: rejected deliveries must not reach it. */
+function countingStore(): ReplayStore & { claims: string[]; releases: string[] } {
+  const inner = createMemoryReplayStore();
+  const claims: string[] = [];
+  const releases: string[] = [];
   return {
-    records,
-    seen: (key, now) => inner.seen(key, now),
-    record(key, expiresAt, now) {
-      records.push(key);
-      return inner.record(key, expiresAt, now);
+    claims,
+    releases,
+    claim(key, expiresAt, now) {
+      claims.push(key);
+      return inner.claim(key, expiresAt, now);
+    },
+    release(key) {
+      releases.push(key);
+      return inner.release(key);
     },
   };
 }
 
-const options = (guard = countingGuard(), extra: Partial<VerifyWebhookOptions> = {}): VerifyWebhookOptions => ({
+/** A shared store's stand-in: answers later, as Redis does, and claims atomically (SET NX). */
+function asyncStore(): ReplayStore & { keys: Map<string, number> } {
+  const keys = new Map<string, number>();
+  const later = () => new Promise((resolve) => setImmediate(resolve));
+  return {
+    keys,
+    async claim(key, expiresAt, now) {
+      await later();
+      if ((keys.get(key) ?? 0) > now) return false;
+      keys.set(key, expiresAt);
+      return true;
+    },
+    async release(key) {
+      await later();
+      keys.delete(key);
+    },
+  };
+}
+
+const options = (store: ReplayStore = countingStore(), extra: Partial<VerifyWebhookOptions> = {}): VerifyWebhookOptions => ({
   secret: WEBHOOK_SECRET,
   now: NOW,
-  replayGuard: guard,
+  replayStore: store,
   ...extra,
 });
 
@@ -67,6 +91,20 @@ describe('verifyWebhook (DESIGN D)', () => {
     }
   });
 
+  it('verifies a body holding a genuine U+FFFD, the replacement character of the decoder', async () => {
+    const raw = Buffer.from(body({ data: { user_id: 'usr_1', plan: 'pro \uFFFD' } }));
+    const delivery = await verifyWebhook(raw, signWebhookBody(raw, WEBHOOK_SECRET), options());
+    assert.equal(delivery.data.plan, 'pro \uFFFD');
+  });
+
+  it('reads a bad header after a good one as bad (nothing carries over between calls)', async () => {
+    const raw = body();
+    const good = signWebhookBody(raw, WEBHOOK_SECRET);
+    await verifyWebhook(raw, good, options());
+    await rejects(verifyWebhook(raw, `${good.slice(0, 40)}zz${good.slice(42)}`, options()), 'ERR_WEBHOOK_SIGNATURE_MALFORMED', /64 hex/, 401);
+    await rejects(verifyWebhook(`${raw} `, good, options()), 'ERR_WEBHOOK_SIGNATURE_MISMATCH', /does not match/, 401);
+  });
+
   it('accepts an upper-case hex signature and surrounding whitespace', async () => {
     const raw = body();
     const signature = signWebhookBody(raw, WEBHOOK_SECRET);
@@ -96,6 +134,14 @@ describe('verifyWebhook (DESIGN D)', () => {
       { name: 'malformed header (no prefix)', run: (o) => verifyWebhook(raw, good.slice(7), o), code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED', message: /sha256=/, status: 401 },
       { name: 'malformed header (short hex)', run: (o) => verifyWebhook(raw, good.slice(0, -2), o), code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED', message: /64 hex/, status: 401 },
       { name: 'malformed header (other algorithm)', run: (o) => verifyWebhook(raw, good.replace('sha256', 'sha1'), o), code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED', message: /form/, status: 401 },
+      {
+        name: 'malformed header (a non-hex digit at the end)',
+        run: (o) => verifyWebhook(raw, `${good.slice(0, -1)}g`, o),
+        code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED',
+        message: /64 hex/,
+        status: 401,
+      },
+      { name: 'malformed header (not a string)', run: (o) => verifyWebhook(raw, [good] as never, o), code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED', message: /form/, status: 401 },
       { name: 'tampered body', run: (o) => verifyWebhook(raw.replace('pro', 'max'), good, o), code: 'ERR_WEBHOOK_SIGNATURE_MISMATCH', message: /does not match/, status: 401 },
       { name: 'tampered body (one extra space)', run: (o) => verifyWebhook(`${raw} `, good, o), code: 'ERR_WEBHOOK_SIGNATURE_MISMATCH', message: /does not match/, status: 401 },
       { name: 'wrong secret', run: (o) => verifyWebhook(raw, signWebhookBody(raw, 'not-the-secret'), o), code: 'ERR_WEBHOOK_SIGNATURE_MISMATCH', message: /any configured secret/, status: 401 },
@@ -192,12 +238,38 @@ describe('verifyWebhook (DESIGN D)', () => {
         message: /secret/,
         status: 500,
       },
+      { name: 'no secret at all', run: (o) => verifyWebhook(raw, good, { ...o, secret: undefined }), code: 'ERR_WEBHOOK_NO_SECRET', message: /secret/, status: 500 },
+      { name: 'an empty list of secrets', run: (o) => verifyWebhook(raw, good, { ...o, secrets: [] }), code: 'ERR_WEBHOOK_NO_SECRET', message: /secrets/, status: 500 },
+      {
+        name: 'a list of secrets with an empty one',
+        run: (o) => verifyWebhook(raw, good, { ...o, secret: undefined, secrets: [WEBHOOK_SECRET, ''] }),
+        code: 'ERR_WEBHOOK_NO_SECRET',
+        message: /secrets/,
+        status: 500,
+      },
+      {
+        name: 'several secrets, none of them the signer',
+        run: (o) => verifyWebhook(raw, good, { ...o, secret: undefined, secrets: ['one', 'two'] }),
+        code: 'ERR_WEBHOOK_SIGNATURE_MISMATCH',
+        message: /any configured secret/,
+        status: 401,
+      },
+      {
+        name: 'body not UTF-8 but also holding a genuine U+FFFD',
+        run: (o) => {
+          const bytes = Buffer.concat([Buffer.from(body({ data: { user_id: 'usr_1', plan: 'pro \uFFFD' } })), Buffer.from([0xc0, 0x80])]);
+          return verifyWebhook(bytes, signWebhookBody(bytes, WEBHOOK_SECRET), o);
+        },
+        code: 'ERR_WEBHOOK_BODY_INVALID',
+        message: /UTF-8/,
+        status: 400,
+      },
     ];
     for (const c of cases) {
       it(c.name, async () => {
-        const guard = countingGuard();
-        await rejects(c.run(options(guard)), c.code, c.message, c.status);
-        assert.deepEqual(guard.records, [], 'nothing recorded');
+        const store = countingStore();
+        await rejects(c.run(options(store)), c.code, c.message, c.status);
+        assert.deepEqual(store.claims, [], 'the store was not asked');
       });
     }
   });
@@ -210,64 +282,111 @@ describe('verifyWebhook (DESIGN D)', () => {
   });
 
   it('reports a replayed delivery as a duplicate within the window, and only after it verified', async () => {
-    const guard = countingGuard();
+    const store = countingStore();
     const raw = body();
     const signature = signWebhookBody(raw, WEBHOOK_SECRET);
-    await verifyWebhook(raw, signature, options(guard));
-    assert.equal(guard.records.length, 1);
-    await rejects(verifyWebhook(raw, signature, options(guard, { now: NOW + 1000 })), 'ERR_WEBHOOK_DUPLICATE', /already received/, 409);
-    await rejects(verifyWebhook(Buffer.from(raw), signature, options(guard)), 'ERR_WEBHOOK_DUPLICATE', /already received/, 409);
-    assert.equal(guard.records.length, 1, 'a duplicate records nothing');
+    await verifyWebhook(raw, signature, options(store));
+    assert.deepEqual(store.claims, [`webhook:${signature.slice(7)}`], 'claimed under the webhook: namespace');
+    await rejects(verifyWebhook(raw, signature, options(store, { now: NOW + 1000 })), 'ERR_WEBHOOK_DUPLICATE', /already received/, 409);
+    await rejects(verifyWebhook(Buffer.from(raw), signature, options(store)), 'ERR_WEBHOOK_DUPLICATE', /already received/, 409);
+    const upperCase = `\tsha256=${signature.slice(7).toUpperCase()} `;
+    await rejects(verifyWebhook(raw, upperCase, options(store)), 'ERR_WEBHOOK_DUPLICATE', /already received/, 409);
+    assert.equal(new Set(store.claims).size, 1, 'every copy names the same delivery');
 
-    // A forged copy (bad signature) of a new delivery must not poison the guard for the real one.
+    // A forged copy (bad signature) of a new delivery must not poison the store for the real one.
     const next = body({ timestamp: '2026-05-01T12:00:01Z' });
-    await rejects(verifyWebhook(next, signWebhookBody(next, 'forger'), options(guard)), 'ERR_WEBHOOK_SIGNATURE_MISMATCH', /match/, 401);
-    await verifyWebhook(next, signWebhookBody(next, WEBHOOK_SECRET), options(guard));
+    await rejects(verifyWebhook(next, signWebhookBody(next, 'forger'), options(store)), 'ERR_WEBHOOK_SIGNATURE_MISMATCH', /match/, 401);
+    assert.equal(store.claims.length, 4, 'the forgery did not reach the store');
+    await verifyWebhook(next, signWebhookBody(next, WEBHOOK_SECRET), options(store));
   });
 
   it('treats re-signed retries carrying the same delivery id as duplicates', async () => {
-    const guard = countingGuard();
+    const store = countingStore();
     const first = body({ id: 'dlv_1' });
     const retry = body({ id: 'dlv_1', timestamp: '2026-05-01T12:00:30Z' });
-    await verifyWebhook(first, signWebhookBody(first, WEBHOOK_SECRET), options(guard));
-    await rejects(verifyWebhook(retry, signWebhookBody(retry, WEBHOOK_SECRET), options(guard)), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
+    await verifyWebhook(first, signWebhookBody(first, WEBHOOK_SECRET), options(store));
+    await rejects(verifyWebhook(retry, signWebhookBody(retry, WEBHOOK_SECRET), options(store)), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
+    assert.deepEqual(store.claims, ['webhook:id:dlv_1', 'webhook:id:dlv_1']);
   });
 
-  it('receiveWebhook records only when markHandled is called', async () => {
-    const guard = countingGuard();
+  it('receiveWebhook claims on receipt, so a concurrent copy is a duplicate at once', async () => {
     const raw = body();
     const signature = signWebhookBody(raw, WEBHOOK_SECRET);
-    const first = await receiveWebhook(raw, signature, options(guard));
-    assert.deepEqual(guard.records, []);
-    const second = await receiveWebhook(raw, signature, options(guard));
-    await second.markHandled();
-    assert.equal(guard.records.length, 1);
-    assert.equal(first.delivery.event, 'subscription.created');
-    await rejects(receiveWebhook(raw, signature, options(guard)), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
+    for (const store of [countingStore(), asyncStore()]) {
+      const [first, second] = await Promise.allSettled([receiveWebhook(raw, signature, options(store)), receiveWebhook(raw, signature, options(store))]);
+      assert.equal(first.status, 'fulfilled');
+      assert.equal(first.value.delivery.event, 'subscription.created');
+      assert.equal(second.status, 'rejected');
+      assert.equal((second.reason as WebhookVerificationError).code, 'ERR_WEBHOOK_DUPLICATE');
+    }
+  });
+
+  it('receiveWebhook’s release() frees the delivery for the retry, once only', async () => {
+    const store = countingStore();
+    const raw = body();
+    const signature = signWebhookBody(raw, WEBHOOK_SECRET);
+    const failed = await receiveWebhook(raw, signature, options(store));
+    await failed.release();
+    const retry = await receiveWebhook(raw, signature, options(store));
+    await failed.release();
+    assert.equal(store.releases.length, 1, 'a second release() does nothing');
+    await rejects(receiveWebhook(raw, signature, options(store)), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
+    assert.equal(retry.delivery.event, 'subscription.created');
   });
 
   it('works with an asynchronous store', async () => {
-    const keys = new Map<string, number>();
-    const asyncGuard: WebhookReplayGuard = {
-      seen: async (key, now) => (keys.get(key) ?? 0) > now,
-      record: async (key, expiresAt) => void keys.set(key, expiresAt),
-    };
+    const store = asyncStore();
     const raw = body();
     const signature = signWebhookBody(raw, WEBHOOK_SECRET);
-    await verifyWebhook(raw, signature, options(undefined, { replayGuard: asyncGuard }));
-    assert.equal([...keys.values()][0], NOW + 300_000, 'kept until the timestamp leaves the window');
-    await rejects(verifyWebhook(raw, signature, options(undefined, { replayGuard: asyncGuard })), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
+    await verifyWebhook(raw, signature, options(store));
+    assert.deepEqual([...store.keys], [[`webhook:${signature.slice(7)}`, NOW + 300_000]], 'kept until the timestamp leaves the window');
+    await rejects(verifyWebhook(raw, signature, options(store)), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
+    const copies = await Promise.allSettled([1, 2].map(() => verifyWebhook(body({ id: 'dlv_2' }), signWebhookBody(body({ id: 'dlv_2' }), WEBHOOK_SECRET), options(store))));
+    assert.deepEqual(copies.map((copy) => copy.status).sort(), ['fulfilled', 'rejected'], 'one of two concurrent copies passes');
+
+    const next = body({ id: 'dlv_3' });
+    const received = await receiveWebhook(next, signWebhookBody(next, WEBHOOK_SECRET), options(store));
+    assert.ok(store.keys.has('webhook:id:dlv_3'));
+    await received.release();
+    assert.ok(!store.keys.has('webhook:id:dlv_3'), 'released');
   });
 
-  it('the default memory guard is bounded and forgets expired records', async () => {
-    const guard = createMemoryReplayGuard({ maxEntries: 2 });
-    await guard.record('a', NOW + 1000, NOW);
-    await guard.record('b', NOW + 1000, NOW);
-    await guard.record('c', NOW + 1000, NOW);
-    assert.equal(await guard.seen('a', NOW), false, 'oldest dropped when full');
-    assert.equal(await guard.seen('b', NOW), true);
-    assert.equal(await guard.seen('c', NOW), true);
-    assert.equal(await guard.seen('c', NOW + 1000), false, 'expired');
+  it('fails with ERR_CONFIG (500, so the marketplace retries) when a store answers something else than a boolean', async () => {
+    const raw = body();
+    const signature = signWebhookBody(raw, WEBHOOK_SECRET);
+    for (const answer of ['OK', null, Promise.resolve(null)]) {
+      const store = { claim: () => answer, release: () => {} } as unknown as ReplayStore;
+      await assert.rejects(verifyWebhook(raw, signature, options(store)), { code: 'ERR_CONFIG', status: 500, message: /true or false/ });
+      await assert.rejects(receiveWebhook(raw, signature, options(store)), { code: 'ERR_CONFIG', status: 500 });
+    }
+  });
+
+  it('the memory store is bounded, forgets expired keys, and release() frees a key', async () => {
+    const store = createMemoryReplayStore({ maxEntries: 2 });
+    assert.equal(await store.claim('a', NOW + 1000, NOW), true);
+    assert.equal(await store.claim('a', NOW + 1000, NOW), false);
+    assert.equal(await store.claim('b', NOW + 1000, NOW), true);
+    assert.equal(await store.claim('c', NOW + 1000, NOW), true);
+    assert.equal(await store.claim('b', NOW + 1000, NOW), false);
+    assert.equal(await store.claim('c', NOW + 1000, NOW), false);
+    assert.equal(await store.claim('a', NOW + 1000, NOW), true, 'oldest dropped when full');
+    assert.equal(await store.claim('a', NOW + 3000, NOW + 1000), true, 'expired keys are forgotten');
+    await store.release('c');
+    assert.equal(await store.claim('c', NOW + 1000, NOW), true, 'released');
+    // Released from the older generation too (with maxEntries 2, each holds one key).
+    assert.equal(await store.claim('d', NOW + 1000, NOW), true);
+    await store.release('c');
+    assert.equal(await store.claim('c', NOW + 1000, NOW), true, 'released from the older generation');
+  });
+
+  it('the memory store keeps at most maxEntries keys under a flood', async () => {
+    const store = createMemoryReplayStore({ maxEntries: 100 });
+    for (let i = 0; i < 10_000; i++) assert.equal(await store.claim(`k${i}`, NOW + 1000, NOW), true);
+    // Newest first, up to the first forgotten key: a refused claim changes nothing.
+    let kept = 0;
+    while (kept < 10_000 && !(await store.claim(`k${9_999 - kept}`, NOW + 1000, NOW))) kept++;
+    assert.ok(kept <= 100, `kept ${kept}`);
+    assert.ok(kept >= 50, `kept ${kept}: the newest half at least`);
   });
 });
 
@@ -278,6 +397,11 @@ describe('verifyWebhook parses exactly like parseWebhookDelivery', () => {
     { event: 'subscription.cancelled', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_2', plan: 'pro' } },
     { event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_3' } },
     { event: 'something.new', timestamp: '2026-05-01T12:00:00Z', data: { any: 'thing' } },
+    // Unknown top-level keys are dropped, unknown data keys kept (a "__proto__" key never is).
+    { event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_3', nested: { deep: [1, { x: null }] } }, extra: true },
+    { event: 'subscription.created', timestamp: '2026-05-01T14:00:00+02:00', data: JSON.parse('{"user_id":"usr_4","plan":"p","__proto__":"x"}'), id: '' },
+    { event: 'subscription.cancelled', timestamp: '2026-05-01T12:00:00.123Z', data: { plan: 'pro', user_id: 'usr_5' } },
+    { event: 'user.authorized ', timestamp: '2026-05-01T12:00:00Z', data: {} },
   ];
   for (const sample of samples) {
     it((sample as { event: string }).event, async () => {
@@ -285,17 +409,28 @@ describe('verifyWebhook parses exactly like parseWebhookDelivery', () => {
       assert.deepEqual(await verifyWebhook(raw, signWebhookBody(raw, WEBHOOK_SECRET), options()), parseWebhookDelivery(JSON.parse(raw)));
     });
   }
-  it('reports the same message for a known kind with bad data', async () => {
-    const value = { event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 7 } };
-    const expected = (() => {
-      try {
-        parseWebhookDelivery(value);
-      } catch (error) {
-        return (error as Error).message;
-      }
-      return 'no error';
-    })();
-    const raw = JSON.stringify(value);
-    await rejects(verifyWebhook(raw, signWebhookBody(raw, WEBHOOK_SECRET), options()), 'ERR_WEBHOOK_BODY_INVALID', new RegExp(expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 400);
-  });
+  const invalid: Array<[string, unknown]> = [
+    ['a known kind with bad data', { event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 7 } }],
+    ['an empty plan', { event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: '' } }],
+    ['a null id', { event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1' }, id: null }],
+    ['data as an array', { event: 'user.authorized', timestamp: '2026-05-01T12:00:00Z', data: ['usr_1'] }],
+    ['a numeric timestamp', { event: 'user.revoked', timestamp: 1, data: { user_id: 'usr_1' } }],
+    ['an unknown kind without data', { event: 'plan.renamed', timestamp: '2026-05-01T12:00:00Z' }],
+    ['an empty event', { event: '', timestamp: '2026-05-01T12:00:00Z', data: {} }],
+  ];
+  for (const [name, value] of invalid) {
+    it(`reports the same message for ${name}`, async () => {
+      const expected = (() => {
+        try {
+          parseWebhookDelivery(value);
+        } catch (error) {
+          return (error as Error).message;
+        }
+        return 'no error';
+      })();
+      assert.notEqual(expected, 'no error');
+      const raw = JSON.stringify(value);
+      await rejects(verifyWebhook(raw, signWebhookBody(raw, WEBHOOK_SECRET), options()), 'ERR_WEBHOOK_BODY_INVALID', new RegExp(`^${expected.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`), 400);
+    });
+  }
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createMemoryReplayGuard, isKitError, verifyWebhook, type WebhookDelivery } from '../../src/server/index.js';
+import { createMemoryReplayStore, isKitError, verifyWebhook, type WebhookDelivery } from '../../src/server/index.js';
 import { signWebhookBody } from '../../src/server/signers.js';
 import type { Simulator, SimulatorEvent } from '../../src/simulator/index.js';
 import { FIXED, postJson, startReceiver, startTestSimulator, virtualClock, type Receiver } from '../support/simulator-harness.js';
@@ -9,12 +9,12 @@ describe('simulator: webhook deliveries', () => {
   let sim: Simulator;
   let receiver: Receiver;
   const verified: WebhookDelivery[] = [];
-  const replayGuard = createMemoryReplayGuard();
+  const replayStore = createMemoryReplayStore();
 
   before(async () => {
     receiver = await startReceiver(async (request, res) => {
       try {
-        verified.push(await verifyWebhook(request.body, request.headers['x-service-signature'] as string, { secret: FIXED.webhookSecret, replayGuard }));
+        verified.push(await verifyWebhook(request.body, request.headers['x-service-signature'] as string, { secret: FIXED.webhookSecret, replayStore }));
         res.writeHead(204).end();
       } catch (error) {
         res.writeHead(isKitError(error) ? (error.status ?? 400) : 500).end();
@@ -93,8 +93,11 @@ describe('simulator: webhook deliveries', () => {
     const order: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
+    let called!: () => void;
+    const receiverCalled = new Promise<void>((resolve) => (called = resolve));
     const slow = await startReceiver(async (_request, res) => {
       order.push('receiver called');
+      called();
       await gate;
       order.push('receiver answers');
       res.writeHead(200).end();
@@ -105,7 +108,7 @@ describe('simulator: webhook deliveries', () => {
     });
     try {
       const sent = sim.sendEvent('subscription.created', { user_id: 'usr_grace', plan: 'pro_annual' });
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await receiverCalled;
       assert.deepEqual(order, ['receiver called']);
       // The marketplace state changed at once: an app that asks now already sees the new plan.
       assert.equal(sim.entitlement('usr_grace')?.plan, 'pro_annual');
@@ -193,10 +196,15 @@ describe('simulator: webhook retries', () => {
   });
 
   it('stops retrying when the simulator closes', async () => {
-    const receiver = await startReceiver((_request, res) => void res.writeHead(500).end());
+    let answered!: () => void;
+    const firstAttempt = new Promise<void>((resolve) => (answered = resolve));
+    const receiver = await startReceiver((_request, res) => {
+      res.writeHead(500).end();
+      answered();
+    });
     const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: 60_000 });
     const sent = sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await firstAttempt;
     await sim.close();
     const result = await sent;
     assert.equal(result.outcome, 'failed');

@@ -3,7 +3,7 @@
  * built on them, and a virtual clock for pacing and Retry-After.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Entitlement, Profile } from '../../src/shared/schemas.js';
 import type { Clock } from '../../src/server/index.js';
@@ -51,6 +51,27 @@ export async function startHttpServer(handle: RawHandler): Promise<TestServer> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * One HTTP request with a request target and Host header of the test's choosing (fetch would
+ * normalise both), answered with status, headers and body.
+ */
+export function rawRequest(
+  server: string,
+  options: { method?: string; path: string; headers?: Record<string, string> },
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+  const { hostname, port } = new URL(server);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ hostname, port, method: options.method ?? 'GET', path: options.path, headers: options.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end();
+  });
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

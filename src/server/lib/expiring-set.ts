@@ -1,6 +1,6 @@
 /**
- * A bounded in-memory set of keys that expire: the default store behind the webhook replay
- * guard and the context-token `jti` cache.
+ * A bounded in-memory set of keys that expire: the store behind `createMemoryReplayStore` and the
+ * backend's refresh throttle.
  *
  * Two generations keep every operation O(1): new keys go into `_current`; when it holds half the
  * budget it becomes `_previous` and the older generation is dropped whole. So at most
@@ -32,6 +32,12 @@ export class ExpiringSet {
     }
     // A stale copy left in `_previous` is harmless: `has` reads `_current` first.
     this._current.set(key, expiresAt);
+  }
+
+  /** Forgets `key`, from both generations: a copy left in `_previous` would still count. */
+  delete(key: string): void {
+    this._current.delete(key);
+    this._previous.delete(key);
   }
 
   get size(): number {

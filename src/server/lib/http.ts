@@ -5,7 +5,7 @@
  * arrived: RFC 6749 and API error bodies, HTML error pages, empty and truncated bodies alike.
  */
 import type * as z from 'zod/mini';
-import { ApiErrorBody, OAuthErrorBody } from '../../shared/schemas.js';
+import { ApiErrorBody, OAuthErrorBody, describeFailure } from '../../shared/schemas.js';
 import { MarketplaceApiError, type MarketplaceEndpoint } from '../api-error.js';
 import type { Clock } from './clock.js';
 
@@ -73,9 +73,10 @@ export function readJsonAnswer<S extends z.ZodMiniType>(
   if (parsed === NOT_JSON) throw invalid(`is not JSON (${describeBody(answer)})`);
   const result = schema.safeParse(parsed.value);
   if (!result.success) {
-    const issue = result.error.issues[0];
-    const at = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-    throw invalid(`does not match its schema${at}: ${issue?.message ?? 'invalid'}`, result.error);
+    throw new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, describeFailure(`marketplace ${endpoint} answer (HTTP ${answer.status})`, result.error), {
+      status: answer.status,
+      cause: result.error,
+    });
   }
   return result.data as z.infer<S>;
 }

@@ -1,9 +1,18 @@
 /**
  * Client-side pacing for an API key (seed §8): at most `limit` requests in any sliding window of
  * `windowMs`, which also keeps every fixed window of the marketplace's counter under the limit.
- * Callers take turns in arrival order; a 429's Retry-After pauses everyone.
+ * Callers take turns in arrival order; a 429's Retry-After pauses everyone. Nobody waits longer
+ * than `maxWaitMs`: a caller whose turn would come later is refused at once with `PacerWaitTooLong`.
  */
 import type { Clock } from './clock.js';
+
+/** The wait for a slot would exceed the pacer's `maxWaitMs`; the next slot frees up in `retryAfterMs`. */
+export class PacerWaitTooLong extends Error {
+  override name = 'PacerWaitTooLong';
+  constructor(readonly retryAfterMs: number) {
+    super(`The next slot frees up in ${Math.ceil(retryAfterMs / 1000)} s`);
+  }
+}
 
 export class Pacer {
   private readonly _sent: number[] = [];
@@ -14,11 +23,16 @@ export class Pacer {
     readonly limit: number,
     readonly windowMs: number,
     private readonly _clock: Clock,
+    readonly maxWaitMs = Number.POSITIVE_INFINITY,
   ) {}
 
-  /** Waits for a free slot and takes it. Rejects (without taking a slot) when `signal` aborts. */
+  /**
+   * Waits for a free slot and takes it. Rejects (without taking a slot) when `signal` aborts, or
+   * with `PacerWaitTooLong` when the slot would come more than `maxWaitMs` after this call.
+   */
   acquire(signal?: AbortSignal): Promise<void> {
-    const turn = this._tail.then(() => this._take(signal));
+    const since = this._clock.now();
+    const turn = this._tail.then(() => this._take(since, signal));
     this._tail = turn.catch(() => undefined);
     return turn;
   }
@@ -28,7 +42,7 @@ export class Pacer {
     this._pausedUntil = Math.max(this._pausedUntil, until);
   }
 
-  private async _take(signal?: AbortSignal): Promise<void> {
+  private async _take(since: number, signal?: AbortSignal): Promise<void> {
     for (;;) {
       signal?.throwIfAborted();
       const now = this._clock.now();
@@ -39,6 +53,8 @@ export class Pacer {
         this._sent.push(now);
         return;
       }
+      // Earlier callers are served in order, so this caller has waited at most `maxWaitMs` so far.
+      if (now + wait - since > this.maxWaitMs) throw new PacerWaitTooLong(wait);
       await this._clock.sleep(wait, signal);
     }
   }

@@ -1,7 +1,7 @@
 /**
  * Where to send the browser after the OAuth sign-in: only a place on the app's own origin.
- * Anything else (`//evil`, `https://evil`, `/\evil`, `javascript:`, control characters) falls
- * back to `/`, so the callback is never an open redirect.
+ * Anything else (`//evil`, `https://evil`, `/\evil`, `/.//evil`, `javascript:`, control
+ * characters) falls back to `/`, so the callback is never an open redirect.
  */
 export function safeReturnTo(value: string | null | undefined, publicOrigin: string): string {
   if (typeof value !== 'string' || value === '' || value.length > 2048) return '/';
@@ -17,5 +17,8 @@ export function safeReturnTo(value: string | null | undefined, publicOrigin: str
     return '/';
   }
   if (url.origin !== publicOrigin) return '/';
+  // Dot segments can leave a path that starts with `//` (`/.//evil` → `//evil`): as a Location,
+  // that is another host.
+  if (url.pathname.startsWith('//') || url.pathname.includes('\\')) return '/';
   return `${url.pathname}${url.search}${url.hash}`;
 }

@@ -1,0 +1,54 @@
+/**
+ * The one replay store behind webhook deliveries and context-token `jti`s (DESIGN B, D): a key
+ * is claimed atomically, so two concurrent copies of one delivery or token cannot both pass, even
+ * with a store shared by several processes.
+ */
+import { MarketplaceKitError } from '../shared/errors.js';
+import { ExpiringSet } from './lib/expiring-set.js';
+
+/**
+ * Remembers what was already accepted. The default is in memory (one process); with several
+ * processes, pass one shared store to `createAppBackend({ replayStore })`, e.g. on Redis:
+ *
+ * @example
+ * const replayStore: ReplayStore = {
+ *   claim: async (key, expiresAt) => (await redis.set(`mp:${key}`, '1', { PXAT: expiresAt, NX: true })) === 'OK',
+ *   release: async (key) => void (await redis.del(`mp:${key}`)),
+ * };
+ */
+export interface ReplayStore {
+  /** Atomically records `key` until `expiresAt` (ms since epoch); false when it is already recorded and unexpired (a replay). Redis: SET key 1 PXAT expiresAt NX. */
+  claim(key: string, expiresAt: number, now: number): boolean | Promise<boolean>;
+  /** Forgets `key` (a delivery whose handler failed, so the marketplace's retry is handled). */
+  release(key: string): void | Promise<void>;
+}
+
+/**
+ * The default replay store: in memory, bounded (when full, the oldest half of the keys is
+ * dropped), keys forgotten once expired.
+ *
+ * @example
+ * const replayStore = createMemoryReplayStore({ maxEntries: 50_000 });
+ * await verifyWebhook(body, header, { secret, replayStore });
+ * await verifyContextToken(token, { clientId, clientSecret, issuer, replayStore });
+ */
+export function createMemoryReplayStore(options: { maxEntries?: number } = {}): ReplayStore {
+  const set = new ExpiringSet(options.maxEntries ?? 10_000);
+  return {
+    claim(key, expiresAt, now) {
+      if (set.has(key, now)) return false;
+      set.add(key, expiresAt);
+      return true;
+    },
+    release: (key) => set.delete(key),
+  };
+}
+
+/**
+ * Fails loudly (500, so a webhook is retried) on a store answering anything but a boolean, such
+ * as Redis's raw "OK" / null: taking it for either answer would accept replays or drop deliveries.
+ */
+export function claimAnswer(value: unknown): boolean {
+  if (value === true || value === false) return value;
+  throw new MarketplaceKitError('ERR_CONFIG', `replayStore.claim must answer true or false (or a promise of one), got ${String(value)}`, { status: 500 });
+}
