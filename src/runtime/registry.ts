@@ -1,7 +1,9 @@
 /**
  * The page-wide registration of the current kit, so that elements loaded before (or from another
  * bundle than) the kit still find it: a `Symbol.for` key on `globalThis` plus a window event.
- * Kept apart from the kit so that importing `getKit` costs nothing.
+ * Kept apart from the kit so that importing `getKit` costs nothing: the elements use this module
+ * and never the runtime's implementation, which keeps Lit out of the runtime entry and the
+ * runtime out of element-only bundles.
  */
 import { KIT_CREATED_EVENT, type Kit } from './types.js';
 
@@ -30,4 +32,15 @@ export function registerKit(kit: Kit): void {
 /** Forgets `kit` if it is still the current one (called by `kit.destroy()`). */
 export function unregisterKit(kit: Kit): void {
   if (getKit() === kit) delete (globalThis as Registry)[KIT_GLOBAL];
+}
+
+/** Calls `listener` with each kit created from now on; returns the function that stops listening. */
+export function onKitCreated(listener: (kit: Kit) => void): () => void {
+  const handle = (event: Event) => {
+    const detail = (event as CustomEvent<unknown>).detail as Kit | null | undefined;
+    const kit = detail && typeof detail.subscribe === 'function' ? detail : getKit();
+    if (kit) listener(kit);
+  };
+  addEventListener(KIT_CREATED_EVENT, handle);
+  return () => removeEventListener(KIT_CREATED_EVENT, handle);
 }

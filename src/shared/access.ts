@@ -63,7 +63,7 @@ export function checkAccess(
 
   // A short-form entitlement has no status and no expiry: it counts as active (DESIGN C).
   const status = 'status' in entitlement ? entitlement.status : 'active';
-  if (!LIVE_STATUSES.has(status)) return deny(KNOWN_DENIED[status] ?? 'inactive');
+  if (!LIVE_STATUSES.has(status)) return deny(Object.hasOwn(KNOWN_DENIED, status) ? KNOWN_DENIED[status]! : 'inactive');
 
   const expiresAt = 'expires_at' in entitlement ? entitlement.expires_at : undefined;
   if (expiresAt != null) {

@@ -235,7 +235,7 @@ describe('a dashboard that never answers', () => {
       return { code, elapsed: performance.now() - started };
     });
     assert.equal(result.code, 'ERR_BRIDGE_TIMEOUT');
-    assert.ok(result.elapsed >= 290 && result.elapsed < 1500, `timed out after ${result.elapsed} ms`);
+    assert.ok(result.elapsed >= 290 && result.elapsed < 5000, `timed out after ${result.elapsed} ms`);
   });
 
   it('a renewal whose getContext never comes back fails with ERR_SESSION_REFRESH_FAILED', async () => {

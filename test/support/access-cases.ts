@@ -34,6 +34,7 @@ export const accessCases: AccessCase[] = [
   { name: 'cancelled', entitlement: { ...base, status: 'cancelled' }, reason: 'cancelled' },
   { name: 'expired status', entitlement: { ...base, status: 'expired' }, reason: 'expired' },
   { name: 'unknown status fails closed', entitlement: { ...base, status: 'paused' }, reason: 'inactive' },
+  { name: 'a status named like an Object property is unknown too', entitlement: { ...base, status: 'constructor' }, reason: 'inactive' },
   { name: 'expires_at in the past', entitlement: { ...base, expires_at: '2026-11-21T09:59:59Z' }, reason: 'expired' },
   { name: 'expires_at exactly now', entitlement: { ...base, expires_at: '2026-11-21T10:00:00Z' }, reason: 'expired' },
   { name: 'unreadable expires_at fails closed', entitlement: { ...base, expires_at: 'soon' }, reason: 'expired' },

@@ -13,7 +13,7 @@ import { checkAccess, type AccessDecision, type AccessRequirement } from '../../
 import { MarketplaceKitError } from '../../src/shared/errors.js';
 import type { Entitlement, Profile, Theme } from '../../src/shared/schemas.js';
 import { KIT_CHANGE_EVENT, KIT_CREATED_EVENT, type HostBridge, type Kit, type KitState, type UpgradeOutcome } from '../../src/runtime/types.js';
-import { KIT_GLOBAL } from '../../src/elements/base/kit-finder.js';
+import { KIT_GLOBAL } from '../../src/runtime/registry.js';
 
 export const sampleUser: Profile = {
   id: 'usr_1',

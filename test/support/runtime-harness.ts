@@ -89,8 +89,8 @@ export async function stop(server: Server): Promise<void> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
-/** Builds the runtime (IIFE, global `MarketplaceRuntime`) and the host bundle into `dir`. */
-export async function buildBundles(dir: string): Promise<{ runtime: string; host: string }> {
+/** Builds the runtime alone as an IIFE with the global `MarketplaceRuntime` into `dir`; returns its code. */
+export async function buildRuntimeBundle(dir: string): Promise<string> {
   await build({
     configFile: false,
     root: ROOT,
@@ -102,8 +102,14 @@ export async function buildBundles(dir: string): Promise<{ runtime: string; host
       lib: { entry: join(ROOT, 'src/runtime/index.ts'), name: 'MarketplaceRuntime', formats: ['iife'], fileName: () => 'runtime.js' },
     },
   });
+  return readFileSync(join(dir, 'runtime.js'), 'utf8');
+}
+
+/** Builds the runtime (IIFE, global `MarketplaceRuntime`) and the host bundle into `dir`. */
+export async function buildBundles(dir: string): Promise<{ runtime: string; host: string }> {
+  const runtime = await buildRuntimeBundle(dir);
   await build({ configFile: join(ROOT, 'vite.config.ts'), root: ROOT, mode: 'host', logLevel: 'silent', build: { outDir: dir, emptyOutDir: false } });
-  return { runtime: readFileSync(join(dir, 'runtime.js'), 'utf8'), host: readFileSync(join(dir, 'marketplace-host.js'), 'utf8') };
+  return { runtime, host: readFileSync(join(dir, 'marketplace-host.js'), 'utf8') };
 }
 
 export const html = (res: ServerResponse, body: string) => {

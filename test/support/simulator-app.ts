@@ -5,35 +5,20 @@
  * told to refuse the next call with 401, which makes the kit ask the dashboard for a fresh
  * context token (`getContext`).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'vite';
 import { createAppBackend, toNodeHandler } from '../../src/server/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const RUNTIME_GLOBAL = 'SimulatorTestRuntime';
+import { buildRuntimeBundle } from './runtime-harness.js';
 
 /** Builds `src/runtime/index.ts` as an IIFE (the runtime imports a CommonJS package: it needs bundling). */
 export async function buildRuntime(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'mpkit-sim-runtime-'));
   try {
-    await build({
-      configFile: false,
-      root: ROOT,
-      logLevel: 'silent',
-      build: {
-        outDir: dir,
-        emptyOutDir: false,
-        minify: false,
-        lib: { entry: join(ROOT, 'src/runtime/index.ts'), name: RUNTIME_GLOBAL, formats: ['iife'], fileName: () => 'runtime.js' },
-      },
-    });
-    return readFileSync(join(dir, 'runtime.js'), 'utf8');
+    return await buildRuntimeBundle(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -58,7 +43,7 @@ function page(hostOrigin: string): string {
 <script src="/runtime.js"></script>
 <script>
 window.seen = [];
-window.kitReady = ${RUNTIME_GLOBAL}.createKit({ backend: '/api/marketplace', hostOrigins: [${JSON.stringify(hostOrigin)}], autoResize: false }).then((kit) => {
+window.kitReady = MarketplaceRuntime.createKit({ backend: '/api/marketplace', hostOrigins: [${JSON.stringify(hostOrigin)}], autoResize: false }).then((kit) => {
   window.kit = kit;
   const note = () => {
     document.getElementById('state').textContent = kit.state + ' ' + (kit.user ? kit.user.id : '');

@@ -4,7 +4,7 @@ import type { Theme } from '../../shared/schemas.js';
 import type { Kit, KitState, UpgradeOutcome } from '../../runtime/types.js';
 import { MpErrorEvent, MpSignInRequestEvent, MpUpgradeEvent, MpUpgradeRequestEvent } from '../events.js';
 import { baseStyles } from './base.styles.js';
-import { findKit, onKitCreated } from './kit-finder.js';
+import { getKit, onKitCreated } from '../../runtime/registry.js';
 
 /** What an element shows: the kit's state, or `not-connected` when no kit was found in time. */
 export type ElementState = KitState | 'not-connected';
@@ -94,7 +94,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   /** Subscribes to the kit to use now (none while disconnected) and starts the not-found timer. */
   private _attach(): void {
-    const kit = this.isConnected ? this.kit ?? findKit() : null;
+    const kit = this.isConnected ? this.kit ?? getKit() : null;
     if (kit !== this._kit) {
       this._unsubscribe?.();
       this._kit = kit;

@@ -31,8 +31,10 @@ describe('finding the kit', () => {
     for (const el of els) {
       await settle(el);
       expect(text(el), el.localName).to.contain('Not connected to Marketplace');
-      await expect(el).to.be.accessible();
     }
+    // One axe run over all six (axe walks their shadow roots): six runs can outlast the test
+    // timeout on a loaded 2-core machine.
+    await expect(container).to.be.accessible();
     expect(warnings.length).to.equal(1);
     expect(warnings[0]).to.match(/ERR_KIT_NOT_FOUND: <mp-[a-z-]+> found no kit/);
   });
