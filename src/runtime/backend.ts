@@ -30,7 +30,8 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
   };
   const send = async (url: string, init: RequestInit): Promise<Response> => {
     try {
-      return await fetchImpl(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      // No Referer: the page URL is the app's business, not the backend's (and never the launch).
+      return await fetchImpl(url, { ...init, referrerPolicy: 'no-referrer', signal: AbortSignal.timeout(timeoutMs) });
     } catch (error) {
       throw failure(error);
     }

@@ -25,6 +25,8 @@ import { KIT_CHANGE_EVENT, type HostBridge, type Kit, type KitState, type ToastT
 
 /** The plan chooser waits on a person, so its call gets far longer than the bridge's default. */
 const UPGRADE_TIMEOUT_MS = 10 * 60_000;
+/** After an early renewal failed, how long the still valid token is used before the next attempt. */
+const RENEW_RETRY_MS = 5_000;
 
 export interface KitOptions {
   /**
@@ -34,6 +36,11 @@ export interface KitOptions {
   backend: string;
   /** Dashboard origins allowed to embed the app, exactly: `['https://dashboard.example']`. */
   hostOrigins: readonly string[];
+  /**
+   * More origins, exactly, that `kit.fetch` sends the session's bearer token to, for an API that
+   * is not on the backend's origin (default: none; the backend's origin always gets it).
+   */
+  bearerOrigins?: readonly string[];
   /** The `fetch` the kit uses for the backend and for `kit.fetch` (default: the global one). */
   fetch?: typeof fetch;
   /** Timeout of each request to the backend, in milliseconds (default 10000). */
@@ -47,7 +54,10 @@ export interface KitOptions {
   upgradeTimeoutMs?: number;
   /** Inside the dashboard, report the document's height to the host as it changes (default true). */
   autoResize?: boolean;
-  /** How long before the session's expiry `kit.fetch` renews it, in milliseconds (default 60000). */
+  /**
+   * Inside the dashboard, how long before the session's expiry `kit.fetch` renews it, in
+   * milliseconds (default 60000).
+   */
   refreshMarginMs?: number;
 }
 
@@ -113,6 +123,8 @@ interface Session {
   token: string;
   /** When `kit.fetch` renews the session before using it (see `acceptSession`). */
   renewAt: number;
+  /** Until when the token may still be used if that renewal fails. */
+  expiresAt: number;
 }
 
 type Fields = Pick<Kit, 'state' | 'user' | 'entitlement' | 'theme' | 'locale' | 'error'>;
@@ -129,6 +141,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
   readonly #backend: BackendClient;
   readonly #fetch: typeof fetch;
   readonly #options: KitOptions;
+  /** Origins `kit.fetch` adds the bearer token for. */
+  readonly #bearerOrigins: readonly string[];
   readonly #listeners = new Set<(kit: Kit) => void>();
   #signature: string;
   #session: Session | null = null;
@@ -146,24 +160,34 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#env = env;
     this.#options = options;
     const url = new URL(env.href());
+    let launch: Launch;
     try {
-      if (typeof options?.backend !== 'string' || options.backend === '') {
-        throw new MarketplaceKitError('ERR_CONFIG', 'createKit needs a backend URL');
+      const config = (message: string) => new MarketplaceKitError('ERR_CONFIG', message);
+      const origins = (list: unknown, name: string) => {
+        if (!Array.isArray(list)) throw config(`createKit needs ${name} (an array)`);
+        for (const origin of list) assertOrigin(origin, `Each of ${name}`);
+      };
+      if (typeof options?.backend !== 'string' || options.backend === '') throw config('createKit needs a backend URL');
+      origins(options.hostOrigins, 'hostOrigins');
+      origins(options.bearerOrigins ?? [], 'bearerOrigins');
+      let base: URL;
+      try {
+        base = new URL(options.backend, url);
+      } catch {
+        throw config(`createKit's backend is not a URL: ${options.backend}`);
       }
-      if (!Array.isArray(options.hostOrigins)) throw new MarketplaceKitError('ERR_CONFIG', 'createKit needs hostOrigins (an array)');
-      for (const origin of options.hostOrigins) assertOrigin(origin, 'Each of hostOrigins');
-      const base = new URL(options.backend, url).href.replace(/\/+$/, '');
+      this.#bearerOrigins = [base.origin, ...(options.bearerOrigins ?? [])];
       this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-      this.#backend = createBackendClient(base, this.#fetch, options.timeoutMs ?? 10_000);
-      const launch = readLaunch({ href: url.href, hostOrigins: options.hostOrigins, framed: env.framed, parentOrigin: env.parentOrigin });
+      this.#backend = createBackendClient(base.href.replace(/\/+$/, ''), this.#fetch, options.timeoutMs ?? 10_000);
+      launch = readLaunch({ href: url.href, hostOrigins: options.hostOrigins, framed: env.framed, parentOrigin: env.parentOrigin });
       if (launch.kind === 'embedded') this.embedded = true;
-      // Sends the one request of start-up right away; the rest waits for the constructor to end.
-      this.started = this.#start(launch);
     } finally {
-      // Scrub in the same task, even after a configuration error: the context token must not stay
-      // in the address bar, history, Referer or a copied link.
+      // Scrub before anything is sent, even after a configuration error: the context token must
+      // not stay in the address bar, history or a copied link, nor go out as the Referer.
       if (hasLaunchParams(url)) env.replaceUrl(scrubbedUrl(url));
     }
+    // Sends the one request of start-up right away; the rest waits for the constructor to end.
+    this.started = this.#start(launch);
     this.#fields = { state: 'loading', user: null, entitlement: null, theme: env.defaultTheme, locale: env.defaultLocale, error: null };
     this.#signature = this.#sign();
   }
@@ -219,11 +243,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
 
   async fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     const request = new Request(typeof input === 'string' ? new URL(input, this.#env.href()) : input, init);
-    // The bearer goes only to the backend's origin and the page's own: never to third parties.
-    const target = new URL(request.url).origin;
-    if (target !== new URL(this.#backend.base).origin && target !== new URL(this.#env.href()).origin) {
-      return this.#fetch(request);
-    }
+    // The bearer goes only to the backend's origin and those the app listed: never to others.
+    if (!this.#bearerOrigins.includes(new URL(request.url).origin)) return this.#fetch(request);
     return this.#authorized((token) => {
       const attempt = request.clone();
       attempt.headers.set('Authorization', `Bearer ${token}`);
@@ -272,6 +293,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#destroyed = true;
     this.#stopResize?.();
     this.#bridge?.destroy();
+    this.#bridge = this.#session = null;
     this.#listeners.clear();
     unregisterKit(this);
   }
@@ -289,6 +311,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
     }
     // Nothing was awaited so far, so the request above left inside the constructor.
     await null;
+    // Destroyed already (say by an mp-kit-created listener): open nothing, drop the answer.
+    if (this.#destroyed) return void request?.catch(() => undefined);
     if (launch.kind === 'rejected') return this.#set({ state: 'error', error: launch.error });
     try {
       if (launch.kind === 'embedded') {
@@ -373,17 +397,21 @@ export class MarketplaceKit extends EventTarget implements Kit {
   }
 
   /**
-   * Keeps the token with the time to renew it: the margin before expiry, but never more than half
-   * the lifetime (short sessions). A session that looks expired on arrival means the clocks
-   * disagree; it is then renewed on a 401 only, instead of before every request.
+   * Keeps the token with the time to renew it. Inside the dashboard: the margin before expiry, but
+   * never more than half the lifetime (short sessions). On the developer's site renewing early is
+   * pointless (`GET /session` answers the same cookie token), so only a 401 renews. A session that
+   * looks expired on arrival means the clocks disagree; it is then renewed on a 401 only too.
    */
   #acceptSession(response: SessionResponse): void {
+    if (this.#destroyed) return;
     const now = this.#env.now();
     const lifetime = Date.parse(response.session.expires_at) - now;
     const margin = this.#options.refreshMarginMs ?? 60_000;
+    const known = this.embedded && lifetime > 0;
     this.#session = {
       token: response.session.token,
-      renewAt: lifetime > 0 ? now + Math.max(lifetime - margin, lifetime / 2) : Number.POSITIVE_INFINITY,
+      renewAt: known ? now + Math.max(lifetime - margin, lifetime / 2) : Infinity,
+      expiresAt: known ? now + lifetime : Infinity,
     };
     this.#set({ state: 'ready', user: response.user, entitlement: response.entitlement, error: null });
   }
@@ -399,21 +427,41 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#set({ state: 'error', error: kitError });
   }
 
-  /** Sends with the bearer token; on a 401 renews once and sends again, unless the token was new. */
+  /**
+   * Sends with the bearer token; on a 401 renews once and sends again, unless the token was new.
+   * An early renewal that fails leaves the token in use until it expires, and is tried again later.
+   */
   async #authorized(send: (token: string) => Promise<Response>): Promise<Response> {
     await this.started;
     const session = this.#session;
-    let token: string;
+    let token = session?.token ?? null;
     let fresh = false;
-    if (session && this.#env.now() < session.renewAt) {
-      token = session.token;
-    } else {
-      token = await this.#renew(session?.token ?? null);
-      fresh = true;
+    if (!session || this.#env.now() >= session.renewAt) {
+      try {
+        token = await this.#renew(token);
+        fresh = true;
+      } catch (error) {
+        const now = this.#env.now();
+        if (!session || now >= session.expiresAt) throw this.#lost(error);
+        session.renewAt = Math.min(now + RENEW_RETRY_MS, session.expiresAt);
+      }
     }
-    const response = await send(token);
+    const response = await send(token!);
     if (response.status !== 401 || fresh) return response;
-    return send(await this.#renew(token));
+    return send(await this.#renew(token).catch((error: unknown) => Promise.reject(this.#lost(error))));
+  }
+
+  /** The session is gone after a failed renewal; returns the error to throw. */
+  #lost(error: unknown): unknown {
+    if (isKitError(error) && error.code === 'ERR_SESSION_REFRESH_FAILED') {
+      // On the developer's site a 401 means the cookie session ended: the user is signed out.
+      if (!this.embedded && error.status === 401) this.#signedOut();
+      else {
+        this.#session = null;
+        this.#set({ state: 'error', error });
+      }
+    }
+    return error;
   }
 
   /** A new session token; concurrent callers share one renewal. */
@@ -436,16 +484,11 @@ export class MarketplaceKit extends EventTarget implements Kit {
       this.#acceptSession(response);
       return response.session.token;
     } catch (cause) {
-      this.#session = null;
-      const error = new MarketplaceKitError(
+      throw new MarketplaceKitError(
         'ERR_SESSION_REFRESH_FAILED',
         `The session could not be renewed: ${cause instanceof Error ? cause.message : String(cause)}`,
         isKitError(cause) && cause.status !== undefined ? { cause, status: cause.status } : { cause },
       );
-      // On the developer's site a 401 means the cookie session ended: the user is signed out.
-      if (standalone && isKitError(cause) && cause.status === 401) this.#signedOut();
-      else this.#set({ state: 'error', error });
-      throw error;
     }
   }
 

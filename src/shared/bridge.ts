@@ -259,15 +259,27 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
       }
       if (closed) throw new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed');
       let timer: ReturnType<typeof setTimeout> | undefined;
+      let timedOut = false;
+      let id: number | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', `${method} got no answer within ${timeoutMs} ms`)),
-          timeoutMs,
-        );
+        timer = setTimeout(() => {
+          timedOut = true;
+          // The library keeps a pending call until its reply, which may never come; it exposes no
+          // way to drop one, so its (private) table is cleared here.
+          if (id !== undefined) delete (rpc as unknown as { calls: Record<number, unknown> }).calls[id];
+          reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', `${method} got no answer within ${timeoutMs} ms`));
+        }, timeoutMs);
       });
+      // A call that timed out while waiting for the handshake is never sent: its caller has already
+      // been told it failed, so the dashboard must not act on it later.
+      const send = () => {
+        if (timedOut) return;
+        rpc.once('sendMethod', (packet: { id: number }) => (id = packet.id));
+        return rpc.call(method, checked.data as object);
+      };
       let result: unknown;
       try {
-        result = await Promise.race([ready.then(() => rpc.call(method, checked.data as object)), timeout, closedSignal]);
+        result = await Promise.race([ready.then(send), timeout, closedSignal]);
       } catch (error) {
         // Our own timeout and closing are kit errors; anything else is the peer's error reply.
         if (isKitError(error)) throw error;

@@ -7,12 +7,14 @@ import type { Frame, Page } from 'playwright-core';
 import { BRIDGE_SERVICE_ID } from '../../src/shared/bridge.js';
 import {
   BASIC,
+  clockPast,
   openDashboard,
   startRuntimeHarness,
   type AppWindow,
   type Dashboard,
   type HostWindow,
   type RuntimeHarness,
+  tokenExpiry,
 } from '../support/runtime-harness.js';
 
 let harness: RuntimeHarness;
@@ -72,7 +74,18 @@ async function addFrame(page: Page, src: string): Promise<Frame> {
 }
 
 const theme = (opened: Dashboard) => opened.app.evaluate(() => (window as unknown as AppWindow).kit.theme);
-const settle = (frame: Frame) => frame.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+
+/**
+ * Positive barriers, sent after the hostile messages: a genuine message to each side, whose effect
+ * shows that what was posted before it has been handled. The host's locale change reaches the app;
+ * the app's setTitle reaches the host (its call resolves on the host's answer).
+ */
+async function barrier(opened: Dashboard, locale: string): Promise<void> {
+  await opened.page.evaluate((value) => (window as unknown as HostWindow).connection.localeChanged(value), locale);
+  assert.equal(await opened.app.evaluate(() => (window as unknown as AppWindow).kit.locale), locale);
+  await opened.app.evaluate((value) => (window as unknown as AppWindow).kit.host!.setTitle(value), `barrier ${locale}`);
+  assert.ok((await opened.calls()).some((call) => call.params?.['title'] === `barrier ${locale}`));
+}
 
 describe('refused launches never send the context token', () => {
   it('mp_host outside the allowlist: error, no request, URL scrubbed', async () => {
@@ -135,7 +148,7 @@ describe('the bridge ignores what it must not trust', () => {
       },
       [packet(900, 'themeChanged', { theme: 'light' }), packet(901, 'resize', { height: 999 }), { app: harness.appOrigin, host: harness.hostOrigin }] as const,
     );
-    await settle(opened.app);
+    await barrier(opened, 'fr-CA');
     assert.equal(await theme(opened), 'dark');
     assert.ok(!(await opened.calls()).some((call) => call.params?.['height'] === 999));
     await opened.page.evaluate(() => (window as unknown as HostWindow).connection.themeChanged('light'));
@@ -148,7 +161,7 @@ describe('the bridge ignores what it must not trust', () => {
     await sibling.evaluate(([message, origin]) => parent.frames[0]!.postMessage(message, origin), [packet(902, 'themeChanged', { theme: 'light' }), harness.appOrigin] as const);
     const appTwin = await addFrame(opened.page, `${harness.appOrigin}/blank`);
     await appTwin.evaluate(([message, origin]) => parent.postMessage(message, origin), [packet(903, 'resize', { height: 777 }), harness.hostOrigin] as const);
-    await settle(opened.app);
+    await barrier(opened, 'fr-CA');
     assert.equal(await theme(opened), 'dark');
     assert.ok(!(await opened.calls()).some((call) => call.params?.['height'] === 777));
   });
@@ -156,11 +169,15 @@ describe('the bridge ignores what it must not trust', () => {
   it('malformed, invalid and oversized messages are dropped or refused, and the channel keeps working', async () => {
     const opened = await dashboard();
     const replies = await opened.page.evaluate(
-      async ([origin, invalid, oversized, wrongService]) => {
+      async ([origin, invalid, oversized, wrongService, valid]) => {
         const target = (document.getElementById('app') as HTMLIFrameElement).contentWindow!;
         const seen: string[] = [];
+        let answered!: () => void;
+        const barrier = new Promise<void>((resolve) => (answered = resolve));
         addEventListener('message', (event) => {
-          if (typeof event.data === 'string' && event.data.includes('"id":904')) seen.push(event.data);
+          if (typeof event.data !== 'string') return;
+          if (event.data.includes('"id":904')) seen.push(event.data);
+          if (event.data.includes('"id":909')) answered();
         });
         for (const message of ['not json', '{"type":"method"}', '{"type":"method","serviceID":"marketplace-app-bridge","id":"x","counter":0}', wrongService]) {
           target.postMessage(message, origin);
@@ -168,7 +185,9 @@ describe('the bridge ignores what it must not trust', () => {
         target.postMessage({ type: 'method', method: 'themeChanged', params: { theme: 'light' } }, origin);
         target.postMessage(invalid, origin);
         target.postMessage(oversized, origin);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // A valid call after them: once it is answered, everything before it has been handled.
+        target.postMessage(valid, origin);
+        await barrier;
         return seen;
       },
       [
@@ -176,6 +195,7 @@ describe('the bridge ignores what it must not trust', () => {
         packet(904, 'themeChanged', { theme: 'purple' }),
         packet(905, 'themeChanged', { theme: 'light', padding: 'x'.repeat(70 * 1024) }),
         packet(906, 'themeChanged', { theme: 'light' }).replace(BRIDGE_SERVICE_ID, 'other-service'),
+        packet(909, 'localeChanged', { locale: 'fr-CA' }),
       ] as const,
     );
     assert.equal(replies.length, 1, 'the invalid call is answered with an error');
@@ -189,18 +209,29 @@ describe('the bridge ignores what it must not trust', () => {
   it('the dashboard validates params from the app before calling a handler', async () => {
     const opened = await dashboard();
     const replies = await opened.app.evaluate(
-      async ([navigate, external, origin]) => {
+      async ([navigate, external, valid, origin]) => {
         const seen: string[] = [];
+        let answered!: () => void;
+        const barrier = new Promise<void>((resolve) => (answered = resolve));
         addEventListener('message', (event) => {
-          if (typeof event.data === 'string' && /"id":90[78]/.test(event.data)) seen.push(event.data);
+          if (typeof event.data !== 'string') return;
+          if (/"id":90[78]/.test(event.data)) seen.push(event.data);
+          if (event.data.includes('"id":910')) answered();
         });
         parent.postMessage(navigate, origin);
         parent.postMessage(external, origin);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // A valid call after them: once it is answered, both replies before it have arrived.
+        parent.postMessage(valid, origin);
+        await barrier;
         const direct = await (window as unknown as AppWindow).kit.host!.openExternal('javascript:alert(1)').catch((e: { code: string }) => e.code);
         return { seen: seen.sort(), direct };
       },
-      [packet(907, 'navigate', { path: '//evil.example/x' }), packet(908, 'openExternal', { url: 'javascript:alert(1)' }), harness.hostOrigin] as const,
+      [
+        packet(907, 'navigate', { path: '//evil.example/x' }),
+        packet(908, 'openExternal', { url: 'javascript:alert(1)' }),
+        packet(910, 'setTitle', { title: 'barrier' }),
+        harness.hostOrigin,
+      ] as const,
     );
     assert.equal(replies.direct, 'ERR_INVALID_INPUT');
     assert.equal(replies.seen.length, 2);
@@ -238,9 +269,10 @@ describe('a dashboard that never answers', () => {
     assert.ok(result.elapsed >= 290 && result.elapsed < 5000, `timed out after ${result.elapsed} ms`);
   });
 
-  it('a renewal whose getContext never comes back fails with ERR_SESSION_REFRESH_FAILED', async () => {
+  it('a renewal whose getContext never comes back fails with ERR_SESSION_REFRESH_FAILED once the session expired', async () => {
     const opened = await dashboard({ kit: { backend: '/short/api/marketplace', bridgeTimeoutMs: 300 } }, { context: 'never' });
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    assert.equal(await opened.app.evaluate(() => (window as unknown as AppWindow).kit.fetch('/api/data?short=1').then((r) => r.status)), 200);
+    await clockPast(tokenExpiry(harness.appRequests.filter((r) => r.path === '/api/data?short=1').at(-1)!.authorization!.slice(7)));
     const outcome = await opened.app.evaluate(async () => {
       const { kit } = window as unknown as AppWindow;
       const error = await kit.fetch('/api/data?short=1').then(

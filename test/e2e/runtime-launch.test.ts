@@ -6,12 +6,14 @@ import {
   BASIC,
   PRO,
   USER,
+  clockPast,
   openDashboard,
   startRuntimeHarness,
   type AppWindow,
   type Dashboard,
   type HostWindow,
   type RuntimeHarness,
+  tokenExpiry,
 } from '../support/runtime-harness.js';
 
 let harness: RuntimeHarness;
@@ -86,6 +88,28 @@ describe('runtime launch inside the dashboard', () => {
     assert.ok((await calls()).every((call) => call.method !== 'getContext'), 'the launch token is used, not a new one');
   });
 
+  it('never lets the context token out as a Referer: the kit\'s backend requests carry none', async () => {
+    const from = harness.appRequests.length;
+    const { app, state } = await launch();
+    assert.equal(state, 'ready');
+    await app.evaluate(async () => {
+      const { kit } = window as unknown as AppWindow;
+      await kit.fetch('/api/data');
+      await kit.refresh();
+    });
+    const requests = harness.appRequests.slice(from).filter((r) => r.path.startsWith('/api/'));
+    assert.deepEqual(
+      requests.map((r) => `${r.method} ${r.path}`),
+      ['POST /api/marketplace/session', 'GET /api/data', 'GET /api/marketplace/session?refresh=1'],
+    );
+    for (const request of requests) assert.doesNotMatch(request.referer ?? '', /mp_/, `${request.method} ${request.path}`);
+    assert.deepEqual(
+      requests.filter((r) => r.path.startsWith('/api/marketplace/')).map((r) => r.referer),
+      [undefined, undefined],
+      'no-referrer on the kit\'s own requests',
+    );
+  });
+
   it('kit.fetch sends the bearer token to the app', async () => {
     const { app } = await launch();
     const answer = await app.evaluate(async () => {
@@ -153,12 +177,12 @@ describe('runtime launch inside the dashboard', () => {
     await until(dashboard, () => !(window as unknown as AppWindow).kit.has('export'), 'the downgrade');
     assert.equal(await dashboard.app.evaluate(() => (window as unknown as AppWindow & { notified: number }).notified), 1);
 
-    // A change that changes nothing notifies nobody.
+    // A change that changes nothing notifies nobody. The host's call is answered once its reload
+    // has started; a refresh asked for now runs after that reload and settles after it.
     const requests = harness.sessionRequests().length;
     await dashboard.page.evaluate(() => (window as unknown as HostWindow).connection.entitlementsChanged());
-    while (harness.sessionRequests().length === requests) await new Promise((resolve) => setTimeout(resolve, 10));
-    // The reload was answered; give its (absent) notification a moment to show up.
-    await dashboard.app.evaluate(() => new Promise((resolve) => setTimeout(resolve, 150)));
+    await dashboard.app.evaluate(() => (window as unknown as AppWindow).kit.refresh());
+    assert.equal(harness.sessionRequests().length, requests + 2, 'the reload, then the barrier');
     assert.equal(await dashboard.app.evaluate(() => (window as unknown as AppWindow & { notified: number }).notified), 1);
   });
 
@@ -231,9 +255,10 @@ describe('session upkeep through the dashboard', () => {
     assert.equal((await dashboard.calls()).filter((call) => call.method === 'getContext').length, 2);
   });
 
-  it('a failed renewal is a typed error and puts the kit in error state', async () => {
+  it('a renewal that fails after the session expired is a typed error and puts the kit in error state', async () => {
     const dashboard = await launch(short, { context: 'fail' });
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    assert.equal(await dashboard.app.evaluate(() => (window as unknown as AppWindow).kit.fetch('/api/data?short=1').then((r) => r.status)), 200);
+    await clockPast(tokenExpiry(harness.appRequests.filter((r) => r.path === '/api/data?short=1').at(-1)!.authorization!.slice(7)));
     const outcome = await dashboard.app.evaluate(async () => {
       const { kit } = window as unknown as AppWindow;
       const error = await kit.fetch('/api/data?short=1').then(

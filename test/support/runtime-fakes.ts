@@ -76,6 +76,7 @@ export interface FetchCall {
   url: string;
   authorization: string | null;
   credentials: RequestCredentials | undefined;
+  referrerPolicy: ReferrerPolicy;
   body: string | null;
 }
 
@@ -89,6 +90,7 @@ export function scriptedFetch(route: (call: FetchCall) => Response | Promise<Res
       url: request.url,
       authorization: request.headers.get('authorization'),
       credentials: init?.credentials,
+      referrerPolicy: request.referrerPolicy,
       body: null,
     };
     // Recorded at once, so a test sees a request as soon as it leaves.
@@ -151,3 +153,8 @@ export function fakeEnvironment(url: string, options: { parent?: FakeWindow; sel
 
 /** Waits for pending postMessage deliveries and promise chains. */
 export const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves once `check()` is true (polled; the test's own timeout bounds the wait). */
+export async function until(check: () => boolean): Promise<void> {
+  while (!check()) await tick(5);
+}

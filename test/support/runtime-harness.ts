@@ -47,7 +47,19 @@ export interface LoggedRequest {
   method: string;
   path: string;
   authorization: string | undefined;
+  /** The Referer header as it arrived (absent: undefined). */
+  referer: string | undefined;
   body: string;
+}
+
+/** When a session token (a JWT) expires, in ms since the epoch. */
+export function tokenExpiry(token: string): number {
+  return (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { exp: number }).exp * 1000;
+}
+
+/** Resolves once the wall clock has passed `time` (ms since the epoch). */
+export async function clockPast(time: number): Promise<void> {
+  while (Date.now() <= time) await new Promise((resolve) => setTimeout(resolve, Math.max(10, time - Date.now() + 1)));
 }
 
 export interface RuntimeHarness {
@@ -233,7 +245,7 @@ export async function startRuntimeHarness(): Promise<RuntimeHarness> {
   const app = await listen((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const log = (body: string) =>
-      appRequests.push({ method: req.method ?? 'GET', path: url.pathname + url.search, authorization: req.headers.authorization, body });
+      appRequests.push({ method: req.method ?? 'GET', path: url.pathname + url.search, authorization: req.headers.authorization, referer: req.headers.referer, body });
     if (url.pathname.startsWith('/api/marketplace/')) {
       // The backend reads the body itself; the log keeps only whether the request had one.
       log(req.headers['content-length'] ?? '');

@@ -2,6 +2,7 @@ import { expect } from '@open-wc/testing';
 import { connectApp, type HostConnection } from '../../../src/host/index.js';
 import { BRIDGE_SERVICE_ID } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
+import { until } from '../../support/runtime-fakes.js';
 
 const packet = (id: number, method: string, params: unknown) =>
   JSON.stringify({ type: 'method', serviceID: BRIDGE_SERVICE_ID, id, method, params, counter: 0 });
@@ -17,7 +18,10 @@ function frameThatPosts(messages: string[]): HTMLIFrameElement {
   return iframe;
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+type Reply = { id: number; error?: { message: string } };
+/** The replies the iframe's script received from the host, parsed. */
+const repliesIn = (iframe: HTMLIFrameElement): Reply[] =>
+  ((iframe.contentWindow as (Window & { received?: string[] }) | null)?.received ?? []).map((r) => JSON.parse(r) as Reply);
 
 describe('connectApp', () => {
   const cleanup: Array<() => void> = [];
@@ -63,10 +67,12 @@ describe('connectApp', () => {
     window.postMessage(packet(4, 'setTitle', { title: 'from the host window itself' }), location.origin);
     document.body.append(iframe);
     await connection.ready;
-    await settle();
+    // Barrier: the reply to the iframe's last packet means every packet before it was handled, and
+    // the host window's own packet was queued before the iframe even existed.
+    await until(() => repliesIn(iframe).some((r) => r.id === 3));
     expect(titles).to.deep.equal(['Reports']);
     expect(paths).to.deep.equal(['/reports/7']);
-    const replies = ((iframe.contentWindow as Window & { received?: string[] }).received ?? []).map((r) => JSON.parse(r) as { id: number; error?: { message: string } });
+    const replies = repliesIn(iframe);
     expect(replies.find((r) => r.id === 2)?.error?.message).to.match(/^Invalid navigate params at path/);
     expect(replies.find((r) => r.id === 1)?.error).to.equal(undefined);
   });

@@ -165,6 +165,25 @@ describe('host bridge protocol', () => {
     expect((await rejection(alone.call('resize', { height: 10 }))).code).to.equal('ERR_BRIDGE_TIMEOUT');
   });
 
+  it('never sends a call that timed out before the peer connected', async () => {
+    const appSide = openBridge({ self: app.self, peer: host.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 100 });
+    open.push(appSide);
+    expect((await rejection(appSide.call('toast', { message: 'too late' }))).code).to.equal('ERR_BRIDGE_TIMEOUT');
+    const seen: string[] = [];
+    const hostSide = openBridge({
+      self: host.self,
+      peer: app.handle,
+      origin: APP_ORIGIN,
+      local: HOST_METHODS,
+      remote: APP_METHODS,
+      handlers: { getContext: () => ({ context: 'c' }), toast: ({ message }) => void seen.push(message), setTitle: ({ title }) => void seen.push(title) },
+    });
+    open.push(hostSide);
+    // A call made after the handshake arrives after anything the handshake released.
+    await appSide.call('setTitle', { title: 'after the handshake' });
+    expect(seen).to.deep.equal(['after the handshake']);
+  });
+
   it('lets one call wait longer than the bridge timeout (the plan chooser waits on a person)', async () => {
     const { appSide } = connect({ openUpgrade: () => new Promise((resolve) => setTimeout(() => resolve({ outcome: 'upgraded' }), 300)) }, {}, 100);
     expect(await appSide.call('openUpgrade', { plan: 'pro' }, { timeoutMs: 2000 })).to.deep.equal({ outcome: 'upgraded' });

@@ -15,6 +15,7 @@ import {
   tick,
   windowPair,
   type FakeEnvironment,
+  type FakeWindow,
   type FetchCall,
 } from '../../support/runtime-fakes.js';
 
@@ -170,7 +171,47 @@ describe('kit on the developer\'s own site', () => {
     for (const hostOrigins of [['*'], [`${HOST_ORIGIN}/`], 'https://x.example' as unknown as string[]]) {
       expect(() => new MarketplaceKit({ backend: '/api', hostOrigins, fetch }, fakeEnvironment(LAUNCH))).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
     }
+    for (const bearerOrigins of [['*'], [`${APP_ORIGIN}/api`], 'https://x.example' as unknown as string[]]) {
+      expect(() => new MarketplaceKit({ backend: '/api', hostOrigins: [], bearerOrigins, fetch }, fakeEnvironment(LAUNCH))).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
+    }
+    const unparsable = fakeEnvironment(LAUNCH);
+    expect(() => new MarketplaceKit({ backend: 'http://[', hostOrigins: [HOST_ORIGIN], fetch }, unparsable)).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
+    expect(unparsable.replaced).to.deep.equal(['/embed?view=1']);
     expect(fetch.calls).to.have.length(0);
+  });
+
+  it('createKit rejects an unparsable backend URL with ERR_CONFIG', async () => {
+    const error = await rejection(createKit({ backend: 'http://[', hostOrigins: [], fetch: scriptedFetch(() => jsonResponse({})) }));
+    expect(error.code).to.equal('ERR_CONFIG');
+  });
+
+  it('renews on a 401 only: re-reads the cookie session once, and is signed out when it is gone', async () => {
+    const env = fakeEnvironment(`${APP_ORIGIN}/`);
+    let cookie = 'tok-a';
+    const fetch = scriptedFetch((call) => {
+      if (call.url.endsWith('/session')) {
+        return cookie ? jsonResponse(sessionBody(cookie, 600_000, ENTITLEMENT, env.now())) : jsonResponse({ error: { code: 'ERR_SESSION_MISSING', message: 'none' } }, 401);
+      }
+      return call.authorization === `Bearer ${cookie}` ? jsonResponse({ ok: true }) : jsonResponse({}, 401);
+    });
+    const kit = start(env, fetch);
+    await kit.started;
+    env.advance(599_000); // near expiry: re-reading the cookie early would only return the same token
+    expect((await kit.fetch('/api/a')).status).to.equal(200);
+    expect(fetch.calls.map((c) => c.url)).to.deep.equal([`${BACKEND}/session`, `${APP_ORIGIN}/api/a`]);
+    cookie = 'tok-b'; // a new sign-in (another tab) renewed the cookie
+    expect((await kit.fetch('/api/b')).status).to.equal(200);
+    expect(fetch.calls.slice(2).map((c) => [c.url, c.authorization])).to.deep.equal([
+      [`${APP_ORIGIN}/api/b`, 'Bearer tok-a'],
+      [`${BACKEND}/session`, null],
+      [`${APP_ORIGIN}/api/b`, 'Bearer tok-b'],
+    ]);
+    cookie = ''; // signed out elsewhere
+    const error = await rejection(kit.fetch('/api/c'));
+    expect(error.code).to.equal('ERR_SESSION_REFRESH_FAILED');
+    expect(error.status).to.equal(401);
+    expect(kit.state).to.equal('signed-out');
+    expect(fetch.calls.slice(5).map((c) => c.url)).to.deep.equal([`${APP_ORIGIN}/api/c`, `${BACKEND}/session`]);
   });
 });
 
@@ -190,6 +231,21 @@ describe('kit inside the dashboard', () => {
     expect(env.root!.dataset['mpTheme']).to.equal('dark');
     expect(env.root!.lang).to.equal('de-DE');
     expect(contexts()).to.equal(0);
+  });
+
+  it('removes the launch parameters before the exchange leaves, and sends the kit\'s requests without a Referer', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const env = fakeEnvironment(LAUNCH, { parent: windowPair()[0] });
+    const pages: string[] = [];
+    const fetch = scriptedFetch(backend(state));
+    const kit = start(env, (input, init) => (pages.push(env.url), fetch(input, init)), { autoResize: false });
+    expect(pages).to.deep.equal([`${APP_ORIGIN}/embed?view=1`], 'the address bar (the Referer) no longer holds mp_context');
+    await kit.started;
+    await kit.refresh();
+    expect(fetch.calls.map((c) => [c.method, c.referrerPolicy])).to.deep.equal([
+      ['POST', 'no-referrer'],
+      ['GET', 'no-referrer'],
+    ]);
   });
 
   it('refuses a host outside the allowlist without any request', async () => {
@@ -215,7 +271,7 @@ describe('kit inside the dashboard', () => {
     expect(JSON.parse(fetch.calls[0]!.body!)).to.deep.equal({ context: 'ctx-again', host: HOST_ORIGIN });
   });
 
-  it('kit.fetch adds the bearer for the backend and the page origin only', async () => {
+  it('kit.fetch adds the bearer for the backend\'s origin only', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
     const { kit, fetch } = embedded((call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true })));
     await kit.started;
@@ -226,6 +282,30 @@ describe('kit inside the dashboard', () => {
       [`${APP_ORIGIN}/api/data`, 'Bearer tok-1', 'x'],
       [`${APP_ORIGIN}/api/other`, 'Bearer tok-1', null],
       ['https://third-party.example/pixel', null, null],
+    ]);
+  });
+
+  it('kit.fetch keeps the bearer from the page\'s origin when the backend is elsewhere, unless bearerOrigins lists it', async () => {
+    const api = 'https://api.example';
+    const route = (state: Parameters<typeof backend>[0]) => (call: FetchCall) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true }));
+    const apart = embedded(route({ entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 }), {}, { backend: `${api}/api/marketplace` });
+    await apart.kit.started;
+    await apart.kit.fetch('/api/data');
+    await apart.kit.fetch(`${api}/api/reports`);
+    expect(apart.fetch.calls.slice(1).map((c) => [c.url, c.authorization])).to.deep.equal([
+      [`${APP_ORIGIN}/api/data`, null],
+      [`${api}/api/reports`, 'Bearer tok-1'],
+    ]);
+
+    const listed = embedded(route({ entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 }), {}, { backend: `${api}/api/marketplace`, bearerOrigins: [APP_ORIGIN] });
+    await listed.kit.started;
+    await listed.kit.fetch('/api/data');
+    await listed.kit.fetch(`${api}/api/reports`);
+    await listed.kit.fetch('https://third-party.example/pixel');
+    expect(listed.fetch.calls.slice(1).map((c) => [c.url, c.authorization])).to.deep.equal([
+      [`${APP_ORIGIN}/api/data`, 'Bearer tok-1'],
+      [`${api}/api/reports`, 'Bearer tok-1'],
+      ['https://third-party.example/pixel', null],
     ]);
   });
 
@@ -259,8 +339,8 @@ describe('kit inside the dashboard', () => {
     expect(kit.state).to.equal('ready');
   });
 
-  it('a failed renewal is ERR_SESSION_REFRESH_FAILED and state error, once per call', async () => {
-    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+  it('a renewal that fails once the session has expired is ERR_SESSION_REFRESH_FAILED and state error, once per call', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
     const { kit, env, fetch } = embedded(backend(state), {
       getContext: () => {
         throw new Error('dashboard session ended');
@@ -269,7 +349,7 @@ describe('kit inside the dashboard', () => {
     await kit.started;
     const events: string[] = [];
     kit.subscribe((k) => events.push(k.state));
-    env.advance(599_000);
+    env.advance(600_000);
     const [a, b] = await Promise.all([rejection(kit.fetch('/api/a')), rejection(kit.fetch('/api/b'))]);
     expect(a.code).to.equal('ERR_SESSION_REFRESH_FAILED');
     expect(b).to.equal(a, 'concurrent callers share the one renewal');
@@ -278,6 +358,50 @@ describe('kit inside the dashboard', () => {
     expect(kit.error).to.equal(a);
     expect(events).to.deep.equal(['error']);
     expect(fetch.calls).to.have.length(1, 'nothing was sent without a session');
+  });
+
+  it('a renewal that fails before expiry keeps the working token, tries again later, and fails only on an incurable 401', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
+    let failures = 1;
+    let asked = 0;
+    let refused = '';
+    const { kit, env, fetch } = embedded(
+      (call) => {
+        if (call.url.endsWith('/session')) return backend(state)(call);
+        return call.authorization === refused ? jsonResponse({}, 401) : jsonResponse({ ok: true });
+      },
+      {
+        getContext: () => {
+          asked++;
+          if (failures-- > 0) throw new Error('signing service busy');
+          return { context: `ctx-${asked}` };
+        },
+      },
+    );
+    await kit.started;
+    const events: string[] = [];
+    kit.subscribe((k) => events.push(k.state));
+    const sent = () => fetch.calls.filter((c) => !c.url.endsWith('/session')).map((c) => c.authorization);
+
+    env.advance(550_000); // inside the 60 s margin, 50 s before expiry
+    expect((await kit.fetch('/api/a')).status).to.equal(200);
+    expect([asked, kit.state, kit.error]).to.deep.equal([1, 'ready', null]);
+    expect((await kit.fetch('/api/b')).status).to.equal(200);
+    expect(asked).to.equal(1, 'not asked again on every call right after a failure');
+    expect(sent()).to.deep.equal(['Bearer tok-1', 'Bearer tok-1']);
+
+    env.advance(10_000);
+    expect((await kit.fetch('/api/c')).status).to.equal(200);
+    expect(asked).to.equal(2);
+    expect(sent().at(-1)).to.equal('Bearer tok-2');
+    expect(events).to.deep.equal([], 'nothing visible changed');
+
+    // The backend refuses the valid token, and no renewal can cure it.
+    refused = 'Bearer tok-2';
+    failures = 1;
+    const error = await rejection(kit.fetch('/api/d'));
+    expect(error.code).to.equal('ERR_SESSION_REFRESH_FAILED');
+    expect(kit.state).to.equal('error');
   });
 
   it('entitlementsChanged reloads the entitlement with ?refresh=1 and the bearer', async () => {
@@ -346,6 +470,57 @@ describe('kit inside the dashboard', () => {
     other.env.resizeTo(900);
     await tick(20);
     expect(quiet).to.deep.equal([]);
+  });
+});
+
+describe('destroy', () => {
+  it('during start-up opens no bridge, observes nothing, keeps no session and notifies nobody', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const [host, app] = windowPair();
+    const listening = new Set<unknown>();
+    const spy = {
+      addEventListener: (type: 'message', listener: (event: MessageEvent) => void) => (listening.add(listener), app.self.addEventListener(type, listener)),
+      removeEventListener: (type: 'message', listener: (event: MessageEvent) => void) => (listening.delete(listener), app.self.removeEventListener(type, listener)),
+    };
+    const heights: number[] = [];
+    const hostSide = openBridge({
+      self: host.self,
+      peer: app.handle,
+      origin: APP_ORIGIN,
+      local: HOST_METHODS,
+      remote: APP_METHODS,
+      handlers: { getContext: () => ({ context: 'ctx' }), resize: ({ height }) => void heights.push(height) },
+      timeoutMs: 200,
+    });
+    kits.push({ destroy: () => hostSide.destroy() } as Kit);
+    const env = fakeEnvironment(LAUNCH, { parent: host, self: { ...app, self: spy } as FakeWindow });
+    const fetch = scriptedFetch(backend(state));
+    const kit = start(env, fetch);
+    let changes = 0;
+    kit.addEventListener('change', () => changes++);
+    kit.destroy(); // as an mp-kit-created listener may, before start-up goes on
+    await kit.started;
+    env.resizeTo(700);
+    expect(listening.size).to.equal(0, 'no message listener left');
+    expect((await rejection(hostSide.call('themeChanged', { theme: 'light' }))).code).to.equal('ERR_BRIDGE_TIMEOUT');
+    expect(heights).to.deep.equal([]);
+    expect(changes).to.equal(0);
+    expect((await rejection(kit.fetch('/api/data'))).code).to.equal('ERR_SESSION_MISSING');
+    expect(fetch.calls).to.have.length(1, 'only the exchange that had already left');
+  });
+
+  it('from an mp-kit-created listener: createKit resolves a dead kit without a session', async () => {
+    window.addEventListener(KIT_CREATED_EVENT, (event) => (event as CustomEvent<Kit>).detail.destroy(), { once: true });
+    const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
+    const kit = await createKit({ backend: '/api/marketplace', hostOrigins: [HOST_ORIGIN], fetch });
+    let changes = 0;
+    kit.subscribe(() => changes++);
+    expect(getKit()).to.equal(null);
+    expect(kit.state).to.equal('loading');
+    expect(kit.user).to.equal(null);
+    expect((await rejection(kit.fetch('/api/data'))).code).to.equal('ERR_SESSION_MISSING');
+    expect(changes).to.equal(0);
+    expect(fetch.calls).to.have.length(1);
   });
 });
 
