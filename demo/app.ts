@@ -145,7 +145,9 @@ function onKitChange(current: Kit) {
   if (current.user.id !== shownUser) {
     shownUser = current.user.id;
     shownEntitlement = entitlement;
-    void current.host?.setTitle('Field Notes');
+    // Cosmetic, so a dashboard that does not answer (ERR_BRIDGE_TIMEOUT) is only logged: left
+    // uncaught, the rejected promise would be an unhandled rejection.
+    current.host?.setTitle('Field Notes').catch((error: unknown) => console.warn('The dashboard did not set the title:', error));
     Promise.all([loadNotes(), loadActivity()]).catch(report('Loading'));
   } else if (entitlement !== shownEntitlement) {
     shownEntitlement = entitlement;

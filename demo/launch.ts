@@ -13,9 +13,9 @@ import { createReadStream, existsSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { applyFrameAncestors, toNodeHandler } from 'marketplace-app-kit/server';
+import { applyEmbedPageHeaders, toNodeHandler } from 'marketplace-app-kit/server';
+import { startSimulator, type Simulator } from 'marketplace-app-kit/simulator';
 import { createServer as createViteServer, type Plugin, type ViteDevServer } from 'vite';
-import { startSimulator, type Simulator } from '../src/simulator/index.js';
 import { createSampleBackend, MARKETPLACE_BASE, type SampleBackend } from './backend.js';
 
 export type DemoService = 'simulator' | 'backend' | 'vite';
@@ -33,6 +33,8 @@ const SERVICE_NAMES: Record<DemoService, string> = {
   backend: 'sample app backend',
   vite: 'Vite dev server',
 };
+
+const REFERERS_KEPT = 1000;
 
 /** Only loopback: the demo's secrets and test users are never reachable from the network. */
 export const DEMO_HOST = '127.0.0.1';
@@ -78,6 +80,11 @@ export interface Demo {
   simulator: Simulator;
   backend: SampleBackend;
   vite: ViteDevServer;
+  /**
+   * The `Referer` headers the Vite server and the backend received, oldest first (the last
+   * 1,000; the tests check that no context token leaks through them).
+   */
+  referers: readonly string[];
   /** Stops all three servers. Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -112,14 +119,25 @@ export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
     //    nothing calls the backend before the simulator exists).
     let wire!: (backend: SampleBackend) => void;
     const wired = new Promise<SampleBackend>((resolve) => (wire = resolve));
-    const backendServer = createHttpServer(toNodeHandler(async (request: Request) => (await wired).handle(request)));
+    const referers: string[] = [];
+    const recordReferer = (referer: string) => {
+      referers.push(referer);
+      if (referers.length > REFERERS_KEPT) referers.splice(0, referers.length - REFERERS_KEPT);
+    };
+    const backendServer = createHttpServer(
+      toNodeHandler(async (request: Request) => {
+        const referer = request.headers.get('referer');
+        if (referer !== null) recordReferer(referer);
+        return (await wired).handle(request);
+      }),
+    );
     const backendPort = await listen(backendServer, 'backend', ports.backend);
     closers.push(() => closeHttp(backendServer));
     const backendUrl = `http://${DEMO_HOST}:${backendPort}`;
 
     // 2. Vite. The dashboard origin is only known once the simulator runs; the plugin reads it
     //    per request.
-    const wiring: Wiring = { hostOrigins: [], dashboardUrl: '' };
+    const wiring: Wiring = { hostOrigins: [], dashboardUrl: '', recordReferer };
     const vite = await startVite(ports.vite, backendUrl, wiring, options.viteLogLevel ?? 'warn');
     closers.push(() => vite.close());
     const viteUrl = `http://${DEMO_HOST}:${(vite.httpServer!.address() as AddressInfo).port}`;
@@ -168,6 +186,7 @@ export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
       simulator,
       backend,
       vite,
+      referers,
       close,
     };
   } catch (error) {
@@ -180,6 +199,7 @@ export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
 interface Wiring {
   hostOrigins: string[];
   dashboardUrl: string;
+  recordReferer(referer: string): void;
 }
 
 async function startVite(
@@ -231,7 +251,9 @@ async function startVite(
 }
 
 /**
- * - `Content-Security-Policy: frame-ancestors` on the app page: only the dashboard may frame it;
+ * - the embed page's headers on the app page (`applyEmbedPageHeaders`): only the dashboard may
+ *   frame it, and nothing it loads is sent its address, which holds the context token;
+ * - every `Referer` is recorded (`Demo.referers`);
  * - `%MP_HOST_ORIGINS%` and `%MP_DASHBOARD_URL%` in the pages become the dashboard's origin and
  *   address, known only at start-up;
  * - `/cdn/*` serves the script-tag bundle built into dist/cdn by `npm run build`.
@@ -242,7 +264,8 @@ function demoPages(wiring: Wiring): Plugin {
     configureServer(server) {
       server.middlewares.use((req, res, next) => {
         const path = (req.url ?? '/').split('?')[0]!;
-        if (path === DEMO_PAGES.app) applyFrameAncestors(res, wiring.hostOrigins);
+        if (req.headers.referer !== undefined) wiring.recordReferer(req.headers.referer);
+        if (path === DEMO_PAGES.app) applyEmbedPageHeaders(res, wiring.hostOrigins);
         if (!path.startsWith('/cdn/')) return next();
         const file = `${cdnDir}${path.slice('/cdn/'.length)}`;
         if (!/^\/cdn\/[\w.-]+\.js$/.test(path) || !existsSync(file)) {

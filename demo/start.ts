@@ -3,37 +3,42 @@
  * package's exports map resolves to dist/), then starts the demo and prints where to go.
  *
  * Ports: DEMO_SIMULATOR_PORT (4010), DEMO_BACKEND_PORT (4020), DEMO_VITE_PORT (4030).
- * DEMO_SESSION_TTL: lifetime of the sample backend's app sessions, in seconds.
+ * DEMO_SESSION_TTL: lifetime of the sample backend's app sessions, in seconds (1–900).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { DemoPorts, DemoService } from './launch.js';
 
-const required = ['../dist/server/index.js', '../dist/cdn/marketplace-app-kit.js', '../dist/cdn/marketplace-host.js'];
+const required = ['../dist/server/index.js', '../dist/simulator/index.js', '../dist/cdn/marketplace-app-kit.js', '../dist/cdn/marketplace-host.js'];
 const missing = required.filter((path) => !existsSync(fileURLToPath(new URL(path, import.meta.url))));
 if (missing.length > 0) {
   console.error(`The kit is not built (missing ${missing.join(', ')}). Run: npm run build (npm start does it for you).`);
   process.exit(1);
 }
 
-// Imported after the check: it loads marketplace-app-kit/server from dist/.
+// Imported after the check: they load marketplace-app-kit/server and /simulator from dist/.
 const { DEFAULT_PORTS, PORT_ENV, PortInUseError, startDemo } = await import('./launch.js');
+const { MAX_SESSION_TTL_SECONDS } = await import('marketplace-app-kit/server');
 
-function envNumber(name: string, fallback: number | undefined): number | undefined {
+/** A whole number from the environment within [min, max]; anything else stops with a message, not a stack trace. */
+function envInteger(name: string, fallback: number | undefined, min: number, max: number, what: string): number | undefined {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0 || value > 65535) {
-    console.error(`${name}=${raw} is not a port or a number of seconds.`);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
+    console.error(`\n  ${name}=${raw} is not valid: it must be ${what} from ${min} to ${max}.\n`);
     process.exit(1);
   }
   return value;
 }
 
 const ports = Object.fromEntries(
-  (Object.keys(DEFAULT_PORTS) as DemoService[]).map((service) => [service, envNumber(PORT_ENV[service], DEFAULT_PORTS[service])]),
+  (Object.keys(DEFAULT_PORTS) as DemoService[]).map((service) => [
+    service,
+    envInteger(PORT_ENV[service], DEFAULT_PORTS[service], 0, 65535, 'a port number (0 picks a free port)'),
+  ]),
 ) as DemoPorts;
-const sessionTtlSeconds = envNumber('DEMO_SESSION_TTL', undefined);
+const sessionTtlSeconds = envInteger('DEMO_SESSION_TTL', undefined, 1, MAX_SESSION_TTL_SECONDS, 'a whole number of seconds');
 
 let demo: Awaited<ReturnType<typeof startDemo>>;
 try {

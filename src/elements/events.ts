@@ -4,6 +4,7 @@
  * `preventDefault()` to veto the action (for example to show your own pricing page instead).
  */
 import type { AccessDecision } from '../shared/access.js';
+import type { MarketplaceKitError } from '../shared/errors.js';
 import type { UpgradeOutcome } from '../runtime/types.js';
 
 const init = (cancelable = false): EventInit => ({ bubbles: true, composed: true, cancelable });
@@ -66,9 +67,12 @@ export class MpUsageLevelEvent extends Event {
 
 /** Fired when an action an element started (sign-in, upgrade, retry) fails. */
 export class MpErrorEvent extends Event {
-  /** Usually a `MarketplaceKitError`; switch on `error.code`. */
-  readonly error: unknown;
-  constructor(error: unknown) {
+  /**
+   * Switch on `error.code`: the kit's own code (`ERR_NOT_EMBEDDED`, `ERR_BRIDGE_TIMEOUT`, …), or
+   * `ERR_ACTION_FAILED` for any other failure, which is kept as `error.cause`.
+   */
+  readonly error: MarketplaceKitError;
+  constructor(error: MarketplaceKitError) {
     super('mp-error', init());
     this.error = error;
   }

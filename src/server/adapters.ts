@@ -1,6 +1,6 @@
 /**
- * Thin adapters from the Web-standard handler to node:http and Express, and the
- * `Content-Security-Policy: frame-ancestors` helper for the app's embedded pages.
+ * Thin adapters from the Web-standard handler to node:http and Express, and the headers of the
+ * app's embedded page (`frame-ancestors`, `Referrer-Policy`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
@@ -103,16 +103,38 @@ export function frameAncestors(dashboardOrigins: string | readonly string[]): st
   return `frame-ancestors ${origins.length === 0 ? "'none'" : origins.join(' ')}`;
 }
 
+/** The headers of a page the dashboard embeds (see `embedPageHeaders`). */
+export interface EmbedPageHeaders {
+  'Content-Security-Policy': string;
+  'Referrer-Policy': 'no-referrer';
+}
+
 /**
- * Sets `frame-ancestors` on a Response, a Headers object or a node:http response, keeping any
- * other directive of an existing policy.
+ * The headers for the page the dashboard embeds (the app's embed URL):
+ * - `Content-Security-Policy: frame-ancestors …`, so that only the dashboard can frame it;
+ * - `Referrer-Policy: no-referrer`, because the page is opened with the context token in its
+ *   query (`?mp_context=…`): without it, every stylesheet, script or image the page loads before
+ *   the kit removes the parameters would carry the token to its server in `Referer`.
  *
  * @example
- * return applyFrameAncestors(new Response(html, { headers: { 'content-type': 'text/html' } }), hostOrigins);
- * // node:http / Express: applyFrameAncestors(res, hostOrigins); res.end(html);
+ * return new Response(html, { headers: { 'content-type': 'text/html', ...embedPageHeaders(hostOrigins) } });
  */
-export function applyFrameAncestors<T extends Response | Headers | ServerResponse>(target: T, dashboardOrigins: string | readonly string[]): T {
-  const directive = frameAncestors(dashboardOrigins);
+export function embedPageHeaders(dashboardOrigins: string | readonly string[]): EmbedPageHeaders {
+  return { 'Content-Security-Policy': frameAncestors(dashboardOrigins), 'Referrer-Policy': 'no-referrer' };
+}
+
+/**
+ * Sets the embed page's headers (`embedPageHeaders`) on a Response, a Headers object or a
+ * node:http / Express response. `frame-ancestors` replaces any in an existing policy and keeps
+ * the policy's other directives.
+ *
+ * @example
+ * return applyEmbedPageHeaders(new Response(html, { headers: { 'content-type': 'text/html' } }), hostOrigins);
+ * // node:http / Express: applyEmbedPageHeaders(res, hostOrigins).end(html);
+ */
+export function applyEmbedPageHeaders<T extends Response | Headers | ServerResponse>(target: T, dashboardOrigins: string | readonly string[]): T {
+  const headers = embedPageHeaders(dashboardOrigins);
+  const directive = headers['Content-Security-Policy'];
   const merge = (existing: string | null | undefined) => {
     const kept = (existing ?? '')
       .split(';')
@@ -121,11 +143,13 @@ export function applyFrameAncestors<T extends Response | Headers | ServerRespons
     return [...kept, directive].join('; ');
   };
   if (target instanceof Response || target instanceof Headers) {
-    const headers = target instanceof Response ? target.headers : target;
-    headers.set('content-security-policy', merge(headers.get('content-security-policy')));
+    const list = target instanceof Response ? target.headers : target;
+    list.set('content-security-policy', merge(list.get('content-security-policy')));
+    list.set('referrer-policy', headers['Referrer-Policy']);
   } else {
     const current = target.getHeader('content-security-policy');
     target.setHeader('content-security-policy', merge(Array.isArray(current) ? current.join('; ') : current?.toString()));
+    target.setHeader('referrer-policy', headers['Referrer-Policy']);
   }
   return target;
 }

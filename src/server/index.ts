@@ -1,6 +1,6 @@
 /**
  * `marketplace-app-kit/server`: everything an app backend needs to talk to the marketplace and
- * to serve the kit's browser runtime. Node ≥ 20; nothing here runs in a browser.
+ * to serve the kit's browser runtime. Node ≥ 20.3; nothing here runs in a browser.
  */
 export { createMarketplaceClient, apiKeyKind, API_KEY_LIMITS } from './client.js';
 export type { MarketplaceClient, MarketplaceClientOptions, UserSelector, ApiKeyKind } from './client.js';
@@ -26,8 +26,8 @@ export { signSessionToken, verifySessionToken, SessionError, SESSION_TOKEN_TYPE,
 export type { AppSession, SignSessionOptions } from './session.js';
 export { createAppBackend, DEFAULT_BASE_PATH, SESSION_COOKIE, OAUTH_STATE_COOKIE, OAUTH_ERROR_PARAM, REFRESH_MIN_INTERVAL_MS } from './backend.js';
 export type { AppBackend, AppBackendOptions } from './backend.js';
-export { toNodeHandler, toExpressMiddleware, frameAncestors, applyFrameAncestors } from './adapters.js';
-export type { FetchHandler, NodeAdapterOptions, ExpressAdapterOptions } from './adapters.js';
+export { toNodeHandler, toExpressMiddleware, frameAncestors, embedPageHeaders, applyEmbedPageHeaders } from './adapters.js';
+export type { FetchHandler, NodeAdapterOptions, ExpressAdapterOptions, EmbedPageHeaders } from './adapters.js';
 export { toErrorResponse, jsonResponse } from './responses.js';
 export { assertAccess, AccessDeniedError } from './access.js';
 export { signContextToken, signWebhookBody } from './signers.js';

@@ -62,6 +62,9 @@ const ELEMENTS = `
   <mp-gate feature="export"><p id="export">Export is ready</p></mp-gate>
   <mp-gate feature="sso" plan="business"><p id="sso">SSO settings</p></mp-gate>`;
 
+/** The rule the README's elements section tells every page to add. */
+const GATE_CLOAK = 'mp-gate:not(:defined) { display: none; }';
+
 const page = (head: string, body = ELEMENTS) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Script tag</title>
   <script>window.kitsCreated = 0; addEventListener('mp-kit-created', () => window.kitsCreated++);</script>
@@ -196,6 +199,40 @@ describe('the script-tag bundle', () => {
     await tab.locator('mp-plan-badge').getByText('Active').waitFor();
     await tab.locator('mp-usage-meter').getByText('10 of 1,000').waitFor();
     assert.deepEqual(errors, []);
+  });
+
+  it('with the documented cloak, a deferred bundle that is slow to arrive shows no gated content before the gate is defined', async () => {
+    app.pages.set('/deferred.html', page(`<style>${GATE_CLOAK}</style>${scriptTag(`defer data-backend="${BACKEND}" data-host-origins="${DASHBOARD}"`)}`));
+    const context = await browser.newContext();
+    contexts.push(context);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let requested!: () => void;
+    const bundleRequested = new Promise<void>((resolve) => (requested = resolve));
+    await context.route('**/marketplace-app-kit.js', async (route) => {
+      requested();
+      await released;
+      await route.continue();
+    });
+    try {
+      const tab = await context.newPage();
+      // Not waiting for DOMContentLoaded: it waits for the deferred script we are holding.
+      await tab.goto(`${app.url}/deferred.html`, { waitUntil: 'commit' });
+      await bundleRequested;
+      await tab.locator('#export').waitFor({ state: 'attached' });
+      assert.equal(await tab.evaluate(() => customElements.get('mp-gate')), undefined);
+      assert.equal(await tab.locator('#export').isVisible(), false, 'gated content shows before <mp-gate> is defined');
+      assert.equal(await tab.locator('#sso').isVisible(), false);
+      // Only the gates are hidden: the undefined elements around them render as usual.
+      assert.equal(await tab.locator('mp-user-badge').evaluate((el) => getComputedStyle(el).display), 'inline');
+      release();
+      await waitForState(tab, 'signed-out');
+      await cardHeading(tab, 'export', 'Sign in to use export');
+      assert.equal(await tab.locator('mp-gate[feature="export"]').isVisible(), true);
+      assert.equal(await tab.locator('#export').isVisible(), false);
+    } finally {
+      release();
+    }
   });
 
   it('can be loaded twice without an error or a second kit', async () => {

@@ -52,6 +52,8 @@ describe('npm start (demo/start.ts)', () => {
     const app = await fetch(new URL('/app.html', site));
     assert.equal(app.status, 200);
     assert.match(app.headers.get('content-security-policy') ?? '', new RegExp(`frame-ancestors[^;]*${new URL(dashboard).origin}`));
+    // It is opened with ?mp_context=…: what it loads must not be sent that address.
+    assert.equal(app.headers.get('referrer-policy'), 'no-referrer');
 
     const code = await child.interrupt();
     assert.equal(code, 0, child.output());
@@ -59,6 +61,17 @@ describe('npm start (demo/start.ts)', () => {
     await assert.rejects(fetch(gallery), 'the Vite server still answers after Ctrl-C');
     await assert.rejects(fetch(dashboard), 'the simulator still answers after Ctrl-C');
   });
+
+  for (const ttl of ['0', '901', '1.5']) {
+    it(`refuses DEMO_SESSION_TTL=${ttl} with a message, before starting anything`, async () => {
+      const child = start({ ...FREE, DEMO_SESSION_TTL: ttl });
+      const code = await child.exited;
+      assert.equal(code, 1, child.output());
+      assert.match(child.output(), new RegExp(`DEMO_SESSION_TTL=${ttl.replace('.', '\\.')} is not valid: it must be a whole number of seconds from 1 to 900`));
+      assert.doesNotMatch(child.output(), /\n\s+at /, 'a stack trace instead of a message');
+      assert.doesNotMatch(child.output(), /is running/);
+    });
+  }
 
   for (const [service, variable, name] of [
     ['backend', 'DEMO_BACKEND_PORT', 'sample app backend'],

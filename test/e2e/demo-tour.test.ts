@@ -78,6 +78,58 @@ describe('demo: the sample app in the dashboard', () => {
     }
   });
 
+  it('sends the context token to no server through Referer while the app launches', async () => {
+    const from = harness.demo.referers.length;
+    const { context, app } = await openDashboard(harness, { user: ADA });
+    try {
+      await app.locator('#notes li').first().waitFor();
+      // The app page loaded its stylesheet, its scripts and the backend through the demo servers…
+      const loaded = await app.evaluate(() => performance.getEntriesByType('resource').map((entry) => new URL(entry.name).pathname));
+      for (const path of ['/demo.css', '/app.ts', '/api/marketplace/session', '/api/notes']) assert.ok(loaded.includes(path), `the app did not load ${path}`);
+      // …and a page without the embed headers does send a Referer, which the servers record.
+      const home = await context.newPage();
+      await home.goto(harness.demo.urls.home);
+      await home.waitForFunction(() => performance.getEntriesByType('resource').some((entry) => entry.name.endsWith('/demo.css')));
+      const seen = harness.demo.referers.slice(from);
+      assert.ok(seen.includes(harness.demo.urls.home), `the servers recorded no Referer: ${JSON.stringify(seen)}`);
+      assert.deepEqual(
+        seen.filter((referer) => /mp_context/.test(referer)),
+        [],
+        'the app page leaked its context token through Referer',
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('hides the gated content until <mp-gate> is defined (demo.css)', async () => {
+    const context = await harness.browser.newContext();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // The app's module script is held back, as a slow network or a blocked script would.
+    await context.route('**/app.ts', async (route) => {
+      await released;
+      await route.continue();
+    });
+    try {
+      const page = await context.newPage();
+      await page.goto(harness.demo.urls.app, { waitUntil: 'commit' });
+      await page.locator('#export').waitFor({ state: 'attached' });
+      await page.waitForFunction(() => [...document.styleSheets].some((sheet) => sheet.href?.endsWith('/demo.css')));
+      assert.equal(await page.evaluate(() => customElements.get('mp-gate')), undefined);
+      assert.equal(await page.locator('.app-name').isVisible(), true, 'the page itself did not render');
+      assert.equal(await page.locator('#export').isVisible(), false, 'the gated button shows before the gate is defined');
+      release();
+      // Defined and decided: opened outside the dashboard, the app is signed out and says where to go.
+      await page.locator('mp-gate[state="signed-out"][access="locked"]').waitFor({ state: 'attached' });
+      await page.locator('#outside').waitFor();
+      assert.equal(await page.locator('#export').isVisible(), false);
+    } finally {
+      release();
+      await context.close();
+    }
+  });
+
   it('refuses the locked feature on the server too, not only in the page', async () => {
     const { context, app } = await openDashboard(harness, { user: ADA });
     try {

@@ -7,8 +7,9 @@ import {
   AccessDeniedError,
   MarketplaceApiError,
   MarketplaceKitError,
-  applyFrameAncestors,
+  applyEmbedPageHeaders,
   createAppBackend,
+  embedPageHeaders,
   frameAncestors,
   signContextToken,
   signWebhookBody,
@@ -164,8 +165,8 @@ describe('toExpressMiddleware with a real Express app', () => {
   });
 });
 
-describe('frame-ancestors', () => {
-  it('builds the directive from dashboard origins and refuses anything else', () => {
+describe('embed page headers', () => {
+  it('frameAncestors builds the directive from dashboard origins and refuses anything else', () => {
     assert.equal(frameAncestors(['https://dashboard.example', 'http://127.0.0.1:4100']), 'frame-ancestors https://dashboard.example http://127.0.0.1:4100');
     assert.throws(() => frameAncestors(['http://127.0.0.1:4100/']), { code: 'ERR_CONFIG' }, 'exact origins only, as in hostOrigins');
     assert.throws(() => frameAncestors(['HTTPS://dashboard.example']), { code: 'ERR_CONFIG' });
@@ -175,20 +176,50 @@ describe('frame-ancestors', () => {
     assert.throws(() => frameAncestors(['https://a.example/path']), { code: 'ERR_CONFIG' });
   });
 
-  it('applies it to a Response, Headers and a node response, keeping other directives', async () => {
-    const response = applyFrameAncestors(new Response('x', { headers: { 'content-security-policy': "default-src 'self'; frame-ancestors *" } }), DASHBOARD);
+  it('embedPageHeaders: frame-ancestors, and no Referer that could carry ?mp_context= to sub-resources', () => {
+    assert.deepEqual(embedPageHeaders(DASHBOARD), { 'Content-Security-Policy': `frame-ancestors ${DASHBOARD}`, 'Referrer-Policy': 'no-referrer' });
+    assert.deepEqual(embedPageHeaders([]), { 'Content-Security-Policy': "frame-ancestors 'none'", 'Referrer-Policy': 'no-referrer' });
+    assert.throws(() => embedPageHeaders(['https://a.example; script-src *']), { code: 'ERR_CONFIG' });
+    const response = new Response('x', { headers: { 'content-type': 'text/html', ...embedPageHeaders([DASHBOARD]) } });
+    assert.equal(response.headers.get('referrer-policy'), 'no-referrer');
+  });
+
+  it('applyEmbedPageHeaders sets both on a Response, Headers and a node response, keeping other CSP directives', async () => {
+    const response = applyEmbedPageHeaders(
+      new Response('x', { headers: { 'content-security-policy': "default-src 'self'; frame-ancestors *", 'referrer-policy': 'unsafe-url' } }),
+      DASHBOARD,
+    );
     assert.equal(response.headers.get('content-security-policy'), `default-src 'self'; frame-ancestors ${DASHBOARD}`);
-    const headers = applyFrameAncestors(new Headers(), [DASHBOARD]);
+    assert.equal(response.headers.get('referrer-policy'), 'no-referrer');
+    const headers = applyEmbedPageHeaders(new Headers(), [DASHBOARD]);
     assert.equal(headers.get('content-security-policy'), `frame-ancestors ${DASHBOARD}`);
+    assert.equal(headers.get('referrer-policy'), 'no-referrer');
+    assert.throws(() => applyEmbedPageHeaders(new Headers(), ['*']), { code: 'ERR_CONFIG' });
 
     const server = createServer((_req, res) => {
       res.setHeader('content-security-policy', "img-src 'self'");
-      applyFrameAncestors(res, [DASHBOARD]).end('ok');
+      applyEmbedPageHeaders(res, [DASHBOARD]).end('ok');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
       assert.equal(answer.headers.get('content-security-policy'), `img-src 'self'; frame-ancestors ${DASHBOARD}`);
+      assert.equal(answer.headers.get('referrer-policy'), 'no-referrer');
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('applyEmbedPageHeaders works on an Express response before sendFile-style answers', async () => {
+    const app = express();
+    app.get('/embed', (_req, res) => {
+      applyEmbedPageHeaders(res, [DASHBOARD]).type('html').send('<!doctype html><title>Embed</title>');
+    });
+    const { origin, server } = await listen(app);
+    try {
+      const answer = await fetch(`${origin}/embed`);
+      assert.equal(answer.headers.get('content-security-policy'), `frame-ancestors ${DASHBOARD}`);
+      assert.equal(answer.headers.get('referrer-policy'), 'no-referrer');
     } finally {
       await close(server);
     }

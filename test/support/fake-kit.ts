@@ -71,7 +71,7 @@ export class FakeKit extends EventTarget implements Kit {
   onRefresh: ((kit: FakeKit) => unknown) | undefined;
   /** Runs on `signIn()` (awaited; its value is ignored); by default it resolves at once, as `openExternal` inside the dashboard. */
   onSignIn: ((returnTo: string | undefined) => unknown) | undefined;
-  /** Answers `fetch()`; by default it rejects with `ERR_KIT_NOT_READY`. */
+  /** Answers `fetch()`; by default it rejects with `ERR_CONFIG` (there is no backend to call). */
   onFetch: ((input: RequestInfo | URL, init?: RequestInit) => Response | Promise<Response>) | undefined;
 
   private readonly _upgrades: UpgradeScript[] = [];
@@ -143,7 +143,7 @@ export class FakeKit extends EventTarget implements Kit {
 
   async fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     if (this.onFetch) return this.onFetch(input, init);
-    throw new MarketplaceKitError('ERR_KIT_NOT_READY', 'FakeKit has no backend; set onFetch');
+    throw new MarketplaceKitError('ERR_CONFIG', 'FakeKit has no backend; set onFetch');
   }
 
   async signIn(returnTo?: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { LitElement, html, type CSSResultGroup, type PropertyDeclarations, type PropertyValues, type TemplateResult } from 'lit';
-import type { ErrorCode } from '../../shared/errors.js';
+import { MarketplaceKitError, isKitError, type ErrorCode } from '../../shared/errors.js';
 import type { Theme } from '../../shared/schemas.js';
 import type { Kit, KitState, UpgradeOutcome } from '../../runtime/types.js';
 import { MpErrorEvent, MpSignInRequestEvent, MpUpgradeEvent, MpUpgradeRequestEvent } from '../events.js';
@@ -128,6 +128,11 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     }
   }
 
+  /** Plans as the user reads them: `pro or business`, in the kit's locale. */
+  protected _planNames(plans: readonly string[]): string {
+    return this._intl((locale) => new Intl.ListFormat(locale, { type: 'disjunction' })).format(plans);
+  }
+
   protected _number(value: number): string {
     return this._intl((locale) => new Intl.NumberFormat(locale)).format(value);
   }
@@ -171,11 +176,22 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     try {
       return await action();
     } catch (error) {
-      const failed = new MpErrorEvent(error);
+      const failed = new MpErrorEvent(asKitError(error));
       this.dispatchEvent(failed);
       return undefined;
     } finally {
       this._busy = false;
     }
   }
+}
+
+/**
+ * What `mp-error` carries: kit errors as they are, anything else (a page's own handler that threw,
+ * a browser exception) as `ERR_ACTION_FAILED` with the original as `cause`, so listeners can
+ * always switch on `error.code`.
+ */
+function asKitError(error: unknown): MarketplaceKitError {
+  if (isKitError(error)) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new MarketplaceKitError('ERR_ACTION_FAILED', `The element's action failed: ${message}`, { cause: error });
 }

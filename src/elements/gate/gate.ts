@@ -2,6 +2,7 @@ import { html, nothing, type PropertyValues } from 'lit';
 import type { AccessDecision, AccessReason } from '../../shared/access.js';
 import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
+import { parsePlanList } from '../base/plans.js';
 import { MpAccessChangeEvent } from '../events.js';
 import { gateStyles } from './gate.styles.js';
 
@@ -147,8 +148,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   }
 
   private get _plans(): string[] | undefined {
-    const plans = this.plan?.split(/[\s,]+/).filter(Boolean);
-    return plans?.length ? plans : undefined;
+    return parsePlanList(this.plan);
   }
 
   protected override willUpdate(changed: PropertyValues): void {
@@ -199,7 +199,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const plans = this._plans;
     const values = {
       feature: this.feature || this._t('thisFeature'),
-      plan: plans ? this._intl((locale) => new Intl.ListFormat(locale, { type: 'disjunction' })).format(plans) : '',
+      plan: plans ? this._planNames(plans) : '',
       current: entitlement?.plan ?? '',
       date: this._date(entitlement?.expires_at),
       used: this._number(entitlement?.usage.api_calls ?? 0),

@@ -2,12 +2,13 @@ import { html, nothing } from 'lit';
 import type { UpgradeOutcome } from '../../runtime/types.js';
 import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
+import { parsePlanList } from '../base/plans.js';
 import { upgradeButtonStyles } from './upgrade-button.styles.js';
 
 export type UpgradeButtonStrings = BaseStrings & {
   /** The label without a `plan`. */
   label: string;
-  /** The label with a `plan`: `{plan}`. */
+  /** The label with a `plan`: `{plan}` (several plans read "pro or business"). */
   planLabel: string;
   /** Shown while the dashboard's plan chooser is open. */
   busy: string;
@@ -62,7 +63,10 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     _outcome: { state: true, attribute: false },
   };
 
-  /** The plan to offer, e.g. `pro`. */
+  /**
+   * The plan to offer, e.g. `pro`; several qualifying plans separated by spaces or commas
+   * (`pro business`), as on `<mp-gate>`: the first is offered, and holding any of them is "Current plan".
+   */
   declare plan: string | undefined;
   /** The feature the user wants, passed on to the plan chooser. */
   declare feature: string | undefined;
@@ -81,8 +85,10 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
 
   override render() {
     const kit = this._kit;
-    const { state, plan, feature } = this;
-    const current = state === 'ready' && !!(plan || feature) && !!kit?.access({ plan, feature }).granted;
+    const { state } = this;
+    const plans = parsePlanList(this.plan);
+    const feature = this.feature || undefined;
+    const current = state === 'ready' && !!(plans || feature) && !!kit?.access({ plan: plans, feature }).granted;
     const loading = state === 'loading';
     const text = this._busy
       ? this._t('busy')
@@ -90,7 +96,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
         ? this._t('notConnected')
         : current
           ? this._t('current')
-          : this.label ?? (plan ? this._t('planLabel', { plan }) : this._t('label'));
+          : this.label ?? (plans ? this._t('planLabel', { plan: this._planNames(plans) }) : this._t('label'));
     return html`<button
         part=${current ? 'base current' : 'base'}
         type="button"
@@ -106,7 +112,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
 
   private async _handleClick() {
     this._outcome = undefined;
-    this._outcome = await this._upgrade(this.plan || undefined, this.feature || undefined);
+    this._outcome = await this._upgrade(parsePlanList(this.plan)?.[0], this.feature || undefined);
   }
 }
 

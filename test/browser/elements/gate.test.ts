@@ -1,7 +1,7 @@
-import { expect, fixture, html } from '@open-wc/testing';
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import '../../../src/elements/index.js';
-import type { MpGate } from '../../../src/elements/index.js';
+import { MpGate } from '../../../src/elements/index.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../support/fake-kit.js';
 import { HOSTILE, deferred, next, part, settle, text } from './helpers.js';
@@ -78,6 +78,45 @@ describe('<mp-gate>', () => {
       }
     });
   }
+
+  describe('not connected (no kit on the page)', () => {
+    const originalWarn = console.warn;
+    const warnings: string[] = [];
+    before(() => {
+      MpGate.kitTimeoutMs = 20;
+      console.warn = (...args: unknown[]) => void warnings.push(args.map(String).join(' '));
+    });
+    after(() => {
+      delete (MpGate as { kitTimeoutMs?: number }).kitTimeoutMs;
+      console.warn = originalWarn;
+    });
+
+    async function unconnected(theme: 'light' | 'dark') {
+      const el = await fixture<MpGate>(html`<mp-gate feature="export" theme=${theme}><p id="secret">Secret report</p></mp-gate>`);
+      await waitUntil(() => el.state === 'not-connected', 'the gate never gave up waiting for a kit');
+      await settle(el);
+      return el;
+    }
+
+    it('shows a plain, not busy "Not connected" box, never the content, and warns once with ERR_KIT_NOT_FOUND', async () => {
+      const el = await unconnected('light');
+      expect(el.hasAttribute('access')).to.equal(false);
+      expect(el.decision).to.equal(null);
+      expect(isShown(el)).to.equal(false);
+      expect(part(el, 'card')).to.equal(null);
+      expect(part(el, 'loading')!.getAttribute('aria-busy')).to.equal('false');
+      expect(text(el)).to.contain('Not connected to Marketplace');
+      expect(warnings.filter((line) => line.includes('ERR_KIT_NOT_FOUND'))).to.have.length(1);
+    });
+
+    for (const theme of ['light', 'dark'] as const) {
+      it(`is accessible (${theme})`, async () => {
+        const el = await unconnected(theme);
+        expect(el.getAttribute('theme')).to.equal(theme);
+        await expect(el).to.be.accessible();
+      });
+    }
+  });
 
   it('shows loading as a busy box without the content', async () => {
     const el = await gate(new FakeKit());
@@ -191,7 +230,7 @@ describe('<mp-gate>', () => {
     const el = await gate(kit);
     const failed = next(el, 'mp-error');
     part(el, 'action')!.click();
-    expect(((await failed).error as MarketplaceKitError).code).to.equal('ERR_NOT_EMBEDDED');
+    expect((await failed).error.code).to.equal('ERR_NOT_EMBEDDED');
   });
 
   it('signs in from the signed-out card, returning to this page', async () => {

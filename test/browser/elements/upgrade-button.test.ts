@@ -2,6 +2,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import '../../../src/elements/index.js';
 import type { MpUpgradeButton } from '../../../src/elements/index.js';
+import { parsePlanList } from '../../../src/elements/base/plans.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../support/fake-kit.js';
 import { HOSTILE, deferred, next, part, settle } from './helpers.js';
@@ -88,9 +89,53 @@ describe('<mp-upgrade-button>', () => {
     const el = await button(kit);
     const failed = next(el, 'mp-error');
     part(el, 'base')!.click();
-    expect(((await failed).error as MarketplaceKitError).code).to.equal('ERR_NOT_EMBEDDED');
+    expect((await failed).error.code).to.equal('ERR_NOT_EMBEDDED');
     await settle(el);
     expect(part(el, 'base')!.getAttribute('aria-busy')).to.equal('false');
+  });
+
+  it('reports a failure that is not a kit error as mp-error ERR_ACTION_FAILED, keeping the cause', async () => {
+    const cause = new TypeError('boom');
+    const kit = new FakeKit().setSession(sampleUser, basic()).scriptUpgrade({ error: cause });
+    const el = await button(kit);
+    const failed = next(el, 'mp-error');
+    part(el, 'base')!.click();
+    const { error } = await failed;
+    expect(error).to.be.instanceOf(MarketplaceKitError);
+    expect(error.code).to.equal('ERR_ACTION_FAILED');
+    expect(error.cause).to.equal(cause);
+    expect(error.message).to.contain('boom');
+  });
+
+  describe('several plans (plan="pro business"), as on <mp-gate>', () => {
+    for (const [plan, label] of [
+      ['pro business', 'Current plan'],
+      ['business, pro', 'Current plan'],
+      ['business enterprise', 'Upgrade to business or enterprise'],
+    ] as const) {
+      it(`plan="${plan}" on the pro plan: ${label}`, async () => {
+        const el = await button(new FakeKit().setSession(), plan, '');
+        expect(part(el, 'label')!.textContent).to.equal(label);
+        expect((part(el, 'base') as HTMLButtonElement).disabled).to.equal(label === 'Current plan');
+      });
+    }
+
+    it('offers the first listed plan to the plan chooser', async () => {
+      const kit = new FakeKit().setSession(sampleUser, basic());
+      const el = await button(kit, ' business,  enterprise ', 'sso');
+      expect(part(el, 'label')!.textContent).to.equal('Upgrade to business or enterprise');
+      const request = next(el, 'mp-upgrade-request');
+      part(el, 'base')!.click();
+      expect((await request).plan).to.equal('business');
+      expect(kit.calls.upgrade).to.deep.equal([{ plan: 'business', feature: 'sso' }]);
+    });
+  });
+
+  it('parsePlanList: the one reading of a plan attribute, shared with <mp-gate>', () => {
+    expect(parsePlanList('pro')).to.deep.equal(['pro']);
+    expect(parsePlanList('pro business')).to.deep.equal(['pro', 'business']);
+    expect(parsePlanList(' pro,business ,, enterprise\t')).to.deep.equal(['pro', 'business', 'enterprise']);
+    for (const none of ['', ' , ', null, undefined]) expect(parsePlanList(none)).to.equal(undefined);
   });
 
   it('does nothing when disabled', async () => {
@@ -110,10 +155,16 @@ describe('<mp-upgrade-button>', () => {
     expect(kit.calls.upgrade.length).to.equal(1);
   });
 
-  it('renders a hostile plan name as text', async () => {
+  it('renders hostile plan names as text', async () => {
+    // Spaces separate plans, so the markup arrives as several "plans", and without spaces as one.
     const el = await button(new FakeKit().setSession(sampleUser, basic()), HOSTILE);
-    expect(part(el, 'label')!.textContent).to.equal(`Upgrade to ${HOSTILE}`);
+    expect(part(el, 'label')!.textContent).to.equal('Upgrade to <img, src=x, onerror="window.__xss, =, or 1">');
+    const packed = '<img/src=x/onerror=window.__xss=1>';
+    el.plan = packed;
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal(`Upgrade to ${packed}`);
     expect(el.shadowRoot!.querySelector('img')).to.equal(null);
+    expect((window as { __xss?: number }).__xss).to.equal(undefined);
   });
 
   it('takes its texts from label and strings', async () => {
