@@ -14,7 +14,9 @@ export default {
   rootDir: '.',
   files: process.env.WTR_FILES ? process.env.WTR_FILES.split(',') : ['test/browser/**/*.test.ts', 'src/**/*.test.ts'],
   nodeResolve: false,
-  concurrency: 2,
+  // One page at a time: pages opened side by side sit in background tabs, where Chromium runs no
+  // animation frames, and fixtures that wait for a frame then hang until the test times out.
+  concurrency: 1,
   filterBrowserLogs: ({ args }) => !String(args[0]).includes('Lit is in dev mode'),
   testFramework: { config: { timeout: 10000 } },
   browsers: [chromeLauncher({ launchOptions: { executablePath: chromiumPath(), headless: true, args: chromiumArgs } })],
@@ -41,7 +43,11 @@ export default {
           appType: 'custom',
           server: { middlewareMode: true, hmr: false, ws: false },
           optimizeDeps: {
-            include: ['@mixer/postmessage-rpc'],
+            // Everything to pre-bundle is listed and nothing else is discovered: a dependency found
+            // in the middle of a run makes Vite re-optimize and invalidate modules already loaded,
+            // which stalls the tests of a fresh clone (no .vite cache yet).
+            include: ['@mixer/postmessage-rpc', 'zod/mini'],
+            noDiscovery: true,
             // Lit stays unbundled so that the tests' helpers and our elements share one copy of it.
             exclude: ['@open-wc/testing', '@web/test-runner-commands', 'lit', 'lit-html', 'lit-element', '@lit/reactive-element'],
           },

@@ -1,5 +1,6 @@
 // Where the tests find Debian's Chromium, and the flags it needs here: root needs --no-sandbox,
-// and the machine's closed network makes background services fail noisily.
+// the machine's closed network makes background services fail noisily, and parallel test pages
+// must not be throttled.
 import { existsSync } from 'node:fs';
 
 export function chromiumPath() {
@@ -18,4 +19,9 @@ export const chromiumArgs = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  // Test pages run side by side in tabs of one browser: a tab in the background must keep its
+  // timers and rendering at full speed, or axe runs and timeouts in it crawl.
+  '--disable-background-timer-throttling',
+  '--disable-renderer-backgrounding',
+  '--disable-backgrounding-occluded-windows',
 ];
