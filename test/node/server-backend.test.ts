@@ -15,7 +15,6 @@ import {
   toNodeHandler,
   type AppBackend,
   type AppBackendOptions,
-  type ReplayStore,
   type WebhookDelivery,
 } from '../../src/server/index.js';
 import { SessionResponse } from '../../src/shared/schemas.js';
@@ -30,6 +29,7 @@ import {
   USER,
   WEBHOOK_SECRET,
   createVirtualClock,
+  asyncReplayStore,
   rawRequest,
   startFakeMarketplace,
   type FakeMarketplace,
@@ -502,21 +502,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
   });
 
   it('shares one asynchronous replayStore between webhooks and context tokens, under separate namespaces', async () => {
-    // A shared store's stand-in: answers later, as Redis does, and claims atomically (SET NX).
-    const keys = new Map<string, number>();
-    const later = () => new Promise((resolve) => setImmediate(resolve));
-    const replayStore: ReplayStore = {
-      async claim(key, expiresAt, now) {
-        await later();
-        if ((keys.get(key) ?? 0) > now) return false;
-        keys.set(key, expiresAt);
-        return true;
-      },
-      async release(key) {
-        await later();
-        keys.delete(key);
-      },
-    };
+    const replayStore = asyncReplayStore();
     let fail = true;
     const { backend, events } = backendWith({
       replayStore,
@@ -531,12 +517,12 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.equal(await errorCode(await postSession(backend, { context: token, host: DASHBOARD })), 'ERR_CONTEXT_TOKEN_REPLAYED');
     const body = delivery({ id: 'same-0001' });
     assert.equal((await post(backend, body)).status, 500);
-    assert.deepEqual([...keys.keys()], [`jti:${market.siteUrl} ${CLIENT_ID} same-0001`], 'the failed delivery was released');
+    assert.deepEqual([...replayStore.keys.keys()], [`jti:${market.siteUrl} ${CLIENT_ID} same-0001`], 'the failed delivery was released');
     fail = false;
     const answers = await Promise.all([post(backend, body), post(backend, body)].map(async (answer) => JSON.stringify(await (await answer).json())));
     assert.deepEqual(answers.sort(), ['{"received":true,"duplicate":true}', '{"received":true,"event":"subscription.created"}']);
     assert.equal(events.length, 1);
-    assert.deepEqual([...keys.keys()].sort(), [`jti:${market.siteUrl} ${CLIENT_ID} same-0001`, 'webhook:id:same-0001']);
+    assert.deepEqual([...replayStore.keys.keys()].sort(), [`jti:${market.siteUrl} ${CLIENT_ID} same-0001`, 'webhook:id:same-0001']);
   });
 
   it('accepts rotated secrets and passes unknown event kinds on as generic events', async () => {

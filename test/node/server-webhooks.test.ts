@@ -11,7 +11,7 @@ import {
   type VerifyWebhookOptions,
 } from '../../src/server/index.js';
 import { parseWebhookDelivery } from '../../src/shared/schemas.js';
-import { NOW, WEBHOOK_SECRET } from '../support/server-http.js';
+import { NOW, WEBHOOK_SECRET, asyncReplayStore } from '../support/server-http.js';
 
 const body = (overrides: Record<string, unknown> = {}) =>
   JSON.stringify({ event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: 'pro' }, ...overrides });
@@ -31,25 +31,6 @@ function countingStore(): ReplayStore & { claims: string[]; releases: string[] }
     release(key) {
       releases.push(key);
       return inner.release(key);
-    },
-  };
-}
-
-/** A shared store's stand-in: answers later, as Redis does, and claims atomically (SET NX). */
-function asyncStore(): ReplayStore & { keys: Map<string, number> } {
-  const keys = new Map<string, number>();
-  const later = () => new Promise((resolve) => setImmediate(resolve));
-  return {
-    keys,
-    async claim(key, expiresAt, now) {
-      await later();
-      if ((keys.get(key) ?? 0) > now) return false;
-      keys.set(key, expiresAt);
-      return true;
-    },
-    async release(key) {
-      await later();
-      keys.delete(key);
     },
   };
 }
@@ -312,7 +293,7 @@ describe('verifyWebhook (DESIGN D)', () => {
   it('receiveWebhook claims on receipt, so a concurrent copy is a duplicate at once', async () => {
     const raw = body();
     const signature = signWebhookBody(raw, WEBHOOK_SECRET);
-    for (const store of [countingStore(), asyncStore()]) {
+    for (const store of [countingStore(), asyncReplayStore()]) {
       const [first, second] = await Promise.allSettled([receiveWebhook(raw, signature, options(store)), receiveWebhook(raw, signature, options(store))]);
       assert.equal(first.status, 'fulfilled');
       assert.equal(first.value.delivery.event, 'subscription.created');
@@ -335,7 +316,7 @@ describe('verifyWebhook (DESIGN D)', () => {
   });
 
   it('works with an asynchronous store', async () => {
-    const store = asyncStore();
+    const store = asyncReplayStore();
     const raw = body();
     const signature = signWebhookBody(raw, WEBHOOK_SECRET);
     await verifyWebhook(raw, signature, options(store));

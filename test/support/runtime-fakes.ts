@@ -3,7 +3,9 @@
  * origin and `event.source` a real browser would report), a scripted backend `fetch`, and a
  * `KitEnvironment` whose URL, clock and document height the test controls.
  */
+import { expect } from '@open-wc/testing';
 import type { MessagePeer, MessageSource } from '../../src/shared/bridge.js';
+import { MarketplaceKitError } from '../../src/shared/errors.js';
 import type { KitEnvironment } from '../../src/runtime/kit.js';
 import type { Entitlement, Profile, SessionResponse } from '../../src/shared/schemas.js';
 
@@ -157,4 +159,15 @@ export const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms)
 /** Resolves once `check()` is true (polled; the test's own timeout bounds the wait). */
 export async function until(check: () => boolean): Promise<void> {
   while (!check()) await tick(5);
+}
+
+/** The kit error a promise rejects with; fails the test when it resolves or rejects with anything else. */
+export async function rejection(promise: Promise<unknown>): Promise<MarketplaceKitError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).to.be.instanceOf(MarketplaceKitError);
+    return error as MarketplaceKitError;
+  }
+  throw new Error('expected a rejection');
 }

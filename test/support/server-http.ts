@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Entitlement, Profile } from '../../src/shared/schemas.js';
-import type { Clock } from '../../src/server/index.js';
+import type { Clock, ReplayStore } from '../../src/server/index.js';
 
 export interface RecordedRequest {
   method: string;
@@ -191,4 +191,23 @@ export async function startFakeMarketplace(): Promise<FakeMarketplace> {
   });
   // The handler reads `state`, so the returned object must be that very object.
   return Object.assign(state, server, { siteUrl: server.url });
+}
+
+/** A shared store's stand-in: answers later, as Redis does, and claims atomically (SET NX). */
+export function asyncReplayStore(): ReplayStore & { keys: Map<string, number> } {
+  const keys = new Map<string, number>();
+  const later = () => new Promise((resolve) => setImmediate(resolve));
+  return {
+    keys,
+    async claim(key, expiresAt, now) {
+      await later();
+      if ((keys.get(key) ?? 0) > now) return false;
+      keys.set(key, expiresAt);
+      return true;
+    },
+    async release(key) {
+      await later();
+      keys.delete(key);
+    },
+  };
 }

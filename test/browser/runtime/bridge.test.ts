@@ -10,22 +10,12 @@ import {
   type HostMethods,
 } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
-import { APP_ORIGIN, HOST_ORIGIN, deliver, tick, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
+import { APP_ORIGIN, HOST_ORIGIN, deliver, rejection, tick, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
 
 const { host: HOST_METHODS, app: APP_METHODS } = bridgeSchemas();
 
 const packet = (id: number, method: string, params: unknown) =>
   JSON.stringify({ type: 'method', serviceID: BRIDGE_SERVICE_ID, id, method, params, counter: 0 });
-
-async function rejection(promise: Promise<unknown>): Promise<MarketplaceKitError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).to.be.instanceOf(MarketplaceKitError);
-    return error as MarketplaceKitError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('host bridge protocol', () => {
   let host: FakeWindow;

@@ -11,6 +11,7 @@ import {
   fakeEnvironment,
   jsonResponse,
   scriptedFetch,
+  rejection,
   sessionBody,
   tick,
   windowPair,
@@ -24,16 +25,6 @@ const { host: HOST_METHODS, app: APP_METHODS } = bridgeSchemas();
 const BACKEND = `${APP_ORIGIN}/api/marketplace`;
 const LAUNCH = `${APP_ORIGIN}/embed?view=1&mp_context=ctx-0&mp_host=${encodeURIComponent(HOST_ORIGIN)}&mp_locale=de-DE&mp_theme=dark`;
 const PRO = { ...ENTITLEMENT, plan: 'pro', features: ['reports', 'export'] };
-
-async function rejection(promise: Promise<unknown>): Promise<MarketplaceKitError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).to.be.instanceOf(MarketplaceKitError);
-    return error as MarketplaceKitError;
-  }
-  throw new Error('expected a rejection');
-}
 
 const kits: Kit[] = [];
 afterEach(() => {
