@@ -9,7 +9,7 @@ import {
   type ReplayStore,
   type VerifyContextTokenOptions,
 } from '../../src/server/index.js';
-import { CLIENT_ID, CLIENT_SECRET, DASHBOARD, NOW, USER } from '../support/server-http.js';
+import { CLIENT_ID, CLIENT_SECRET, DASHBOARD, NOW, USER, asyncReplayStore } from '../support/server-http.js';
 
 const ISSUER = 'https://marketplace.example';
 const IAT = Math.floor(NOW / 1000);
@@ -159,22 +159,12 @@ describe('verifyContextToken (DESIGN A, B)', () => {
   });
 
   it('works with an asynchronous store, claiming the jti under the jti: namespace, once among concurrent copies', async () => {
-    // A shared store's stand-in: answers later, as Redis does, and claims atomically (SET NX).
-    const keys = new Map<string, number>();
-    const replayStore: ReplayStore = {
-      async claim(key, expiresAt, now) {
-        await new Promise((resolve) => setImmediate(resolve));
-        if ((keys.get(key) ?? 0) > now) return false;
-        keys.set(key, expiresAt);
-        return true;
-      },
-      release: (key) => void keys.delete(key),
-    };
+    const replayStore = asyncReplayStore();
     const token = await sign({ jti: 'jti-async-0001' });
     const results = await Promise.allSettled([1, 2, 3].map(() => verifyContextToken(token, verifyOptions({ replayStore }))));
     assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected', 'rejected']);
     for (const result of results) if (result.status === 'rejected') assert.equal((result.reason as ContextTokenError).code, 'ERR_CONTEXT_TOKEN_REPLAYED');
-    assert.deepEqual([...keys], [[`jti:${ISSUER} ${CLIENT_ID} jti-async-0001`, (IAT + 300 + 10) * 1000]]);
+    assert.deepEqual([...replayStore.keys], [[`jti:${ISSUER} ${CLIENT_ID} jti-async-0001`, (IAT + 300 + 10) * 1000]]);
   });
 
   it('fails with ERR_CONFIG when a store answers something else than a boolean', async () => {

@@ -1,6 +1,5 @@
 // Where the tests find Debian's Chromium, and the flags it needs here: root needs --no-sandbox,
-// the machine's closed network makes background services fail noisily, and parallel test pages
-// must not be throttled.
+// and the machine's closed network makes background services fail noisily.
 import { existsSync } from 'node:fs';
 
 export function chromiumPath() {
@@ -19,8 +18,9 @@ export const chromiumArgs = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
-  // Test pages run side by side in tabs of one browser: a tab in the background must keep its
-  // timers and rendering at full speed, or axe runs and timeouts in it crawl.
+  // The end-to-end tests open several pages and frames in one browser: a page that is not in
+  // front must keep its timers and rendering at full speed, or its timeouts crawl. (The browser
+  // tests run one page at a time anyway: see test/web-test-runner.config.js.)
   '--disable-background-timer-throttling',
   '--disable-renderer-backgrounding',
   '--disable-backgrounding-occluded-windows',
