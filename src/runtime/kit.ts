@@ -28,6 +28,9 @@ const UPGRADE_TIMEOUT_MS = 10 * 60_000;
 /** After an early renewal failed, how long the still valid token is used before the next attempt. */
 const RENEW_RETRY_MS = 5_000;
 
+const noSession = () =>
+  new MarketplaceKitError('ERR_SESSION_MISSING', 'There is no session: the user is not signed in, signed out, or the kit was destroyed');
+
 export interface KitOptions {
   /**
    * Base URL of the app backend's session routes (`createAppBackend`'s `basePath`), absolute or
@@ -146,6 +149,11 @@ export class MarketplaceKit extends EventTarget implements Kit {
   readonly #listeners = new Set<(kit: Kit) => void>();
   #signature: string;
   #session: Session | null = null;
+  /**
+   * Counts the times the session was forgotten (sign-out, destroy, a lost session). Work that
+   * started before (start-up, a renewal, a refresh) must not bring it back when it ends.
+   */
+  #generation = 0;
   #hostOrigin = '';
   #bridge: Bridge<HostMethods> | null = null;
   #host: HostBridge | null = null;
@@ -293,12 +301,14 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#destroyed = true;
     this.#stopResize?.();
     this.#bridge?.destroy();
-    this.#bridge = this.#session = null;
+    this.#bridge = this.#host = null;
+    this.#forget();
     this.#listeners.clear();
     unregisterKit(this);
   }
 
   async #start(launch: Launch): Promise<void> {
+    const generation = this.#generation;
     let request: Promise<SessionResponse | null> | null = null;
     if (launch.kind === 'standalone') {
       request = this.#backend.session({ credentials: 'include' }).catch((error: unknown) => {
@@ -321,13 +331,14 @@ export class MarketplaceKit extends EventTarget implements Kit {
         if (launch.locale) this.#applyLocale(launch.locale);
         request ??= this.#exchange((await this.#bridge!.call('getContext', {})).context);
       }
-      const response = await request;
+      const response = await this.#unlessForgotten(generation, request);
       if (response) this.#acceptSession(response);
       else if (launch.kind === 'standalone' && launch.signInError) {
         this.#signedOut(new MarketplaceKitError('ERR_OAUTH', `Sign-in did not complete (${launch.signInError})`));
       } else this.#signedOut();
     } catch (error) {
-      this.#fail(error);
+      // Signed out or destroyed meanwhile: how start-up ended no longer matters.
+      if (generation === this.#generation) this.#fail(error);
     }
   }
 
@@ -403,7 +414,6 @@ export class MarketplaceKit extends EventTarget implements Kit {
    * looks expired on arrival means the clocks disagree; it is then renewed on a 401 only too.
    */
   #acceptSession(response: SessionResponse): void {
-    if (this.#destroyed) return;
     const now = this.#env.now();
     const lifetime = Date.parse(response.session.expires_at) - now;
     const margin = this.#options.refreshMarginMs ?? 60_000;
@@ -418,7 +428,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
 
   /** Forgets the session and the user: this page is signed out (`error` says why, if it failed). */
   #signedOut(error: MarketplaceKitError | null = null): void {
-    this.#session = null;
+    this.#forget();
     this.#set({ state: 'signed-out', user: null, entitlement: null, error });
   }
 
@@ -427,39 +437,55 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#set({ state: 'error', error: kitError });
   }
 
+  /** Forgets the session token; what was under way for it is dropped when it ends. */
+  #forget(): void {
+    this.#session = null;
+    this.#generation++;
+  }
+
+  /**
+   * Settles as `work` does, unless the session was forgotten since `generation` was read: then its
+   * outcome is dropped and this rejects with `ERR_SESSION_MISSING`.
+   */
+  #unlessForgotten<T>(generation: number, work: Promise<T> | T): Promise<T> {
+    return Promise.resolve(work).finally(() => {
+      if (generation !== this.#generation) throw noSession();
+    });
+  }
+
   /**
    * Sends with the bearer token; on a 401 renews once and sends again, unless the token was new.
-   * An early renewal that fails leaves the token in use until it expires, and is tried again later.
+   * Only a missing or expired session is waited for: before expiry the renewal runs alongside, and
+   * if it fails the token stays in use and the renewal is tried again later.
    */
   async #authorized(send: (token: string) => Promise<Response>): Promise<Response> {
     await this.started;
+    const generation = this.#generation;
+    const lost = (error: unknown) => Promise.reject(this.#lost(error));
+    const attempt = async (token: string) => send(await this.#unlessForgotten(generation, token));
     const session = this.#session;
-    let token = session?.token ?? null;
-    let fresh = false;
-    if (!session || this.#env.now() >= session.renewAt) {
-      try {
-        token = await this.#renew(token);
-        fresh = true;
-      } catch (error) {
-        const now = this.#env.now();
-        if (!session || now >= session.expiresAt) throw this.#lost(error);
-        session.renewAt = Math.min(now + RENEW_RETRY_MS, session.expiresAt);
-      }
+    const now = this.#env.now();
+    if (!session || now >= session.expiresAt) return attempt(await this.#renew(session?.token ?? null).catch(lost));
+    if (now >= session.renewAt) {
+      this.#renew(session.token).catch(() => {
+        session.renewAt = Math.min(this.#env.now() + RENEW_RETRY_MS, session.expiresAt);
+      });
     }
-    const response = await send(token!);
-    if (response.status !== 401 || fresh) return response;
-    return send(await this.#renew(token).catch((error: unknown) => Promise.reject(this.#lost(error))));
+    const response = await attempt(session.token);
+    if (response.status !== 401) return response;
+    return attempt(await this.#renew(session.token).catch(lost));
   }
 
-  /** The session is gone after a failed renewal; returns the error to throw. */
+  /** After a failed renewal: signs out or records the error (state `error`); returns the error to throw. */
   #lost(error: unknown): unknown {
-    if (isKitError(error) && error.code === 'ERR_SESSION_REFRESH_FAILED') {
-      // On the developer's site a 401 means the cookie session ended: the user is signed out.
-      if (!this.embedded && error.status === 401) this.#signedOut();
-      else {
-        this.#session = null;
-        this.#set({ state: 'error', error });
-      }
+    if (!isKitError(error) || error.code !== 'ERR_SESSION_REFRESH_FAILED') return error;
+    // On the developer's site a 401 means the cookie session ended: the user is signed out.
+    if (!this.embedded && error.status === 401) this.#signedOut();
+    else {
+      // Inside the dashboard the token is spent (expired or refused). On the developer's site a
+      // network or server error says nothing about the cookie: the next call tries it again.
+      if (this.embedded) this.#forget();
+      this.#set({ state: 'error', error });
     }
     return error;
   }
@@ -473,44 +499,39 @@ export class MarketplaceKit extends EventTarget implements Kit {
   }
 
   async #runRenewal(): Promise<string> {
+    const generation = this.#generation;
     const standalone = !this.embedded;
-    if (standalone ? !this.#session : !this.#bridge) {
-      throw new MarketplaceKitError('ERR_SESSION_MISSING', 'There is no session: the user is not signed in');
-    }
-    try {
-      const response = standalone
-        ? await this.#backend.session({ credentials: 'include' })
-        : await this.#exchange((await this.#bridge!.call('getContext', {})).context);
-      this.#acceptSession(response);
-      return response.session.token;
-    } catch (cause) {
-      throw new MarketplaceKitError(
+    if (standalone ? !this.#session : !this.#bridge) throw noSession();
+    const request = standalone
+      ? this.#backend.session({ credentials: 'include' })
+      : this.#bridge!.call('getContext', {}).then(({ context }) => this.#exchange(context));
+    const failed = (cause: unknown) =>
+      new MarketplaceKitError(
         'ERR_SESSION_REFRESH_FAILED',
         `The session could not be renewed: ${cause instanceof Error ? cause.message : String(cause)}`,
         isKitError(cause) && cause.status !== undefined ? { cause, status: cause.status } : { cause },
       );
-    }
+    const response = await this.#unlessForgotten(generation, request.catch((cause: unknown) => Promise.reject(failed(cause))));
+    this.#acceptSession(response);
+    return response.session.token;
   }
 
   #runRefresh(): Promise<void> {
     const run = (async () => {
       await this.started;
-      if (this.embedded) {
-        const response = await this.#authorized((token) =>
-          this.#backend.send(`${this.#backend.base}/session?refresh=1`, { headers: { Authorization: `Bearer ${token}` } }),
-        );
-        this.#acceptSession(await this.#backend.read(response));
-        return;
-      }
+      const generation = this.#generation;
       const token = this.#session?.token;
+      const reading = this.embedded
+        ? this.#authorized((token) =>
+            this.#backend.send(`${this.#backend.base}/session?refresh=1`, { headers: { Authorization: `Bearer ${token}` } }),
+          ).then((response) => this.#backend.read(response))
+        : this.#backend.session({ credentials: 'include', headers: token ? { Authorization: `Bearer ${token}` } : {} }, '?refresh=1');
       try {
-        const response = await this.#backend.session(
-          { credentials: 'include', headers: token ? { Authorization: `Bearer ${token}` } : {} },
-          '?refresh=1',
-        );
-        this.#acceptSession(response);
+        // Only the answer is dropped if the session was forgotten meanwhile: a failure changes
+        // nothing here, except that a 401 signs out, which is right whenever it arrives.
+        this.#acceptSession(await reading.then((response) => this.#unlessForgotten(generation, response)));
       } catch (error) {
-        if (!(isKitError(error) && error.status === 401)) throw error;
+        if (this.embedded || !(isKitError(error) && error.status === 401)) throw error;
         this.#signedOut();
       }
     })();
@@ -524,9 +545,10 @@ export class MarketplaceKit extends EventTarget implements Kit {
 
   /** Applies `patch` and notifies every listener once, if anything visible changed at all. */
   #set(patch: Partial<Fields>): void {
+    if (this.#destroyed) return;
     Object.assign(this.#fields, patch);
     const signature = this.#sign();
-    if (signature === this.#signature || this.#destroyed) return;
+    if (signature === this.#signature) return;
     this.#signature = signature;
     for (const listener of [...this.#listeners]) {
       try {

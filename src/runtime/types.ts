@@ -69,7 +69,10 @@ export interface Kit extends EventTarget {
 
   /** Calls `listener` once per change of state, user, entitlement, theme or locale. */
   subscribe(listener: (kit: Kit) => void): () => void;
-  /** Stops timers, observers and the bridge. */
+  /**
+   * Stops timers, observers and the bridge and forgets the session: `host` becomes null, nothing
+   * changes or is announced any more, and work under way is dropped (`ERR_SESSION_MISSING`).
+   */
   destroy(): void;
 }
 

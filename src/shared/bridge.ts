@@ -260,22 +260,31 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
       if (closed) throw new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed');
       let timer: ReturnType<typeof setTimeout> | undefined;
       let timedOut = false;
-      let id: number | undefined;
+      let forget: () => void = () => undefined;
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           timedOut = true;
-          // The library keeps a pending call until its reply, which may never come; it exposes no
-          // way to drop one, so its (private) table is cleared here.
-          if (id !== undefined) delete (rpc as unknown as { calls: Record<number, unknown> }).calls[id];
           reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', `${method} got no answer within ${timeoutMs} ms`));
+          forget();
         }, timeoutMs);
       });
       // A call that timed out while waiting for the handshake is never sent: its caller has already
       // been told it failed, so the dashboard must not act on it later.
       const send = () => {
         if (timedOut) return;
+        let id = NaN;
         rpc.once('sendMethod', (packet: { id: number }) => (id = packet.id));
-        return rpc.call(method, checked.data as object);
+        const reply = rpc.call(method, checked.data as object);
+        // The library keeps a pending call until its reply, which may never come, and has no way to
+        // drop one, so a timeout removes it from the (private) table. Only if the entry is still
+        // ours: ids repeat (the counter also counts replies and restarts at every handshake), so a
+        // newer call may hold the same id by then.
+        const calls = (rpc as unknown as { calls?: Record<number, unknown> }).calls ?? {};
+        const entry = calls[id];
+        forget = () => {
+          if (entry && calls[id] === entry) delete calls[id];
+        };
+        return reply;
       };
       let result: unknown;
       try {

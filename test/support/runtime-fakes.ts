@@ -171,3 +171,10 @@ export async function rejection(promise: Promise<unknown>): Promise<MarketplaceK
   }
   throw new Error('expected a rejection');
 }
+
+/** A promise the test settles when it chooses: `await held.promise` in a route, `held.open()` in the test. */
+export function gate(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}

@@ -10,7 +10,7 @@ import {
   type HostMethods,
 } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
-import { APP_ORIGIN, HOST_ORIGIN, deliver, rejection, tick, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
+import { APP_ORIGIN, HOST_ORIGIN, deliver, rejection, tick, until, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
 
 const { host: HOST_METHODS, app: APP_METHODS } = bridgeSchemas();
 
@@ -178,6 +178,37 @@ describe('host bridge protocol', () => {
     const { appSide } = connect({ openUpgrade: () => new Promise((resolve) => setTimeout(() => resolve({ outcome: 'upgraded' }), 300)) }, {}, 100);
     expect(await appSide.call('openUpgrade', { plan: 'pro' }, { timeoutMs: 2000 })).to.deep.equal({ outcome: 'upgraded' });
     expect((await rejection(appSide.call('openUpgrade', { plan: 'pro' }))).code).to.equal('ERR_BRIDGE_TIMEOUT');
+  });
+
+  it('a call that times out does not drop a newer call that got the same id', async () => {
+    // The host end is scripted by hand: every handshake restarts the app end's id counter.
+    const appSide = openBridge({ self: app.self, peer: host.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 100 });
+    open.push(appSide);
+    const sent: Array<{ type: string; id: number; method?: string }> = [];
+    host.self.addEventListener('message', (event) => sent.push(JSON.parse((event as MessageEvent<string>).data)));
+    const handshake = async () => {
+      const replies = sent.filter((p) => p.type === 'reply' && p.id === -1).length;
+      deliver(app, packet(-1, 'ready', { protocolVersion: '1' }), HOST_ORIGIN, host.handle);
+      await until(() => sent.filter((p) => p.type === 'reply' && p.id === -1).length > replies);
+    };
+    const contextCall = async (timeoutMs: number) => {
+      const before = sent.length;
+      const call = appSide.call('getContext', {}, { timeoutMs });
+      await until(() => sent.slice(before).some((p) => p.method === 'getContext'));
+      return { call, id: sent.slice(before).find((p) => p.method === 'getContext')!.id };
+    };
+
+    await handshake();
+    const first = await contextCall(1000);
+    let firstSettled = false;
+    const firstError = rejection(first.call).finally(() => (firstSettled = true));
+    await handshake(); // the dashboard reconnected
+    const second = await contextCall(5000);
+    expect(second.id).to.equal(first.id, 'the library reused the id');
+    expect(firstSettled).to.equal(false, 'the second call left before the first timed out');
+    expect((await firstError).code).to.equal('ERR_BRIDGE_TIMEOUT');
+    deliver(app, JSON.stringify({ type: 'reply', serviceID: BRIDGE_SERVICE_ID, id: second.id, result: { context: 'second' }, counter: 0 }), HOST_ORIGIN, host.handle);
+    expect(await second.call).to.deep.equal({ context: 'second' });
   });
 
   it('fails pending and later calls with ERR_BRIDGE_CLOSED after destroy', async () => {

@@ -10,10 +10,12 @@ import {
   USER,
   fakeEnvironment,
   jsonResponse,
+  gate,
   scriptedFetch,
   rejection,
   sessionBody,
   tick,
+  until,
   windowPair,
   type FakeEnvironment,
   type FakeWindow,
@@ -50,11 +52,35 @@ function embedded(route: (call: FetchCall) => Response | Promise<Response>, hand
     handlers: { getContext: () => ({ context: `ctx-${++contexts}` }), ...handlers },
     timeoutMs: 300,
   });
-  const env = fakeEnvironment(LAUNCH, { parent: host, self: app });
+  const spied = spyListeners(app);
+  const env = fakeEnvironment(LAUNCH, { parent: host, self: spied.window });
   const fetch = scriptedFetch(route);
   const kit = start(env, fetch, { bridgeTimeoutMs: 300, ...options });
   kits.push({ destroy: () => hostSide.destroy() } as Kit);
-  return { kit, env, fetch, hostSide, contexts: () => contexts };
+  return { kit, env, fetch, hostSide, spied, contexts: () => contexts };
+}
+
+/** `win` with its message listeners counted: how many were ever added, which are still there. */
+function spyListeners(win: FakeWindow) {
+  const spied = {
+    added: 0,
+    listening: new Set<unknown>(),
+    window: {
+      ...win,
+      self: {
+        addEventListener(type: 'message', listener: (event: MessageEvent) => void) {
+          spied.added++;
+          spied.listening.add(listener);
+          win.self.addEventListener(type, listener);
+        },
+        removeEventListener(type: 'message', listener: (event: MessageEvent) => void) {
+          spied.listening.delete(listener);
+          win.self.removeEventListener(type, listener);
+        },
+      },
+    } as FakeWindow,
+  };
+  return spied;
 }
 
 /** Backend: POST exchanges, GET reads, with a token per exchange and the given entitlement. */
@@ -204,6 +230,32 @@ describe('kit on the developer\'s own site', () => {
     expect(kit.state).to.equal('signed-out');
     expect(fetch.calls.slice(5).map((c) => c.url)).to.deep.equal([`${APP_ORIGIN}/api/c`, `${BACKEND}/session`]);
   });
+
+  it('a network error while re-reading the session after a 401 is state error, and the next call tries again', async () => {
+    let cookie = 'tok-a';
+    let online = true;
+    const fetch = scriptedFetch((call) => {
+      if (call.url.endsWith('/session')) return online ? jsonResponse(sessionBody(cookie, 600_000)) : Promise.reject(new TypeError('Failed to fetch'));
+      return jsonResponse({}, call.authorization === `Bearer ${cookie}` ? 200 : 401);
+    });
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+    await kit.started;
+    cookie = 'tok-b'; // renewed in another tab
+    online = false;
+    const error = await rejection(kit.fetch('/api/a'));
+    expect(error.code).to.equal('ERR_SESSION_REFRESH_FAILED');
+    expect((error.cause as MarketplaceKitError).code).to.equal('ERR_NETWORK');
+    expect(kit.state).to.equal('error');
+    expect(kit.error).to.equal(error);
+    online = true;
+    expect((await kit.fetch('/api/b')).status).to.equal(200);
+    expect([kit.state, kit.error]).to.deep.equal(['ready', null]);
+    expect(fetch.calls.slice(-3).map((c) => [c.url, c.authorization])).to.deep.equal([
+      [`${APP_ORIGIN}/api/b`, 'Bearer tok-a'],
+      [`${BACKEND}/session`, null],
+      [`${APP_ORIGIN}/api/b`, 'Bearer tok-b'],
+    ]);
+  });
 });
 
 describe('kit inside the dashboard', () => {
@@ -300,16 +352,41 @@ describe('kit inside the dashboard', () => {
     ]);
   });
 
-  it('renews near expiry through getContext, once for concurrent callers', async () => {
+  it('renews near expiry through getContext alongside the requests, once for concurrent callers', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
     const { kit, env, fetch, contexts } = embedded((call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true })));
     await kit.started;
     env.advance(600_000 - 59_000); // inside the 60 s margin
+    state.entitlement = PRO; // makes the end of the renewal visible
+    const renewed = new Promise((resolve) => kit.addEventListener('change', resolve, { once: true }));
     await Promise.all([kit.fetch('/api/a'), kit.fetch('/api/b'), kit.fetch('/api/c')]);
+    await renewed;
+    await kit.fetch('/api/d');
     expect(contexts()).to.equal(1);
     expect(state.exchanges).to.equal(2);
-    expect(fetch.calls.filter((c) => /\/api\/[abc]$/.test(c.url)).map((c) => c.authorization)).to.deep.equal(['Bearer tok-2', 'Bearer tok-2', 'Bearer tok-2']);
-    expect(JSON.parse(fetch.calls[1]!.body!)).to.deep.equal({ context: 'ctx-1', host: HOST_ORIGIN });
+    expect(fetch.calls.filter((c) => /\/api\/[abcd]$/.test(c.url)).map((c) => c.authorization)).to.deep.equal(
+      ['Bearer tok-1', 'Bearer tok-1', 'Bearer tok-1', 'Bearer tok-2'],
+      'the still valid token went out at once',
+    );
+    expect(JSON.parse(fetch.calls.find((c) => c.method === 'POST' && c.body?.includes('ctx-1'))!.body!)).to.deep.equal({ context: 'ctx-1', host: HOST_ORIGIN });
+  });
+
+  it('renewing ahead of expiry holds no request back, even when the dashboard never answers', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
+    let asked = 0;
+    const { kit, env, fetch } = embedded(
+      (call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true })),
+      { getContext: () => (asked++, new Promise<never>(() => undefined)) },
+      { bridgeTimeoutMs: 60_000 }, // longer than the test's own timeout: a request that waited would fail it
+    );
+    await kit.started;
+    env.advance(550_000);
+    expect((await kit.fetch('/api/a')).status).to.equal(200);
+    expect((await kit.fetch('/api/b')).status).to.equal(200);
+    await until(() => asked > 0);
+    expect(asked).to.equal(1, 'one renewal, shared');
+    expect(fetch.calls.slice(1).map((c) => c.authorization)).to.deep.equal(['Bearer tok-1', 'Bearer tok-1']);
+    expect([kit.state, kit.error]).to.deep.equal(['ready', null]);
   });
 
   it('renews after a 401 and retries once; a 401 with the fresh token is returned, not retried', async () => {
@@ -376,21 +453,27 @@ describe('kit inside the dashboard', () => {
 
     env.advance(550_000); // inside the 60 s margin, 50 s before expiry
     expect((await kit.fetch('/api/a')).status).to.equal(200);
+    await until(() => asked === 1);
+    await tick(); // the refusal, posted back as the dashboard was asked, has arrived
     expect([asked, kit.state, kit.error]).to.deep.equal([1, 'ready', null]);
     expect((await kit.fetch('/api/b')).status).to.equal(200);
     expect(asked).to.equal(1, 'not asked again on every call right after a failure');
     expect(sent()).to.deep.equal(['Bearer tok-1', 'Bearer tok-1']);
 
     env.advance(10_000);
+    state.entitlement = PRO; // makes the end of the renewal visible
+    const renewed = new Promise((resolve) => kit.addEventListener('change', resolve, { once: true }));
     expect((await kit.fetch('/api/c')).status).to.equal(200);
+    await renewed;
     expect(asked).to.equal(2);
-    expect(sent().at(-1)).to.equal('Bearer tok-2');
-    expect(events).to.deep.equal([], 'nothing visible changed');
+    expect((await kit.fetch('/api/d')).status).to.equal(200);
+    expect(sent().slice(2)).to.deep.equal(['Bearer tok-1', 'Bearer tok-2'], 'the renewal ran alongside /api/c');
+    expect(events).to.deep.equal(['ready'], 'no error on the way');
 
     // The backend refuses the valid token, and no renewal can cure it.
     refused = 'Bearer tok-2';
     failures = 1;
-    const error = await rejection(kit.fetch('/api/d'));
+    const error = await rejection(kit.fetch('/api/e'));
     expect(error.code).to.equal('ERR_SESSION_REFRESH_FAILED');
     expect(kit.state).to.equal('error');
   });
@@ -468,11 +551,7 @@ describe('destroy', () => {
   it('during start-up opens no bridge, observes nothing, keeps no session and notifies nobody', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
     const [host, app] = windowPair();
-    const listening = new Set<unknown>();
-    const spy = {
-      addEventListener: (type: 'message', listener: (event: MessageEvent) => void) => (listening.add(listener), app.self.addEventListener(type, listener)),
-      removeEventListener: (type: 'message', listener: (event: MessageEvent) => void) => (listening.delete(listener), app.self.removeEventListener(type, listener)),
-    };
+    const spied = spyListeners(app);
     const heights: number[] = [];
     const hostSide = openBridge({
       self: host.self,
@@ -484,7 +563,7 @@ describe('destroy', () => {
       timeoutMs: 200,
     });
     kits.push({ destroy: () => hostSide.destroy() } as Kit);
-    const env = fakeEnvironment(LAUNCH, { parent: host, self: { ...app, self: spy } as FakeWindow });
+    const env = fakeEnvironment(LAUNCH, { parent: host, self: spied.window });
     const fetch = scriptedFetch(backend(state));
     const kit = start(env, fetch);
     let changes = 0;
@@ -492,12 +571,28 @@ describe('destroy', () => {
     kit.destroy(); // as an mp-kit-created listener may, before start-up goes on
     await kit.started;
     env.resizeTo(700);
-    expect(listening.size).to.equal(0, 'no message listener left');
+    expect([spied.added, spied.listening.size]).to.deep.equal([0, 0], 'no message listener ever');
     expect((await rejection(hostSide.call('themeChanged', { theme: 'light' }))).code).to.equal('ERR_BRIDGE_TIMEOUT');
     expect(heights).to.deep.equal([]);
     expect(changes).to.equal(0);
     expect((await rejection(kit.fetch('/api/data'))).code).to.equal('ERR_SESSION_MISSING');
     expect(fetch.calls).to.have.length(1, 'only the exchange that had already left');
+  });
+
+  it('after start-up closes the bridge; then host is null, upgrade is ERR_NOT_EMBEDDED and nothing changes', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, fetch, spied } = embedded((call) => (call.method === 'DELETE' ? new Response(null, { status: 204 }) : backend(state)(call)));
+    await kit.started;
+    expect([spied.added, spied.listening.size]).to.deep.equal([1, 1]);
+    let changes = 0;
+    kit.addEventListener('change', () => changes++);
+    kit.destroy();
+    expect([spied.added, spied.listening.size]).to.deep.equal([1, 0], 'the one listener was removed');
+    expect(kit.host === null).to.equal(true, 'kit.host is null'); // a boolean: a failure then prints no bridge object
+    expect((await rejection(kit.upgrade())).code).to.equal('ERR_NOT_EMBEDDED');
+    await kit.signOut(); // still tells the backend, but the dead kit's state stays as it was
+    expect(fetch.calls.at(-1)?.method).to.equal('DELETE');
+    expect([kit.state, kit.user, changes]).to.deep.equal(['ready', USER, 0]);
   });
 
   it('from an mp-kit-created listener: createKit resolves a dead kit without a session', async () => {
@@ -513,6 +608,65 @@ describe('destroy', () => {
     expect(changes).to.equal(0);
     expect(fetch.calls).to.have.length(1);
   });
+});
+
+describe('sign-out and destroy while session work is under way', () => {
+  const work = { fetch: (kit: Kit) => kit.fetch('/api/data'), refresh: (kit: Kit) => kit.refresh() };
+  const end = { signOut: (kit: Kit) => kit.signOut(), destroy: (kit: Kit) => kit.destroy() };
+  const after = { signOut: 'signed-out', destroy: 'ready' }; // a destroyed kit changes no more
+
+  for (const ending of ['signOut', 'destroy'] as const) {
+    it(`${ending} on the developer's site: a 401 re-read or refresh answering later is dropped with ERR_SESSION_MISSING`, async () => {
+      for (const doing of ['fetch', 'refresh'] as const) {
+        const answer = gate();
+        let reads = 0;
+        const fetch = scriptedFetch(async (call) => {
+          if (call.method === 'DELETE') return new Response(null, { status: 204 });
+          if (call.url.includes('/session')) {
+            if (++reads > 1) await answer.promise;
+            return jsonResponse(sessionBody(`tok-${reads}`, 600_000));
+          }
+          return jsonResponse({}, call.authorization === 'Bearer tok-1' ? 401 : 200);
+        });
+        const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+        await kit.started;
+        const outcome = rejection(work[doing](kit));
+        await until(() => reads === 2);
+        await end[ending](kit);
+        answer.open();
+        expect((await outcome).code, doing).to.equal('ERR_SESSION_MISSING');
+        expect(kit.state, doing).to.equal(after[ending]);
+        expect(fetch.calls.filter((c) => c.authorization === 'Bearer tok-2'), doing).to.deep.equal([]);
+        expect((await rejection(kit.fetch('/api/later'))).code, doing).to.equal('ERR_SESSION_MISSING');
+      }
+    });
+
+    it(`${ending} inside the dashboard: a renewal or refresh answering later is dropped with ERR_SESSION_MISSING`, async () => {
+      for (const doing of ['fetch', 'refresh'] as const) {
+        const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
+        const answer = gate();
+        let held = 0;
+        let hold = false;
+        const { kit, env, fetch } = embedded(async (call) => {
+          if (hold && call.url.includes('/session') && call.method !== 'DELETE') {
+            held++;
+            await answer.promise;
+          }
+          return call.url.includes('/session') ? backend(state)(call) : jsonResponse({ ok: true });
+        });
+        await kit.started;
+        hold = true;
+        if (doing === 'fetch') env.advance(600_000); // expired: the request waits for the renewal
+        const outcome = rejection(work[doing](kit));
+        await until(() => held === 1);
+        await end[ending](kit);
+        answer.open();
+        expect((await outcome).code, doing).to.equal('ERR_SESSION_MISSING');
+        expect(kit.state, doing).to.equal(after[ending]);
+        expect(fetch.calls.filter((c) => c.url.endsWith('/api/data')), doing).to.deep.equal([]);
+      }
+    });
+  }
 });
 
 describe('change notifications', () => {
