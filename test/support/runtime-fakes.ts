@@ -4,7 +4,7 @@
  * `KitEnvironment` whose URL, clock and document height the test controls.
  */
 import { expect } from '@open-wc/testing';
-import type { MessagePeer, MessageSource } from '../../src/shared/bridge.js';
+import { bridgeSchemas, openBridge, type AppMethods, type Bridge, type HandlerTable, type HostMethods, type MessagePeer, type MessageSource } from '../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../src/shared/errors.js';
 import type { KitEnvironment } from '../../src/runtime/kit.js';
 import type { Entitlement, Profile, SessionResponse } from '../../src/shared/schemas.js';
@@ -52,6 +52,18 @@ export function windowPair(originA = HOST_ORIGIN, originB = APP_ORIGIN): [FakeWi
   link(a, b);
   link(b, a);
   return [a, b];
+}
+
+const SCHEMAS = bridgeSchemas();
+
+/** The dashboard's end of the bridge, in `host`, talking to the app in `app` (at the app's origin). */
+export function openHostEnd(host: FakeWindow, app: FakeWindow, handlers: HandlerTable<HostMethods>, timeoutMs?: number): Bridge<AppMethods> {
+  return openBridge({ self: host.self, peer: app.handle, origin: app.origin, local: SCHEMAS.host, remote: SCHEMAS.app, handlers, timeoutMs });
+}
+
+/** The app's end of the bridge, in `app`, talking to the dashboard in `host` (at the dashboard's origin). */
+export function openAppEnd(app: FakeWindow, host: FakeWindow, handlers: HandlerTable<AppMethods> = {}, timeoutMs?: number): Bridge<HostMethods> {
+  return openBridge({ self: app.self, peer: host.handle, origin: host.origin, local: SCHEMAS.app, remote: SCHEMAS.host, handlers, timeoutMs });
 }
 
 export const USER: Profile = { id: 'usr_1', email: 'ada@example.com', name: 'Ada', avatar_url: 'https://example.com/a.png' };

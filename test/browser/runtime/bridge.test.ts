@@ -5,12 +5,11 @@ import {
   assertOrigin,
   bridgeSchemas,
   openBridge,
-  type Bridge,
   type HandlerTable,
   type HostMethods,
 } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
-import { APP_ORIGIN, HOST_ORIGIN, deliver, rejection, tick, until, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
+import { APP_ORIGIN, HOST_ORIGIN, deliver, openAppEnd, openHostEnd, rejection, tick, until, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
 
 const { host: HOST_METHODS, app: APP_METHODS } = bridgeSchemas();
 
@@ -30,8 +29,8 @@ describe('host bridge protocol', () => {
   });
 
   function connect(hostHandlers: HandlerTable<HostMethods>, appHandlers: HandlerTable<typeof APP_METHODS> = {}, timeoutMs = 300) {
-    const hostSide = openBridge({ self: host.self, peer: app.handle, origin: APP_ORIGIN, local: HOST_METHODS, remote: APP_METHODS, handlers: hostHandlers, timeoutMs });
-    const appSide: Bridge<HostMethods> = openBridge({ self: app.self, peer: host.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: appHandlers, timeoutMs });
+    const hostSide = openHostEnd(host, app, hostHandlers, timeoutMs);
+    const appSide = openAppEnd(app, host, appHandlers, timeoutMs);
     open.push(hostSide, appSide);
     return { hostSide, appSide };
   }
@@ -137,7 +136,7 @@ describe('host bridge protocol', () => {
     // The host end never sends a result for void methods; a peer that does is refused too.
     const [h2, a2] = windowPair();
     const fakeHost = openBridge({ self: h2.self, peer: a2.handle, origin: APP_ORIGIN, local: { toast: [HOST_METHODS.toast[0], HOST_METHODS.getContext[1]] }, remote: {}, handlers: { toast: () => ({ context: 'x' }) }, timeoutMs: 300 });
-    const appSide2 = openBridge({ self: a2.self, peer: h2.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 300 });
+    const appSide2 = openAppEnd(a2, h2, {}, 300);
     open.push(fakeHost, appSide2);
     expect((await rejection(appSide2.call('toast', { message: 'hi' }))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
   });
@@ -150,23 +149,20 @@ describe('host bridge protocol', () => {
     expect(performance.now() - started).to.be.within(140, 1000);
 
     const [, lonely] = windowPair();
-    const alone = openBridge({ self: lonely.self, peer: host.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 100 });
+    const alone = openAppEnd(lonely, host, {}, 100);
     open.push(alone);
     expect((await rejection(alone.call('resize', { height: 10 }))).code).to.equal('ERR_BRIDGE_TIMEOUT');
   });
 
   it('never sends a call that timed out before the peer connected', async () => {
-    const appSide = openBridge({ self: app.self, peer: host.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 100 });
+    const appSide = openAppEnd(app, host, {}, 100);
     open.push(appSide);
     expect((await rejection(appSide.call('toast', { message: 'too late' }))).code).to.equal('ERR_BRIDGE_TIMEOUT');
     const seen: string[] = [];
-    const hostSide = openBridge({
-      self: host.self,
-      peer: app.handle,
-      origin: APP_ORIGIN,
-      local: HOST_METHODS,
-      remote: APP_METHODS,
-      handlers: { getContext: () => ({ context: 'c' }), toast: ({ message }) => void seen.push(message), setTitle: ({ title }) => void seen.push(title) },
+    const hostSide = openHostEnd(host, app, {
+      getContext: () => ({ context: 'c' }),
+      toast: ({ message }) => void seen.push(message),
+      setTitle: ({ title }) => void seen.push(title),
     });
     open.push(hostSide);
     // A call made after the handshake arrives after anything the handshake released.
@@ -182,7 +178,7 @@ describe('host bridge protocol', () => {
 
   it('a call that times out does not drop a newer call that got the same id', async () => {
     // The host end is scripted by hand: every handshake restarts the app end's id counter.
-    const appSide = openBridge({ self: app.self, peer: host.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 100 });
+    const appSide = openAppEnd(app, host, {}, 100);
     open.push(appSide);
     const sent: Array<{ type: string; id: number; method?: string }> = [];
     host.self.addEventListener('message', (event) => sent.push(JSON.parse((event as MessageEvent<string>).data)));

@@ -1,7 +1,7 @@
 import { expect } from '@open-wc/testing';
 import { createKit, getKit, KIT_CREATED_EVENT, type Kit } from '../../../src/runtime/index.js';
 import { MarketplaceKit, type KitOptions } from '../../../src/runtime/kit.js';
-import { bridgeSchemas, openBridge, type HandlerTable, type HostMethods } from '../../../src/shared/bridge.js';
+import type { HandlerTable, HostMethods } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
 import {
   APP_ORIGIN,
@@ -10,6 +10,7 @@ import {
   USER,
   fakeEnvironment,
   jsonResponse,
+  openHostEnd,
   gate,
   scriptedFetch,
   rejection,
@@ -22,7 +23,6 @@ import {
   type FetchCall,
 } from '../../support/runtime-fakes.js';
 
-const { host: HOST_METHODS, app: APP_METHODS } = bridgeSchemas();
 
 const BACKEND = `${APP_ORIGIN}/api/marketplace`;
 const LAUNCH = `${APP_ORIGIN}/embed?view=1&mp_context=ctx-0&mp_host=${encodeURIComponent(HOST_ORIGIN)}&mp_locale=de-DE&mp_theme=dark`;
@@ -43,15 +43,7 @@ function start(env: FakeEnvironment, fetch: typeof globalThis.fetch, options: Pa
 function embedded(route: (call: FetchCall) => Response | Promise<Response>, handlers: Partial<HandlerTable<HostMethods>> = {}, options: Partial<KitOptions> = {}) {
   const [host, app] = windowPair();
   let contexts = 0;
-  const hostSide = openBridge({
-    self: host.self,
-    peer: app.handle,
-    origin: APP_ORIGIN,
-    local: HOST_METHODS,
-    remote: APP_METHODS,
-    handlers: { getContext: () => ({ context: `ctx-${++contexts}` }), ...handlers },
-    timeoutMs: 300,
-  });
+  const hostSide = openHostEnd(host, app, { getContext: () => ({ context: `ctx-${++contexts}` }), ...handlers }, 300);
   const spied = spyListeners(app);
   const env = fakeEnvironment(LAUNCH, { parent: host, self: spied.window });
   const fetch = scriptedFetch(route);
@@ -305,7 +297,7 @@ describe('kit inside the dashboard', () => {
   it('after an in-frame reload (no parameters) asks the allowed dashboard for a context', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
     const [host, app] = windowPair();
-    const hostSide = openBridge({ self: host.self, peer: app.handle, origin: APP_ORIGIN, local: HOST_METHODS, remote: APP_METHODS, handlers: { getContext: () => ({ context: 'ctx-again' }) } });
+    const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'ctx-again' }) });
     kits.push({ destroy: () => hostSide.destroy() } as Kit);
     const fetch = scriptedFetch(backend(state));
     const kit = start(fakeEnvironment(`${APP_ORIGIN}/embed`, { parent: host, self: app }), fetch, { autoResize: false });
@@ -553,15 +545,7 @@ describe('destroy', () => {
     const [host, app] = windowPair();
     const spied = spyListeners(app);
     const heights: number[] = [];
-    const hostSide = openBridge({
-      self: host.self,
-      peer: app.handle,
-      origin: APP_ORIGIN,
-      local: HOST_METHODS,
-      remote: APP_METHODS,
-      handlers: { getContext: () => ({ context: 'ctx' }), resize: ({ height }) => void heights.push(height) },
-      timeoutMs: 200,
-    });
+    const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'ctx' }), resize: ({ height }) => void heights.push(height) }, 200);
     kits.push({ destroy: () => hostSide.destroy() } as Kit);
     const env = fakeEnvironment(LAUNCH, { parent: host, self: spied.window });
     const fetch = scriptedFetch(backend(state));
