@@ -1,9 +1,10 @@
 /**
- * Thin adapters from the Web-standard handler to node:http and Express, and the headers of the
- * app's embedded page (`frame-ancestors`, `Referrer-Policy`).
+ * Thin adapters from the Web-standard handler to node:http and Express, and what the app's
+ * embedded page needs: its headers (`frame-ancestors`, `Referrer-Policy`) and the early exchange.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { earlyLaunch, type EarlyLaunchOptions } from '../shared/early-launch.js';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { exactOrigin } from './lib/origin.js';
 import { toErrorResponse } from './responses.js';
@@ -152,6 +153,33 @@ export function applyEmbedPageHeaders<T extends Response | Headers | ServerRespo
     target.setHeader('referrer-policy', headers['Referrer-Policy']);
   }
   return target;
+}
+
+/**
+ * The early exchange, as script text for an inline `<script>` in the embedded page's `<head>`,
+ * before the app's own scripts: it sends the start-up request while they download, and
+ * `createKit` (given the same `backend`) adopts it. Pass `createKit`'s `backend`, `hostOrigins`
+ * and `timeoutMs`. The text depends only on the options: compute it once, and allow it in a
+ * Content-Security-Policy with a nonce or its `sha256-` hash.
+ *
+ * @example
+ * const early = earlyLaunchScript({ backend: '/api/marketplace', hostOrigins: ['https://dashboard.example'] });
+ * const html = `<!doctype html><head><script>${early}</script><script type="module" src="/app.js"></script></head>`;
+ */
+export function earlyLaunchScript(options: EarlyLaunchOptions): string {
+  if (typeof options?.backend !== 'string' || options.backend === '') {
+    throw new MarketplaceKitError('ERR_CONFIG', 'earlyLaunchScript needs the backend URL given to createKit');
+  }
+  if (!Array.isArray(options.hostOrigins) || options.hostOrigins.some((origin) => exactOrigin(origin) !== origin)) {
+    throw new MarketplaceKitError('ERR_CONFIG', 'earlyLaunchScript needs hostOrigins: exact dashboard origins, as given to createKit');
+  }
+  const { backend, hostOrigins, timeoutMs } = options;
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    throw new MarketplaceKitError('ERR_CONFIG', 'earlyLaunchScript: timeoutMs must be a positive number of milliseconds');
+  }
+  // JSON inside a <script>: `<` is escaped so that no value can close the element.
+  const json = JSON.stringify({ backend, hostOrigins, timeoutMs }).replace(/</g, '\\u003c');
+  return `(${earlyLaunch.toString()})(${json});`;
 }
 
 /** What a body parser left: raw bytes or text to use, a parsed value, or nothing. */

@@ -26,7 +26,8 @@ export { signSessionToken, verifySessionToken, SessionError, SESSION_TOKEN_TYPE,
 export type { AppSession, SignSessionOptions } from './session.js';
 export { createAppBackend, DEFAULT_BASE_PATH, SESSION_COOKIE, OAUTH_STATE_COOKIE, OAUTH_ERROR_PARAM, REFRESH_MIN_INTERVAL_MS } from './backend.js';
 export type { AppBackend, AppBackendOptions } from './backend.js';
-export { toNodeHandler, toExpressMiddleware, frameAncestors, embedPageHeaders, applyEmbedPageHeaders } from './adapters.js';
+export { toNodeHandler, toExpressMiddleware, frameAncestors, embedPageHeaders, applyEmbedPageHeaders, earlyLaunchScript } from './adapters.js';
+export type { EarlyLaunchOptions } from '../shared/early-launch.js';
 export type { FetchHandler, NodeAdapterOptions, ExpressAdapterOptions, EmbedPageHeaders } from './adapters.js';
 export { toErrorResponse, jsonResponse } from './responses.js';
 export { assertAccess, AccessDeniedError } from './access.js';

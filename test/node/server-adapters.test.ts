@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { runInNewContext } from 'node:vm';
 import express from 'express';
 import {
   AccessDeniedError,
@@ -9,6 +10,7 @@ import {
   MarketplaceKitError,
   applyEmbedPageHeaders,
   createAppBackend,
+  earlyLaunchScript,
   embedPageHeaders,
   frameAncestors,
   signContextToken,
@@ -174,6 +176,57 @@ describe('embed page headers', () => {
     assert.throws(() => frameAncestors(['https://a.example; script-src *']), { code: 'ERR_CONFIG' });
     assert.throws(() => frameAncestors(['*']), { code: 'ERR_CONFIG' });
     assert.throws(() => frameAncestors(['https://a.example/path']), { code: 'ERR_CONFIG' });
+  });
+
+  it('earlyLaunchScript: the snippet sends the exchange only for a launch the runtime would accept', () => {
+    const text = earlyLaunchScript({ backend: '/api/marketplace', hostOrigins: [DASHBOARD], timeoutMs: 5000 });
+    const APP = 'https://app.example';
+    const launchUrl = (host: string) => `${APP}/embed?view=1&mp_context=ctx&mp_host=${encodeURIComponent(host)}&mp_theme=dark`;
+    // The text runs as it would in a page, in a context with just what it touches.
+    const run = (href: string, options: { framed?: boolean; ancestor?: string } = {}) => {
+      const sent: { url: string; init: RequestInit }[] = [];
+      const replaced: string[] = [];
+      const page: Record<PropertyKey, unknown> = {};
+      page['parent'] = options.framed === false ? page : {};
+      runInNewContext(text, {
+        URL,
+        AbortSignal,
+        window: page,
+        location: { href, ancestorOrigins: options.ancestor === undefined ? undefined : [options.ancestor] },
+        history: { state: null, replaceState: (_state: unknown, _title: string, url: string) => void replaced.push(url) },
+        fetch: (url: string, init: RequestInit) => {
+          sent.push({ url, init });
+          return Promise.resolve(new Response('{}'));
+        },
+      });
+      return { sent, replaced, launch: page[Symbol.for('marketplace-app-kit/early-launch')] as { href: string; backend: string } | undefined };
+    };
+
+    const accepted = run(launchUrl(DASHBOARD), { ancestor: DASHBOARD });
+    assert.deepEqual(
+      accepted.sent.map(({ url, init }) => [url, init.method, init.body, init.referrerPolicy]),
+      [[`${APP}/api/marketplace/session`, 'POST', JSON.stringify({ context: 'ctx', host: DASHBOARD }), 'no-referrer']],
+    );
+    assert.deepEqual(accepted.replaced, ['/embed?view=1'], 'every mp_* parameter scrubbed, the rest kept');
+    assert.deepEqual({ ...accepted.launch, response: undefined }, { href: launchUrl(DASHBOARD), backend: `${APP}/api/marketplace`, response: undefined });
+
+    for (const [why, refused] of [
+      ['host outside the allowlist', run(launchUrl('https://evil.example'))],
+      ['not framed', run(launchUrl(DASHBOARD), { framed: false })],
+      ['framed by another origin', run(launchUrl(DASHBOARD), { ancestor: 'https://evil.example' })],
+      ['no launch parameters', run(`${APP}/embed?view=1`)],
+    ] as const) {
+      assert.deepEqual([refused.sent, refused.replaced, refused.launch], [[], [], undefined], `${why}: nothing sent, nothing touched`);
+    }
+  });
+
+  it('earlyLaunchScript: options as JSON that cannot close the <script> element; bad options refused', () => {
+    const hostile = earlyLaunchScript({ backend: '/api</script><script>alert(1)//', hostOrigins: [] });
+    assert.doesNotMatch(hostile, /<\//);
+    assert.match(hostile, /\)\(\{"backend":"\/api\\u003c\/script>/);
+    assert.throws(() => earlyLaunchScript({ backend: '', hostOrigins: [DASHBOARD] }), { code: 'ERR_CONFIG' });
+    assert.throws(() => earlyLaunchScript({ backend: '/api', hostOrigins: ['https://dashboard.example/'] }), { code: 'ERR_CONFIG' });
+    assert.throws(() => earlyLaunchScript({ backend: '/api', hostOrigins: [DASHBOARD], timeoutMs: 0 }), { code: 'ERR_CONFIG' });
   });
 
   it('embedPageHeaders: frame-ancestors, and no Referer that could carry ?mp_context= to sub-resources', () => {
