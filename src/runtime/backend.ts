@@ -15,6 +15,8 @@ export interface BackendClient {
   session(init: RequestInit, query?: string): Promise<SessionResponse>;
   /** Reads a `SessionResponse` from an answer of the session route. */
   read(response: Response): Promise<SessionResponse>;
+  /** Reads the answer of a request sent before the kit existed (the early exchange), as `session` does. */
+  adopt(pending: Promise<Response>): Promise<SessionResponse>;
 }
 
 const SERVER_CODE = /^ERR_[A-Z0-9_]{1,60}$/;
@@ -50,7 +52,13 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     return parseOrThrow(SessionResponse, body, 'session response', 'ERR_RESPONSE_INVALID', response.status);
   };
 
-  return { base, send, read, session: async (init, query = '') => read(await send(`${base}/session${query}`, init)) };
+  return {
+    base,
+    send,
+    read,
+    session: async (init, query = '') => read(await send(`${base}/session${query}`, init)),
+    adopt: async (pending) => read(await pending.catch((error: unknown) => Promise.reject(failure(error)))),
+  };
 }
 
 /** The backend's `{error: {code, message}}` as a kit error; anything else as `ERR_HTTP`. */

@@ -15,9 +15,11 @@ import {
   type HostMethods,
   type MessagePeer,
   type MessageSource,
+  type ParamsOf,
 } from '../shared/bridge.js';
+import { EARLY_LAUNCH_KEY, type EarlyLaunch } from '../shared/early-launch.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';
-import type { Entitlement, Profile, SessionResponse, Theme } from '../shared/schemas.js';
+import { prepareSessionSchema, type Entitlement, type Profile, type SessionResponse, type Theme } from '../shared/schemas.js';
 import { createBackendClient, type BackendClient } from './backend.js';
 import { hasLaunchParams, normalizeLocale, readLaunch, scrubbedUrl, type Launch } from './launch.js';
 import { unregisterKit } from './registry.js';
@@ -89,6 +91,8 @@ export interface KitEnvironment {
   defaultLocale: string;
   defaultTheme: Theme;
   now(): number;
+  /** Takes what the early exchange script left on the page, if anything (once). */
+  takeEarlyLaunch(): EarlyLaunch | undefined;
 }
 
 /** The real browser, for `createKit`. */
@@ -119,6 +123,12 @@ export function browserEnvironment(): KitEnvironment {
       return window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
     },
     now: Date.now,
+    takeEarlyLaunch() {
+      const key = Symbol.for(EARLY_LAUNCH_KEY);
+      const early = (window as unknown as Record<symbol, EarlyLaunch | undefined>)[key];
+      delete (window as unknown as Record<symbol, unknown>)[key];
+      return early;
+    },
   };
 }
 
@@ -169,6 +179,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#options = options;
     const url = new URL(env.href());
     let launch: Launch;
+    let adopted: Promise<Response> | undefined;
     try {
       const config = (message: string) => new MarketplaceKitError('ERR_CONFIG', message);
       const origins = (list: unknown, name: string) => {
@@ -187,7 +198,14 @@ export class MarketplaceKit extends EventTarget implements Kit {
       this.#bearerOrigins = [base.origin, ...(options.bearerOrigins ?? [])];
       this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
       this.#backend = createBackendClient(base.href.replace(/\/+$/, ''), this.#fetch, options.timeoutMs ?? 10_000);
-      launch = readLaunch({ href: url.href, hostOrigins: options.hostOrigins, framed: env.framed, parentOrigin: env.parentOrigin });
+      // The early exchange scrubbed the URL and sent the request: its launch is checked as ours
+      // would be, and adopted only if it went to this kit's backend. Otherwise the page now has no
+      // launch parameters, and the kit asks the dashboard for a context (as after a reload).
+      const early = env.takeEarlyLaunch();
+      if (early && early.backend === this.#backend.base && typeof early.href === 'string' && early.response instanceof Promise) {
+        adopted = early.response;
+      }
+      launch = readLaunch({ href: adopted ? early!.href : url.href, hostOrigins: options.hostOrigins, framed: env.framed, parentOrigin: env.parentOrigin });
       if (launch.kind === 'embedded') this.embedded = true;
     } finally {
       // Scrub before anything is sent, even after a configuration error: the context token must
@@ -195,7 +213,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       if (hasLaunchParams(url)) env.replaceUrl(scrubbedUrl(url));
     }
     // Sends the one request of start-up right away; the rest waits for the constructor to end.
-    this.started = this.#start(launch);
+    this.started = this.#start(launch, adopted);
     this.#fields = { state: 'loading', user: null, entitlement: null, theme: env.defaultTheme, locale: env.defaultLocale, error: null };
     this.#signature = this.#sign();
   }
@@ -301,13 +319,14 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#destroyed = true;
     this.#stopResize?.();
     this.#bridge?.destroy();
-    this.#bridge = this.#host = null;
+    this.#host = null;
     this.#forget();
     this.#listeners.clear();
     unregisterKit(this);
   }
 
-  async #start(launch: Launch): Promise<void> {
+  /** `adopted`: the early exchange's request, sent before the kit existed. */
+  async #start(launch: Launch, adopted: Promise<Response> | undefined): Promise<void> {
     const generation = this.#generation;
     let request: Promise<SessionResponse | null> | null = null;
     if (launch.kind === 'standalone') {
@@ -317,19 +336,21 @@ export class MarketplaceKit extends EventTarget implements Kit {
       });
     } else if (launch.kind === 'embedded') {
       this.#hostOrigin = launch.host;
-      if (launch.context) request = this.#exchange(launch.context);
+      if (launch.context) request = adopted ? this.#backend.adopt(adopted) : this.#exchange(launch.context);
     }
     // Nothing was awaited so far, so the request above left inside the constructor.
     await null;
     // Destroyed already (say by an mp-kit-created listener): open nothing, drop the answer.
     if (this.#destroyed) return void request?.catch(() => undefined);
     if (launch.kind === 'rejected') return this.#set({ state: 'error', error: launch.error });
+    // The answer's schema is built while the request is on its way, not before it leaves.
+    prepareSessionSchema();
     try {
       if (launch.kind === 'embedded') {
-        this.#openBridge(launch.host);
+        this.#host = this.#hostFacade();
         this.#applyTheme(launch.theme ?? this.#fields.theme);
         if (launch.locale) this.#applyLocale(launch.locale);
-        request ??= this.#exchange((await this.#bridge!.call('getContext', {})).context);
+        request ??= this.#exchange((await this.#connect().call('getContext', {})).context);
       }
       const response = await this.#unlessForgotten(generation, request);
       if (response) this.#acceptSession(response);
@@ -339,6 +360,11 @@ export class MarketplaceKit extends EventTarget implements Kit {
     } catch (error) {
       // Signed out or destroyed meanwhile: how start-up ended no longer matters.
       if (generation === this.#generation) this.#fail(error);
+    } finally {
+      // The bridge is not needed to get ready when the launch carried a context: it opens (and
+      // auto-resize starts) in a task of its own, after the app's code that waited for start-up,
+      // unless a host call opened it before.
+      if (this.#host) setTimeout(() => this.#host && this.#connect(), 0);
     }
   }
 
@@ -350,9 +376,25 @@ export class MarketplaceKit extends EventTarget implements Kit {
     });
   }
 
-  #openBridge(origin: string): void {
+  /** The app's calls to the dashboard; the first one opens the bridge if it is not open yet. */
+  #hostFacade(): HostBridge {
+    const call = <M extends keyof HostMethods & string>(method: M, params: ParamsOf<HostMethods, M>, options?: { timeoutMs?: number }) =>
+      this.#connect().call(method, params, options);
+    const done = () => undefined;
+    return {
+      resize: (height?: number) => call('resize', { height: height ?? this.#env.measureHeight() }).then(done),
+      navigate: (path: string) => call('navigate', { path }).then(done),
+      openExternal: (url: string) => call('openExternal', { url }).then(done),
+      openUpgrade: (options = {}) => call('openUpgrade', options, { timeoutMs: this.#options.upgradeTimeoutMs ?? UPGRADE_TIMEOUT_MS }),
+      toast: (message: string, tone?: ToastTone) => call('toast', tone ? { message, tone } : { message }).then(done),
+      setTitle: (title: string) => call('setTitle', { title }).then(done),
+    };
+  }
+
+  /** The bridge to the dashboard, opened on first use. After `destroy()`, a closed one. */
+  #connect(): Bridge<HostMethods> {
+    if (this.#bridge) return this.#bridge;
     const env = this.#env;
-    if (!env.parent) return;
     const handlers: HandlerTable<AppMethods> = {
       themeChanged: ({ theme }) => this.#applyTheme(theme),
       localeChanged: ({ locale }) => this.#applyLocale(normalizeLocale(locale, this.#fields.locale)),
@@ -361,25 +403,17 @@ export class MarketplaceKit extends EventTarget implements Kit {
     };
     const bridge = openBridge({
       self: env.self,
-      peer: env.parent,
-      origin,
+      peer: () => env.parent,
+      origin: this.#hostOrigin,
       local: bridgeSchemas().app,
       remote: bridgeSchemas().host,
       handlers,
       timeoutMs: this.#options.bridgeTimeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS,
     });
     this.#bridge = bridge;
-    const done = () => undefined;
-    this.#host = {
-      resize: (height?: number) => bridge.call('resize', { height: height ?? env.measureHeight() }).then(done),
-      navigate: (path: string) => bridge.call('navigate', { path }).then(done),
-      openExternal: (url: string) => bridge.call('openExternal', { url }).then(done),
-      openUpgrade: (options = {}) =>
-        bridge.call('openUpgrade', options, { timeoutMs: this.#options.upgradeTimeoutMs ?? UPGRADE_TIMEOUT_MS }),
-      toast: (message: string, tone?: ToastTone) => bridge.call('toast', tone ? { message, tone } : { message }).then(done),
-      setTitle: (title: string) => bridge.call('setTitle', { title }).then(done),
-    };
-    if (this.#options.autoResize !== false) {
+    if (this.#destroyed) {
+      bridge.destroy();
+    } else if (this.#options.autoResize !== false) {
       let last = -1;
       this.#stopResize = env.observeHeight((height) => {
         if (height === last) return;
@@ -388,6 +422,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
         this.#host?.resize(height).catch(() => undefined);
       });
     }
+    return bridge;
   }
 
   #applyTheme(theme: Theme): void {
@@ -501,10 +536,10 @@ export class MarketplaceKit extends EventTarget implements Kit {
   async #runRenewal(): Promise<string> {
     const generation = this.#generation;
     const standalone = !this.embedded;
-    if (standalone ? !this.#session : !this.#bridge) throw noSession();
+    if (standalone ? !this.#session : !this.#host) throw noSession();
     const request = standalone
       ? this.#backend.session({ credentials: 'include' })
-      : this.#bridge!.call('getContext', {}).then(({ context }) => this.#exchange(context));
+      : this.#connect().call('getContext', {}).then(({ context }) => this.#exchange(context));
     const failed = (cause: unknown) =>
       new MarketplaceKitError(
         'ERR_SESSION_REFRESH_FAILED',

@@ -10,7 +10,7 @@
 import { RPC } from '@mixer/postmessage-rpc';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, isKitError } from './errors.js';
-import { Theme, describeFailure, length, matches } from './schemas.js';
+import { THEMES, describeFailure, length, matches } from './schemas.js';
 
 /** The `serviceId` both ends use, so other postMessage traffic on the page is never confused with ours. */
 export const BRIDGE_SERVICE_ID = 'marketplace-app-bridge';
@@ -67,7 +67,7 @@ function buildSchemas() {
     },
     /** Methods the app exposes and the dashboard calls: `[params, result]`. */
     app: {
-      themeChanged: [z.object({ theme: Theme }), null],
+      themeChanged: [z.object({ theme: z.enum(THEMES) }), null],
       localeChanged: [z.object({ locale: text(2, 35) }), null],
       entitlementsChanged: [Empty, null],
     },

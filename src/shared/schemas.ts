@@ -8,10 +8,16 @@ import { MarketplaceKitError, type ErrorCode } from './errors.js';
 
 /*
  * Size matters here: the browser runtime bundles these schemas.
- * - Every schema is built when the module loads. zod marks its own functions free of side effects,
- *   but a bundler cannot tell that of a `.check()` call or a property read, so checked strings go
- *   through `string()` and other top-level checks carry a pure mark. A bundle then keeps only the
- *   schemas it uses (the runtime: the session answer and `Theme`).
+ * - zod marks its own functions free of side effects, but a bundler cannot tell that of a
+ *   `.check()` call or a property read, so checked strings go through `string()` and other
+ *   top-level checks carry a pure mark. A bundle then keeps only the schemas it uses.
+ * - Building zod schemas is slow on a cold page (about 3 ms for the session answer's tree in
+ *   Chromium, more than the whole request on loopback). The browser runtime needs one of them,
+ *   `SessionResponse`, so that one is `z.lazy`: it is built from the same functions as the
+ *   resources it holds (`profile()`, `entitlement()`), on first use, which the runtime makes happen
+ *   while its start-up request is on the way (`prepareSessionSchema`). The eager exports
+ *   (`Profile`, `Entitlement`, ...) are built from those functions too, and a bundle that does not
+ *   use them drops them.
  * - Lengths and number ranges are refinements, not zod's `minLength`, `maxLength`, `int`,
  *   `nonnegative` and `maximum` checks: each check kind adds its own code to the bundle, a
  *   refinement only its test. They accept and refuse exactly the same values.
@@ -49,26 +55,36 @@ export function length(min: number, max = Infinity): z.core.$ZodCheck<string> {
   );
 }
 
-/** `usr_<id>` (seed §2.1). */
-export const UserId = string(matches(/^usr_[A-Za-z0-9_-]{1,64}$/, 'expected a user id of the form usr_<id>'));
-/** `app_<id>` (seed §2.2). */
-export const AppId = string(matches(/^app_[A-Za-z0-9_-]{1,64}$/, 'expected an app id of the form app_<id>'));
-/** ISO 8601 UTC timestamp, `YYYY-MM-DDThh:mm:ssZ` (fractional seconds tolerated). */
-export const UtcTimestamp = string(
-  matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, 'expected an ISO 8601 UTC timestamp'),
-  z.refine((value) => !Number.isNaN(Date.parse(value)), 'expected a real date'),
-);
-const HttpUrl = string(matches(/^https?:\/\/[^\s]+$/i, 'expected an http(s) URL'));
-/** A safe integer, 0 or more (what `z.int()` with `z.nonnegative()` accepts). */
-const Count = /* @__PURE__ */ z.number().check(
-  z.refine((value: number) => Number.isSafeInteger(value) && value >= 0, 'expected a whole number, 0 or more'),
-);
+/* Each function builds a new schema; `/* @__NO_SIDE_EFFECTS__ *\/` lets a bundle drop unused ones. */
 
-const Email = string(length(3, 320));
-const Name = string(length(0, 200));
+const userId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^usr_[A-Za-z0-9_-]{1,64}$/, 'expected a user id of the form usr_<id>'));
+const appId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^app_[A-Za-z0-9_-]{1,64}$/, 'expected an app id of the form app_<id>'));
+const utcTimestamp = /* @__NO_SIDE_EFFECTS__ */ () =>
+  string(
+    matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, 'expected an ISO 8601 UTC timestamp'),
+    z.refine((value) => !Number.isNaN(Date.parse(value)), 'expected a real date'),
+  );
+const httpUrl = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^https?:\/\/[^\s]+$/i, 'expected an http(s) URL'));
+/** A safe integer, 0 or more (what `z.int()` with `z.nonnegative()` accepts). */
+const count = /* @__NO_SIDE_EFFECTS__ */ () =>
+  z.number().check(z.refine((value: number) => Number.isSafeInteger(value) && value >= 0, 'expected a whole number, 0 or more'));
+const email = /* @__NO_SIDE_EFFECTS__ */ () => string(length(3, 320));
+const name = /* @__NO_SIDE_EFFECTS__ */ () => string(length(0, 200));
+
+/** `usr_<id>` (seed §2.1). */
+export const UserId = userId();
+/** `app_<id>` (seed §2.2). */
+export const AppId = appId();
+/** ISO 8601 UTC timestamp, `YYYY-MM-DDThh:mm:ssZ` (fractional seconds tolerated). */
+export const UtcTimestamp = utcTimestamp();
+const HttpUrl = httpUrl();
+const Count = count();
+const Email = email();
+const Name = name();
 
 /** Authenticated user profile, `GET /whoami` (seed §2.1). */
-export const Profile = z.object({ id: UserId, email: Email, name: Name, avatar_url: HttpUrl });
+const profile = /* @__NO_SIDE_EFFECTS__ */ () => z.object({ id: userId(), email: email(), name: name(), avatar_url: httpUrl() });
+export const Profile = profile();
 export type Profile = z.infer<typeof Profile>;
 
 /** Known entitlement statuses (DESIGN C). Any other value is kept but never grants access. */
@@ -76,18 +92,19 @@ export const ENTITLEMENT_STATUSES = ['active', 'trialing', 'past_due', 'cancelle
 export type KnownEntitlementStatus = (typeof ENTITLEMENT_STATUSES)[number];
 export type EntitlementStatus = KnownEntitlementStatus | (string & {});
 
-export const Usage = z.object({ api_calls: Count, limit: Count });
+const usage = /* @__NO_SIDE_EFFECTS__ */ () => z.object({ api_calls: count(), limit: count() });
+export const Usage = usage();
 export type Usage = z.infer<typeof Usage>;
 
-const entitlementShortShape = {
-  user_id: UserId,
-  app_id: AppId,
+const entitlementShortShape = /* @__NO_SIDE_EFFECTS__ */ () => ({
+  user_id: userId(),
+  app_id: appId(),
   plan: string(length(1, 100)),
   features: z.array(string(length(0, 100))),
-  usage: Usage,
-};
+  usage: usage(),
+});
 /** The short entitlement form of the seed's monetization description: no status, no expiry. */
-export const EntitlementShort = z.object(entitlementShortShape);
+export const EntitlementShort = /* @__PURE__ */ z.object(entitlementShortShape());
 export type EntitlementShort = z.infer<typeof EntitlementShort>;
 
 /**
@@ -95,11 +112,13 @@ export type EntitlementShort = z.infer<typeof EntitlementShort>;
  * access (one-time purchase). `status` is any string so that an unknown status parses and is
  * then refused by the access rules (fail closed) instead of failing the whole response.
  */
-export const Entitlement = z.object({
-  ...entitlementShortShape,
-  status: string(length(1, 50)),
-  expires_at: z.optional(z.nullable(UtcTimestamp)),
-});
+const entitlement = /* @__NO_SIDE_EFFECTS__ */ () =>
+  z.object({
+    ...entitlementShortShape(),
+    status: string(length(1, 50)),
+    expires_at: z.optional(z.nullable(utcTimestamp())),
+  });
+export const Entitlement = entitlement();
 export type Entitlement = Omit<z.infer<typeof Entitlement>, 'status'> & { status: EntitlementStatus };
 
 /** Either form; the access rules treat a missing status as `active` (DESIGN C). */
@@ -208,15 +227,25 @@ export type ContextTokenClaims = z.infer<typeof ContextTokenClaims>;
 
 /* The app's own session, answered by `POST /session` and `GET /session` (DESIGN B). */
 
-export const SessionInfo = z.object({ token: string(length(1)), expires_at: UtcTimestamp });
-export const SessionResponse = z.object({
-  session: SessionInfo,
-  user: Profile,
-  /** `null` when the marketplace holds no entitlement for this user and app. */
-  entitlement: z.nullable(Entitlement),
-  host: z.optional(z.nullable(z.string())),
-});
+/** Built on first use (see the top of this file); `prepareSessionSchema()` builds it ahead. */
+export const SessionResponse = /* @__PURE__ */ z.lazy(() =>
+  z.object({
+    session: z.object({ token: string(length(1)), expires_at: utcTimestamp() }),
+    user: profile(),
+    /** `null` when the marketplace holds no entitlement for this user and app. */
+    entitlement: z.nullable(entitlement()),
+    host: z.optional(z.nullable(z.string())),
+  }),
+);
 export type SessionResponse = Omit<z.infer<typeof SessionResponse>, 'entitlement'> & { entitlement: Entitlement | null };
+
+/**
+ * Builds `SessionResponse` now, and runs its parser once, so that reading the answer later does
+ * not pay for it. The runtime calls it while its start-up request is on the way.
+ */
+export function prepareSessionSchema(): void {
+  SessionResponse.safeParse(null);
+}
 
 /** Embed URL query parameters (DESIGN A). */
 export const EMBED_PARAMS = { context: 'mp_context', host: 'mp_host', locale: 'mp_locale', theme: 'mp_theme' } as const;
@@ -226,7 +255,8 @@ export const EMBED_PARAMS = { context: 'mp_context', host: 'mp_host', locale: 'm
  * `access_denied`. Not a launch parameter; the runtime reads it, removes it and reports it.
  */
 export const SIGN_IN_ERROR_PARAM = 'mp_oauth_error';
-export const Theme = z.enum(['light', 'dark']);
+export const THEMES = ['light', 'dark'] as const;
+export const Theme = /* @__PURE__ */ z.enum(THEMES);
 export type Theme = z.infer<typeof Theme>;
 
 /**

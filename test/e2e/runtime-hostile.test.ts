@@ -88,34 +88,37 @@ async function barrier(opened: Dashboard, locale: string): Promise<void> {
 }
 
 describe('refused launches never send the context token', () => {
-  it('mp_host outside the allowlist: error, no request, URL scrubbed', async () => {
-    const before = harness.sessionRequests().length;
-    const opened = await dashboard({ host: harness.evilOrigin });
-    assert.equal(opened.state, 'error');
-    const summary = await opened.app.evaluate(kitSummary);
-    assert.equal(summary.code, 'ERR_HOST_NOT_ALLOWED');
-    assert.doesNotMatch(summary.search, /mp_/);
-    assert.equal(harness.sessionRequests().length, before);
-  });
+  // Each refusal holds with the early exchange script on the page too: it makes the same checks.
+  for (const [label, path] of [['', '/app'], [' (early exchange script)', '/app?early=1']] as const) {
+    it(`mp_host outside the allowlist: error, no request, URL scrubbed${label}`, async () => {
+      const before = harness.sessionRequests().length;
+      const opened = await dashboard({ host: harness.evilOrigin, path });
+      assert.equal(opened.state, 'error');
+      const summary = await opened.app.evaluate(kitSummary);
+      assert.equal(summary.code, 'ERR_HOST_NOT_ALLOWED');
+      assert.doesNotMatch(summary.search, /mp_/);
+      assert.equal(harness.sessionRequests().length, before);
+    });
 
-  it('launch parameters on a page that is not framed: error, no request, URL scrubbed', async () => {
-    const before = harness.sessionRequests().length;
-    const page = await topLevel(await harness.launchUrl());
-    assert.equal(await page.evaluate(() => (window as unknown as AppWindow).kitDone), 'error');
-    const summary = await page.evaluate(kitSummary);
-    assert.equal(summary.code, 'ERR_HOST_NOT_ALLOWED');
-    assert.equal(summary.search, '');
-    assert.equal(harness.sessionRequests().length, before);
-  });
+    it(`launch parameters on a page that is not framed: error, no request, URL scrubbed${label}`, async () => {
+      const before = harness.sessionRequests().length;
+      const page = await topLevel(await harness.launchUrl({ path }));
+      assert.equal(await page.evaluate(() => (window as unknown as AppWindow).kitDone), 'error');
+      const summary = await page.evaluate(kitSummary);
+      assert.equal(summary.code, 'ERR_HOST_NOT_ALLOWED');
+      assert.equal(summary.search, path === '/app' ? '' : '?early=1');
+      assert.equal(harness.sessionRequests().length, before);
+    });
 
-  it('framed by another origin than mp_host claims: error, no request', async () => {
-    const before = harness.sessionRequests().length;
-    const page = await topLevel(`${harness.evilOrigin}/`);
-    const frame = await addFrame(page, await harness.launchUrl());
-    assert.equal(await frame.evaluate(() => (window as unknown as AppWindow).kitDone), 'error');
-    assert.equal((await frame.evaluate(kitSummary)).code, 'ERR_HOST_NOT_ALLOWED');
-    assert.equal(harness.sessionRequests().length, before);
-  });
+    it(`framed by another origin than mp_host claims: error, no request${label}`, async () => {
+      const before = harness.sessionRequests().length;
+      const page = await topLevel(`${harness.evilOrigin}/`);
+      const frame = await addFrame(page, await harness.launchUrl({ path }));
+      assert.equal(await frame.evaluate(() => (window as unknown as AppWindow).kitDone), 'error');
+      assert.equal((await frame.evaluate(kitSummary)).code, 'ERR_HOST_NOT_ALLOWED');
+      assert.equal(harness.sessionRequests().length, before);
+    });
+  }
 
   it('a page without mp_* parameters reads the cookie session once and is signed out', async () => {
     const before = harness.sessionRequests().length;

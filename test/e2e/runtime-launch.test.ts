@@ -88,6 +88,26 @@ describe('runtime launch inside the dashboard', () => {
     assert.ok((await calls()).every((call) => call.method !== 'getContext'), 'the launch token is used, not a new one');
   });
 
+  it('with the early exchange script, the page sends the one start-up request and the kit adopts it', async () => {
+    const before = harness.appRequests.length;
+    const { app, state, calls } = await launch({ path: '/app?early=1' });
+    assert.equal(state, 'ready');
+    const seen = await app.evaluate(() => {
+      const { kit } = window as unknown as AppWindow;
+      return { search: location.search, user: kit.user, plan: kit.entitlement?.plan, theme: kit.theme, locale: kit.locale };
+    });
+    assert.deepEqual(seen, { search: '?early=1', user: USER, plan: 'basic', theme: 'dark', locale: 'de-DE' });
+    const requests = harness.appRequests.slice(before).filter((request) => /\/session(\?|$)/.test(request.path));
+    assert.deepEqual(
+      requests.map((request) => [request.method, request.referer]),
+      [['POST', undefined]],
+      'one request, with no Referer',
+    );
+    assert.ok((await calls()).every((call) => call.method !== 'getContext'), 'the launch token is used, not a new one');
+    const data = await app.evaluate(async () => (await (window as unknown as AppWindow).kit.fetch('/api/data')).status);
+    assert.equal(data, 200, 'the adopted session works');
+  });
+
   it('never lets the context token out as a Referer: the kit\'s backend requests carry none', async () => {
     const from = harness.appRequests.length;
     const { app, state } = await launch();

@@ -6,6 +6,7 @@
 import { expect } from '@open-wc/testing';
 import { bridgeSchemas, openBridge, type AppMethods, type Bridge, type HandlerTable, type HostMethods, type MessagePeer, type MessageSource } from '../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../src/shared/errors.js';
+import type { EarlyLaunch } from '../../src/shared/early-launch.js';
 import type { KitEnvironment } from '../../src/runtime/kit.js';
 import type { Entitlement, Profile, SessionResponse } from '../../src/shared/schemas.js';
 
@@ -127,7 +128,11 @@ export interface FakeEnvironment extends KitEnvironment {
 }
 
 /** A page at `url`; `parent` set means framed by the window behind that handle. */
-export function fakeEnvironment(url: string, options: { parent?: FakeWindow; self?: FakeWindow; parentOrigin?: string } = {}): FakeEnvironment {
+export function fakeEnvironment(
+  url: string,
+  options: { parent?: FakeWindow; self?: FakeWindow; parentOrigin?: string; earlyLaunch?: EarlyLaunch } = {},
+): FakeEnvironment {
+  let early = options.earlyLaunch;
   let offset = 0;
   let observer: ((height: number) => void) | null = null;
   const root = document.createElement('html');
@@ -157,6 +162,11 @@ export function fakeEnvironment(url: string, options: { parent?: FakeWindow; sel
     defaultTheme: 'light',
     now: () => Date.now() + offset,
     advance: (ms) => void (offset += ms),
+    takeEarlyLaunch() {
+      const taken = early;
+      early = undefined;
+      return taken;
+    },
     resizeTo(height) {
       env.height = height;
       observer?.(height);

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
 import { build } from 'vite';
-import { createAppBackend, toNodeHandler, type AppBackend } from '../../src/server/index.js';
+import { createAppBackend, earlyLaunchScript, toNodeHandler, type AppBackend } from '../../src/server/index.js';
 import { signContextToken } from '../../src/server/signers.js';
 import type { Entitlement, Profile } from '../../src/shared/schemas.js';
 
@@ -180,9 +180,11 @@ window.embed = (src, behaviour = {}) => {
  * `window.kitDone` is the start-up promise; `window.kitCalledAt` and `window.kitReadyAt` the page's
  * clock when createKit was called and when it resolved.
  */
-export function appPage(hostOrigin: string, kit: Record<string, unknown>, runtimeSrc = '/runtime.js'): string {
+export function appPage(hostOrigin: string, kit: Record<string, unknown>, runtimeSrc = '/runtime.js', early = false): string {
   const options = { backend: '/api/marketplace', hostOrigins: [hostOrigin], ...kit };
-  return `<div id="content" style="height:120px">app</div><script src="${runtimeSrc}"></script><script>
+  // The early exchange goes first, as the README shows it: an inline script before the app's own.
+  const earlyScript = early ? `<script>${earlyLaunchScript(options as { backend: string; hostOrigins: string[] })}</script>` : '';
+  return `${earlyScript}<div id="content" style="height:120px">app</div><script src="${runtimeSrc}"></script><script>
 window.kitCalledAt = performance.now();
 window.kitDone = MarketplaceRuntime.createKit(${json(options)}).then((kit) => {
   window.kitReadyAt = performance.now();
@@ -259,7 +261,7 @@ export async function startRuntimeHarness(): Promise<RuntimeHarness> {
     if (url.pathname === '/runtime.js') return script(res, bundles.runtime);
     if (url.pathname === '/app' || url.pathname === '/app/other') {
       const kit = url.searchParams.get('kit');
-      return html(res, appPage(host.origin, kit ? (JSON.parse(kit) as Record<string, unknown>) : {}));
+      return html(res, appPage(host.origin, kit ? (JSON.parse(kit) as Record<string, unknown>) : {}, '/runtime.js', url.searchParams.has('early')));
     }
     if (url.pathname === '/blank') return html(res, '<p>blank</p>');
     if (url.pathname === '/api/data') {

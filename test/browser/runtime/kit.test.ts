@@ -519,11 +519,23 @@ describe('kit inside the dashboard', () => {
     expect(code).to.equal('ERR_BRIDGE_TIMEOUT');
   });
 
+  it('a host call made as soon as start-up ends opens the bridge itself; one bridge is ever opened', async () => {
+    const titles: string[] = [];
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, spied } = embedded(backend(state), { setTitle: ({ title }) => void titles.push(title) });
+    await kit.started;
+    await kit.host!.setTitle('Reports');
+    await tick(20);
+    expect(titles).to.deep.equal(['Reports']);
+    expect(spied.added).to.equal(1, 'one message listener: the scheduled opening found the bridge open');
+  });
+
   it('reports the document height, once per distinct height; autoResize: false reports nothing', async () => {
     const heights: number[] = [];
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
     const { kit, env } = embedded(backend(state), { resize: ({ height }) => void heights.push(height) });
     await kit.started;
+    await tick(0); // the bridge, and with it the height observer, opens in the task after start-up
     env.resizeTo(400);
     env.resizeTo(640);
     await kit.host!.resize(10);
@@ -567,7 +579,9 @@ describe('destroy', () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
     const { kit, fetch, spied } = embedded((call) => (call.method === 'DELETE' ? new Response(null, { status: 204 }) : backend(state)(call)));
     await kit.started;
-    expect([spied.added, spied.listening.size]).to.deep.equal([1, 1]);
+    expect([spied.added, spied.listening.size]).to.deep.equal([0, 0], 'ready before the bridge opens');
+    await tick(0);
+    expect([spied.added, spied.listening.size]).to.deep.equal([1, 1], 'the bridge opens in the task after start-up');
     let changes = 0;
     kit.addEventListener('change', () => changes++);
     kit.destroy();
@@ -721,5 +735,64 @@ describe('global registration', () => {
     expect((globalThis as Record<symbol, unknown>)[Symbol.for('marketplace-app-kit.kit')]).to.equal(kit);
     kit.destroy();
     expect(getKit()).to.equal(null);
+  });
+});
+
+describe('early exchange (the page sent the start-up request before the kit existed)', () => {
+  const SCRUBBED = `${APP_ORIGIN}/embed?view=1`;
+  const early = (response: Promise<Response>, backend = BACKEND, href = LAUNCH) => ({ href, backend, response });
+  function framedEnv(earlyLaunch: ReturnType<typeof early>) {
+    const [host, app] = windowPair();
+    const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'ctx-from-host' }) }, 300);
+    kits.push({ destroy: () => hostSide.destroy() } as Kit);
+    return fakeEnvironment(SCRUBBED, { parent: host, self: app, earlyLaunch });
+  }
+
+  it('adopts the request: no request of its own, ready with its answer, launch read from the URL it had', async () => {
+    const env = framedEnv(early(Promise.resolve(jsonResponse(sessionBody('tok-early', 600_000)))));
+    const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000)));
+    const kit = start(env, fetch);
+    await kit.started;
+    expect([kit.state, kit.embedded, kit.theme, kit.locale]).to.deep.equal(['ready', true, 'dark', 'de-DE']);
+    expect(kit.user).to.deep.equal(USER);
+    expect(fetch.calls).to.have.length(0);
+    expect(env.replaced).to.deep.equal([], 'the page URL was already clean');
+    await kit.fetch('/api/data');
+    expect(fetch.calls.map((call) => call.authorization)).to.deep.equal(['Bearer tok-early']);
+  });
+
+  it('an early request that failed is the start-up error, typed as if the kit had sent it', async () => {
+    const env = framedEnv(early(Promise.reject(new TypeError('Failed to fetch'))));
+    const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000))));
+    await kit.started;
+    expect([kit.state, kit.error?.code]).to.deep.equal(['error', 'ERR_NETWORK']);
+
+    const html = framedEnv(early(Promise.resolve(new Response('<h1>502</h1>', { status: 502, headers: { 'content-type': 'text/html' } }))));
+    const other = start(html, scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000))));
+    await other.started;
+    expect([other.state, other.error?.code, other.error?.status]).to.deep.equal(['error', 'ERR_HTTP', 502]);
+  });
+
+  it('a request sent to another backend is not adopted: the kit asks the dashboard for a context instead', async () => {
+    const env = framedEnv(early(Promise.resolve(jsonResponse(sessionBody('tok-elsewhere', 600_000))), 'https://elsewhere.example/api/marketplace'));
+    const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000)));
+    const kit = start(env, fetch);
+    await kit.started;
+    expect(kit.state).to.equal('ready');
+    expect(fetch.calls.map((call) => [call.method, call.url, call.body && JSON.parse(call.body).context])).to.deep.equal([
+      ['POST', `${BACKEND}/session`, 'ctx-from-host'],
+    ]);
+    await kit.fetch('/api/data');
+    expect(fetch.calls[1]?.authorization).to.equal('Bearer tok-kit');
+  });
+
+  it('its launch is checked like the kit\'s own: a host outside hostOrigins is refused and the answer unused', async () => {
+    const foreign = `${APP_ORIGIN}/embed?mp_context=ctx-0&mp_host=${encodeURIComponent('https://evil.example')}`;
+    const env = framedEnv(early(Promise.resolve(jsonResponse(sessionBody('tok-early', 600_000))), BACKEND, foreign));
+    const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000)));
+    const kit = start(env, fetch);
+    await kit.started;
+    expect([kit.state, kit.error?.code, kit.user]).to.deep.equal(['error', 'ERR_HOST_NOT_ALLOWED', null]);
+    expect(fetch.calls).to.have.length(0);
   });
 });
