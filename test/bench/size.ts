@@ -74,6 +74,7 @@ export async function report(): Promise<boolean> {
   const runtime = await bundle(libraryBuild('src/runtime/index.ts'));
   const elements = await bundle(libraryBuild('src/elements/index.ts', (id) => /^(lit|@lit)(\/|$)/.test(id) || id.includes('/src/shared/')));
   const lit = await bundle(libraryBuild('node_modules/lit/index.js'));
+  const floor = await bundle(libraryBuild('test/bench/size-floor.ts'));
 
   console.log('Size budget (minified, gzip level 9, 1 KB = 1,000 bytes)');
   let ok = line('script tag: dist/cdn/marketplace-app-kit.js', scriptTag, SCRIPT_TAG_BUDGET);
@@ -84,6 +85,7 @@ export async function report(): Promise<boolean> {
   console.log('For information:');
   line('elements alone (Lit and src/shared external)', elements);
   line('Lit 3 (lit/index.js)', lit);
+  line('floor: zod/mini + postmessage-rpc, least use', floor);
   console.log(`  reference (esbuild, minified, gzip -9): ${REFERENCE}`);
   return ok;
 }
