@@ -22,11 +22,12 @@ export interface BackendClient {
 const SERVER_CODE = /^ERR_[A-Z0-9_]{1,60}$/;
 
 export function createBackendClient(base: string, fetchImpl: typeof fetch, timeoutMs: number): BackendClient {
-  const failure = (error: unknown) => {
+  /** `late`: how the timeout is named in the message. */
+  const failure = (error: unknown, late = `within ${timeoutMs} ms`) => {
     const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
     return new MarketplaceKitError(
       timedOut ? 'ERR_TIMEOUT' : 'ERR_NETWORK',
-      timedOut ? `The app backend did not answer within ${timeoutMs} ms` : 'The app backend could not be reached',
+      timedOut ? `The app backend did not answer ${late}` : 'The app backend could not be reached',
       { cause: error },
     );
   };
@@ -57,7 +58,8 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     send,
     read,
     session: async (init, query = '') => read(await send(`${base}/session${query}`, init)),
-    adopt: async (pending) => read(await pending.catch((error: unknown) => Promise.reject(failure(error)))),
+    adopt: async (pending) =>
+      read(await pending.catch((error: unknown) => Promise.reject(failure(error, "the early exchange in time (earlyLaunchScript's timeoutMs)")))),
   };
 }
 

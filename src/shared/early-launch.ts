@@ -46,16 +46,26 @@ export function earlyLaunch(options: EarlyLaunchOptions): void {
     if (!context || !host || window.parent === window || !options.hostOrigins.includes(host)) return;
     if (ancestor !== undefined && ancestor !== host) return;
     const href = url.href;
+    // Everything that could still fail comes before the scrub, so that a failure leaves the page
+    // as it was and the runtime reads the launch itself.
     const backend = new URL(options.backend, href).href.replace(/\/+$/, '');
-    for (const key of [...params.keys()]) if (key.startsWith('mp_')) params.delete(key);
-    history.replaceState(history.state, '', url.pathname + url.search + url.hash);
-    const response = fetch(`${backend}/session`, {
+    const init: RequestInit = {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ context, host }),
       referrerPolicy: 'no-referrer',
       signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-    });
+    };
+    for (const key of [...params.keys()]) if (key.startsWith('mp_')) params.delete(key);
+    history.replaceState(history.state, '', url.pathname + url.search + url.hash);
+    // The body is read here, within the timeout: the timeout's signal would otherwise also abort
+    // a body that arrived in time but that createKit, run later, reads after the timeout.
+    const response = fetch(`${backend}/session`, init).then((answer) =>
+      answer.arrayBuffer().then(
+        (body) =>
+          new Response([204, 205, 304].includes(answer.status) ? null : body, { status: answer.status, statusText: answer.statusText, headers: answer.headers }),
+      ),
+    );
     // Nobody may be there to read it (createKit is never called): no unhandled rejection then.
     response.catch(() => undefined);
     const launch: EarlyLaunch = { href, backend, response };

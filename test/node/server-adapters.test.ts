@@ -21,6 +21,7 @@ import {
   type WebhookDelivery,
 } from '../../src/server/index.js';
 import { safeReturnTo } from '../../src/server/lib/return-to.js';
+import { EARLY_LAUNCH_KEY } from '../../src/shared/early-launch.js';
 import { SessionResponse } from '../../src/shared/schemas.js';
 import {
   API_KEY,
@@ -167,6 +168,38 @@ describe('toExpressMiddleware with a real Express app', () => {
   });
 });
 
+const APP = 'https://app.example';
+const launchUrl = (host: string, app = APP) => `${app}/embed?view=1&mp_context=ctx&mp_host=${encodeURIComponent(host)}&mp_theme=dark`;
+
+interface EarlyRunOptions {
+  framed?: boolean;
+  ancestor?: string;
+  fetch?: typeof fetch;
+  AbortSignal?: unknown;
+}
+
+/** Runs the early exchange's text as a page would, in a context with just what it touches. */
+function runEarlyLaunch(text: string, href: string, options: EarlyRunOptions) {
+  const sent: { url: string; init: RequestInit }[] = [];
+  const replaced: string[] = [];
+  const page: Record<PropertyKey, unknown> = {};
+  page['parent'] = options.framed === false ? page : {};
+  runInNewContext(text, {
+    URL,
+    Response,
+    AbortSignal: options.AbortSignal ?? AbortSignal,
+    window: page,
+    location: { href, ancestorOrigins: options.ancestor === undefined ? undefined : [options.ancestor] },
+    history: { state: null, replaceState: (_state: unknown, _title: string, url: string) => void replaced.push(url) },
+    fetch: (url: string, init: RequestInit) => {
+      sent.push({ url, init });
+      return options.fetch ? options.fetch(url, init) : Promise.resolve(new Response('{}'));
+    },
+  });
+  const launch = page[Symbol.for(EARLY_LAUNCH_KEY)] as { href: string; backend: string; response: Promise<Response> } | undefined;
+  return { sent, replaced, launch };
+}
+
 describe('embed page headers', () => {
   it('frameAncestors builds the directive from dashboard origins and refuses anything else', () => {
     assert.equal(frameAncestors(['https://dashboard.example', 'http://127.0.0.1:4100']), 'frame-ancestors https://dashboard.example http://127.0.0.1:4100');
@@ -180,27 +213,7 @@ describe('embed page headers', () => {
 
   it('earlyLaunchScript: the snippet sends the exchange only for a launch the runtime would accept', () => {
     const text = earlyLaunchScript({ backend: '/api/marketplace', hostOrigins: [DASHBOARD], timeoutMs: 5000 });
-    const APP = 'https://app.example';
-    const launchUrl = (host: string) => `${APP}/embed?view=1&mp_context=ctx&mp_host=${encodeURIComponent(host)}&mp_theme=dark`;
-    // The text runs as it would in a page, in a context with just what it touches.
-    const run = (href: string, options: { framed?: boolean; ancestor?: string } = {}) => {
-      const sent: { url: string; init: RequestInit }[] = [];
-      const replaced: string[] = [];
-      const page: Record<PropertyKey, unknown> = {};
-      page['parent'] = options.framed === false ? page : {};
-      runInNewContext(text, {
-        URL,
-        AbortSignal,
-        window: page,
-        location: { href, ancestorOrigins: options.ancestor === undefined ? undefined : [options.ancestor] },
-        history: { state: null, replaceState: (_state: unknown, _title: string, url: string) => void replaced.push(url) },
-        fetch: (url: string, init: RequestInit) => {
-          sent.push({ url, init });
-          return Promise.resolve(new Response('{}'));
-        },
-      });
-      return { sent, replaced, launch: page[Symbol.for('marketplace-app-kit/early-launch')] as { href: string; backend: string } | undefined };
-    };
+    const run = (href: string, options: EarlyRunOptions = {}) => runEarlyLaunch(text, href, options);
 
     const accepted = run(launchUrl(DASHBOARD), { ancestor: DASHBOARD });
     assert.deepEqual(
@@ -212,12 +225,37 @@ describe('embed page headers', () => {
 
     for (const [why, refused] of [
       ['host outside the allowlist', run(launchUrl('https://evil.example'))],
+      ['a failure before sending (no AbortSignal.timeout)', run(launchUrl(DASHBOARD), { AbortSignal: {} })],
       ['not framed', run(launchUrl(DASHBOARD), { framed: false })],
       ['framed by another origin', run(launchUrl(DASHBOARD), { ancestor: 'https://evil.example' })],
       ['no launch parameters', run(`${APP}/embed?view=1`)],
     ] as const) {
       assert.deepEqual([refused.sent, refused.replaced, refused.launch], [[], [], undefined], `${why}: nothing sent, nothing touched`);
     }
+  });
+
+  it('earlyLaunchScript: the answer is read within its timeout, so createKit may take it later', async () => {
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-seen': req.url ?? '' });
+      res.end(JSON.stringify({ ok: true }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const app = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const text = earlyLaunchScript({ backend: `${app}/api/marketplace/`, hostOrigins: [DASHBOARD], timeoutMs: 50 });
+      const { launch } = runEarlyLaunch(text, launchUrl(DASHBOARD, app), { fetch });
+      assert.equal(launch?.backend, `${app}/api/marketplace`, 'the base as the runtime writes it: absolute, no trailing slash');
+      await new Promise((resolve) => setTimeout(resolve, 150)); // createKit runs after the timeout
+      const response = await launch!.response;
+      assert.deepEqual([response.status, response.headers.get('x-seen'), await response.json()], [200, '/api/marketplace/session', { ok: true }]);
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('earlyLaunchScript: the hand-over key is the runtime\'s', () => {
+    const text = earlyLaunchScript({ backend: '/api', hostOrigins: [DASHBOARD] });
+    assert.ok(text.includes(`Symbol.for(${JSON.stringify(EARLY_LAUNCH_KEY)})`) || text.includes(`Symbol.for('${EARLY_LAUNCH_KEY}')`));
   });
 
   it('earlyLaunchScript: options as JSON that cannot close the <script> element; bad options refused', () => {
