@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig, parseSync, type Plugin } from 'vite';
 
 // `vite build` emits the browser bundles that are served as plain files (no bundler on the
@@ -11,6 +12,8 @@ export default defineConfig(({ mode }) => {
   const host = mode === 'host';
   return {
     plugins: [collapseTemplates()],
+    // The script tag is one file: the bridge is imported statically, not as a chunk (host-link-loader.ts).
+    resolve: host ? {} : { alias: [{ find: /^\.\/host-link-loader\.js$/, replacement: fileURLToPath(new URL('src/runtime/host-link-static.ts', import.meta.url)) }] },
     build: {
       outDir: 'dist/cdn',
       emptyOutDir: false,

@@ -11,13 +11,13 @@ import {
   BRIDGE_MAX_MESSAGE_SIZE,
   BRIDGE_PROTOCOL_VERSION,
   BRIDGE_SERVICE_ID,
-  assertOrigin,
   bridgeSchemas,
   openBridge,
   type HandlerTable,
   type HostMethods,
 } from '../shared/bridge.js';
 import { MarketplaceKitError } from '../shared/errors.js';
+import { assertOrigin } from '../shared/origin.js';
 import type { Theme } from '../shared/schemas.js';
 
 export { BRIDGE_DEFAULT_TIMEOUT_MS, BRIDGE_MAX_MESSAGE_SIZE, BRIDGE_PROTOCOL_VERSION, BRIDGE_SERVICE_ID };

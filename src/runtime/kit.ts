@@ -4,32 +4,31 @@
  * `KitEnvironment`.
  */
 import { checkAccess, type AccessDecision, type AccessRequirement } from '../shared/access.js';
-import {
-  BRIDGE_DEFAULT_TIMEOUT_MS,
-  assertOrigin,
-  bridgeSchemas,
-  openBridge,
-  type AppMethods,
-  type Bridge,
-  type HandlerTable,
-  type HostMethods,
-  type MessagePeer,
-  type MessageSource,
-  type ParamsOf,
-} from '../shared/bridge.js';
+// Types only: the bridge's code is loaded on first use (`KitEnvironment.loadHostLink`).
+import type { AppMethods, Bridge, HandlerTable, HostMethods, MessagePeer, MessageSource, ParamsOf, ResultOf } from '../shared/bridge.js';
 import { EARLY_LAUNCH_KEY, type EarlyLaunch } from '../shared/early-launch.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';
+import { assertOrigin } from '../shared/origin.js';
 import { prepareSessionSchema, type Entitlement, type Profile, type SessionResponse, type Theme } from '../shared/schemas.js';
 import { createBackendClient, type BackendClient } from './backend.js';
+import { loadHostLink } from './host-link-loader.js';
 import { hasLaunchParams, normalizeLocale, readLaunch, scrubbedUrl, type Launch } from './launch.js';
 import { unregisterKit } from './registry.js';
 import { KIT_CHANGE_EVENT, type HostBridge, type Kit, type KitState, type ToastTone, type UpgradeOutcome } from './types.js';
 
 /** The plan chooser waits on a person, so its call gets far longer than the bridge's default. */
 const UPGRADE_TIMEOUT_MS = 10 * 60_000;
+/**
+ * Inside the dashboard the bridge opens when start-up ends, or this long after the start-up
+ * request left if start-up takes longer.
+ */
+const BRIDGE_OPEN_AT_LATEST_MS = 1_000;
+/** The default timeout of each request the kit makes (`KitOptions.timeoutMs`). */
+const REQUEST_TIMEOUT_MS = 10_000;
 /** After an early renewal failed, how long the still valid token is used before the next attempt. */
 const RENEW_RETRY_MS = 5_000;
 
+const bridgeClosed = () => new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed: the kit was destroyed');
 const noSession = () =>
   new MarketplaceKitError('ERR_SESSION_MISSING', 'There is no session: the user is not signed in, signed out, or the kit was destroyed');
 
@@ -48,7 +47,10 @@ export interface KitOptions {
   bearerOrigins?: readonly string[];
   /** The `fetch` the kit uses for the backend and for `kit.fetch` (default: the global one). */
   fetch?: typeof fetch;
-  /** Timeout of each request to the backend, in milliseconds (default 10000). */
+  /**
+   * Timeout of each request to the backend, and of loading the host bridge's code (a chunk of the
+   * app's bundle), in milliseconds (default 10000).
+   */
   timeoutMs?: number;
   /** Timeout of each host bridge call, in milliseconds (default 5000). */
   bridgeTimeoutMs?: number;
@@ -93,6 +95,8 @@ export interface KitEnvironment {
   now(): number;
   /** Takes what the early exchange script left on the page, if anything (once). */
   takeEarlyLaunch(): EarlyLaunch | undefined;
+  /** Loads the app's end of the host bridge (host-link-loader.ts). */
+  loadHostLink(): Promise<typeof import('./host-link.js')>;
 }
 
 /** The real browser, for `createKit`. */
@@ -129,6 +133,7 @@ export function browserEnvironment(): KitEnvironment {
       delete (window as unknown as Record<symbol, unknown>)[key];
       return early;
     },
+    loadHostLink,
   };
 }
 
@@ -165,7 +170,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
    */
   #generation = 0;
   #hostOrigin = '';
-  #bridge: Bridge<HostMethods> | null = null;
+  #bridge: Promise<Bridge<HostMethods>> | null = null;
   #host: HostBridge | null = null;
   #renewal: Promise<string> | null = null;
   #refreshRunning: Promise<void> | null = null;
@@ -197,15 +202,19 @@ export class MarketplaceKit extends EventTarget implements Kit {
       }
       this.#bearerOrigins = [base.origin, ...(options.bearerOrigins ?? [])];
       this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-      this.#backend = createBackendClient(base.href.replace(/\/+$/, ''), this.#fetch, options.timeoutMs ?? 10_000);
-      // The early exchange scrubbed the URL and sent the request: its launch is checked as ours
-      // would be, and adopted only if it went to this kit's backend. Otherwise the page now has no
-      // launch parameters, and the kit asks the dashboard for a context (as after a reload).
+      this.#backend = createBackendClient(base.href.replace(/\/+$/, ''), this.#fetch, options.timeoutMs ?? REQUEST_TIMEOUT_MS);
+      // The early exchange scrubbed the URL and sent the request: the launch it was handed is
+      // checked as ours would be, and its request adopted only if it went to this kit's backend.
       const early = env.takeEarlyLaunch();
-      if (early && early.backend === this.#backend.base && typeof early.href === 'string' && early.response instanceof Promise) {
-        adopted = early.response;
+      const handed = early && typeof early.href === 'string' && early.response instanceof Promise ? early : undefined;
+      if (handed?.backend === this.#backend.base) adopted = handed.response;
+      launch = readLaunch({ href: handed?.href ?? url.href, hostOrigins: options.hostOrigins, framed: env.framed, parentOrigin: env.parentOrigin });
+      if (handed && !adopted && launch.kind === 'embedded') {
+        // Its context token went to another backend, which spent it: the kit asks the dashboard
+        // for a fresh one, as after a reload.
+        console.warn(`[marketplace-app-kit] The early exchange went to ${handed.backend}, not to this kit's backend ${this.#backend.base}: asking the dashboard for a new context.`);
+        launch = { ...launch, context: null };
       }
-      launch = readLaunch({ href: adopted ? early!.href : url.href, hostOrigins: options.hostOrigins, framed: env.framed, parentOrigin: env.parentOrigin });
       if (launch.kind === 'embedded') this.embedded = true;
     } finally {
       // Scrub before anything is sent, even after a configuration error: the context token must
@@ -318,7 +327,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
     if (this.#destroyed) return;
     this.#destroyed = true;
     this.#stopResize?.();
-    this.#bridge?.destroy();
+    // A bridge still loading is closed as soon as it opens (see `#connect`).
+    this.#bridge?.then((bridge) => bridge.destroy(), () => undefined);
     this.#host = null;
     this.#forget();
     this.#listeners.clear();
@@ -345,12 +355,17 @@ export class MarketplaceKit extends EventTarget implements Kit {
     if (launch.kind === 'rejected') return this.#set({ state: 'error', error: launch.error });
     // The answer's schema is built while the request is on its way, not before it leaves.
     prepareSessionSchema();
+    const openBridge = () => void (this.#host && this.#connect().catch(() => undefined));
+    let opener: ReturnType<typeof setTimeout> | undefined;
     try {
       if (launch.kind === 'embedded') {
         this.#host = this.#hostFacade();
+        // A slow start-up must not keep the dashboard's calls (a theme change, say) waiting for
+        // the handshake past their timeout: the bridge opens after a while in any case.
+        opener = setTimeout(openBridge, BRIDGE_OPEN_AT_LATEST_MS);
         this.#applyTheme(launch.theme ?? this.#fields.theme);
         if (launch.locale) this.#applyLocale(launch.locale);
-        request ??= this.#exchange((await this.#connect().call('getContext', {})).context);
+        request ??= this.#exchange((await this.#call('getContext', {})).context);
       }
       const response = await this.#unlessForgotten(generation, request);
       if (response) this.#acceptSession(response);
@@ -364,7 +379,9 @@ export class MarketplaceKit extends EventTarget implements Kit {
       // The bridge is not needed to get ready when the launch carried a context: it opens (and
       // auto-resize starts) in a task of its own, after the app's code that waited for start-up,
       // unless a host call opened it before.
-      if (this.#host) setTimeout(() => this.#host && this.#connect(), 0);
+      // If its code fails to load, the next host call tries again.
+      clearTimeout(opener);
+      if (this.#host) setTimeout(openBridge, 0);
     }
   }
 
@@ -378,22 +395,58 @@ export class MarketplaceKit extends EventTarget implements Kit {
 
   /** The app's calls to the dashboard; the first one opens the bridge if it is not open yet. */
   #hostFacade(): HostBridge {
-    const call = <M extends keyof HostMethods & string>(method: M, params: ParamsOf<HostMethods, M>, options?: { timeoutMs?: number }) =>
-      this.#connect().call(method, params, options);
     const done = () => undefined;
     return {
-      resize: (height?: number) => call('resize', { height: height ?? this.#env.measureHeight() }).then(done),
-      navigate: (path: string) => call('navigate', { path }).then(done),
-      openExternal: (url: string) => call('openExternal', { url }).then(done),
-      openUpgrade: (options = {}) => call('openUpgrade', options, { timeoutMs: this.#options.upgradeTimeoutMs ?? UPGRADE_TIMEOUT_MS }),
-      toast: (message: string, tone?: ToastTone) => call('toast', tone ? { message, tone } : { message }).then(done),
-      setTitle: (title: string) => call('setTitle', { title }).then(done),
+      resize: (height?: number) => this.#call('resize', { height: height ?? this.#env.measureHeight() }).then(done),
+      navigate: (path: string) => this.#call('navigate', { path }).then(done),
+      openExternal: (url: string) => this.#call('openExternal', { url }).then(done),
+      openUpgrade: (options = {}) => this.#call('openUpgrade', options, { timeoutMs: this.#options.upgradeTimeoutMs ?? UPGRADE_TIMEOUT_MS }),
+      toast: (message: string, tone?: ToastTone) => this.#call('toast', tone ? { message, tone } : { message }).then(done),
+      setTitle: (title: string) => this.#call('setTitle', { title }).then(done),
     };
   }
 
-  /** The bridge to the dashboard, opened on first use. After `destroy()`, a closed one. */
-  #connect(): Bridge<HostMethods> {
+  async #call<M extends keyof HostMethods & string>(
+    method: M,
+    params: ParamsOf<HostMethods, M>,
+    options?: { timeoutMs?: number },
+  ): Promise<ResultOf<HostMethods, M>> {
+    return (await this.#connect()).call(method, params, options);
+  }
+
+  /**
+   * The bridge to the dashboard: its code is loaded, then it opens, on first use. Loading has the
+   * kit's request timeout; if it fails the next call tries again. After `destroy()` it rejects
+   * with `ERR_BRIDGE_CLOSED`.
+   */
+  #connect(): Promise<Bridge<HostMethods>> {
     if (this.#bridge) return this.#bridge;
+    if (this.#destroyed) return Promise.reject(bridgeClosed());
+    const timeoutMs = this.#options.timeoutMs ?? REQUEST_TIMEOUT_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new MarketplaceKitError('ERR_TIMEOUT', `The host bridge's code did not load within ${timeoutMs} ms`)), timeoutMs);
+    });
+    const loading = Promise.race([this.#env.loadHostLink(), timeout]).finally(() => clearTimeout(timer));
+    const bridge = loading.then(
+      ({ openHostLink }) => {
+        // Destroyed while loading: no bridge is opened, so nothing is posted to the dashboard.
+        if (this.#destroyed) throw bridgeClosed();
+        return this.#open(openHostLink);
+      },
+      (cause: unknown) => {
+        if (this.#bridge === bridge) this.#bridge = null;
+        if (isKitError(cause)) throw cause;
+        throw new MarketplaceKitError('ERR_NETWORK', `The host bridge's code could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}`, {
+          cause,
+        });
+      },
+    );
+    this.#bridge = bridge;
+    return bridge;
+  }
+
+  #open(openHostLink: (typeof import('./host-link.js'))['openHostLink']): Bridge<HostMethods> {
     const env = this.#env;
     const handlers: HandlerTable<AppMethods> = {
       themeChanged: ({ theme }) => this.#applyTheme(theme),
@@ -401,19 +454,14 @@ export class MarketplaceKit extends EventTarget implements Kit {
       // Answer at once; the reload runs on its own (a failure leaves the last known entitlement).
       entitlementsChanged: () => void this.refresh().catch(() => undefined),
     };
-    const bridge = openBridge({
+    const bridge = openHostLink({
       self: env.self,
       peer: () => env.parent,
       origin: this.#hostOrigin,
-      local: bridgeSchemas().app,
-      remote: bridgeSchemas().host,
       handlers,
-      timeoutMs: this.#options.bridgeTimeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS,
+      timeoutMs: this.#options.bridgeTimeoutMs,
     });
-    this.#bridge = bridge;
-    if (this.#destroyed) {
-      bridge.destroy();
-    } else if (this.#options.autoResize !== false) {
+    if (this.#options.autoResize !== false) {
       let last = -1;
       this.#stopResize = env.observeHeight((height) => {
         if (height === last) return;
@@ -539,7 +587,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     if (standalone ? !this.#session : !this.#host) throw noSession();
     const request = standalone
       ? this.#backend.session({ credentials: 'include' })
-      : this.#connect().call('getContext', {}).then(({ context }) => this.#exchange(context));
+      : this.#call('getContext', {}).then(({ context }) => this.#exchange(context));
     const failed = (cause: unknown) =>
       new MarketplaceKitError(
         'ERR_SESSION_REFRESH_FAILED',

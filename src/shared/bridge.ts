@@ -10,6 +10,7 @@
 import { RPC } from '@mixer/postmessage-rpc';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, isKitError } from './errors.js';
+import { assertOrigin } from './origin.js';
 import { THEMES, describeFailure, length, matches } from './schemas.js';
 
 /** The `serviceId` both ends use, so other postMessage traffic on the page is never confused with ours. */
@@ -148,20 +149,6 @@ export interface Bridge<Remote extends MethodTable> {
     options?: { timeoutMs?: number },
   ): Promise<ResultOf<Remote, M>>;
   destroy(): void;
-}
-
-/** Throws `ERR_CONFIG` unless `value` is exactly an http(s) origin, as `URL#origin` writes it. */
-export function assertOrigin(value: string, what: string): string {
-  let origin: string | undefined;
-  try {
-    origin = new URL(value).origin;
-  } catch {
-    origin = undefined;
-  }
-  if (origin !== value || !/^https?:/.test(value)) {
-    throw new MarketplaceKitError('ERR_CONFIG', `${what} must be an exact http(s) origin such as https://app.example, got "${value}"`);
-  }
-  return value;
 }
 
 /**

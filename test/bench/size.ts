@@ -5,7 +5,11 @@
 //   script tag: dist/cdn/marketplace-app-kit.js as `vite build` makes it (runtime + Lit + all
 //               elements) <= 20 KB
 //   runtime:    the package's `.` entry (src/runtime/index.ts) bundled for the browser as a
-//               user's bundler would, <= 10 KB, and it must not pull in Lit or any element.
+//               user's bundler would, all its chunks together, <= 10 KB, and it must not pull in
+//               Lit or any element. Printed beside it: what a page loads before the kit is ready
+//               (the entry and the chunks it imports statically), which must not include the host
+//               bridge (@mixer/postmessage-rpc): that chunk is loaded inside the dashboard only,
+//               after start-up.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +31,26 @@ interface Bundle {
   bytes: number;
   gzip: number;
   modules: string[];
+  /** The entry and the chunks it imports statically, if the bundle has more than one chunk. */
+  startUp?: Bundle;
+}
+
+const measure = (chunks: Rolldown.OutputChunk[]): Bundle => {
+  const code = chunks.map((chunk) => chunk.code).join('\n');
+  return { bytes: Buffer.byteLength(code), gzip: gzipSync(code, { level: 9 }).length, modules: chunks.flatMap((chunk) => chunk.moduleIds) };
+};
+
+/** The entry chunk and every chunk it imports statically, transitively. */
+function startUpChunks(chunks: Rolldown.OutputChunk[]): Rolldown.OutputChunk[] {
+  const byName = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
+  const found = new Set<Rolldown.OutputChunk>();
+  const visit = (chunk: Rolldown.OutputChunk | undefined) => {
+    if (!chunk || found.has(chunk)) return;
+    found.add(chunk);
+    for (const name of chunk.imports) visit(byName.get(name));
+  };
+  visit(chunks.find((chunk) => chunk.isEntry));
+  return [...found];
 }
 
 async function bundle(config: InlineConfig): Promise<Bundle> {
@@ -39,8 +63,8 @@ async function bundle(config: InlineConfig): Promise<Bundle> {
       build: { ...config.build, outDir, emptyOutDir: true, copyPublicDir: false },
     })) as Rolldown.RolldownOutput | Rolldown.RolldownOutput[];
     const chunks = (Array.isArray(result) ? result : [result]).flatMap((out) => out.output).filter((item) => item.type === 'chunk');
-    const code = chunks.map((chunk) => chunk.code).join('\n');
-    return { bytes: Buffer.byteLength(code), gzip: gzipSync(code, { level: 9 }).length, modules: chunks.flatMap((chunk) => chunk.moduleIds) };
+    const whole = measure(chunks);
+    return chunks.length > 1 ? { ...whole, startUp: measure(startUpChunks(chunks)) } : whole;
   } finally {
     rmSync(outDir, { recursive: true, force: true });
   }
@@ -82,6 +106,11 @@ export async function report(): Promise<boolean> {
   const leaked = runtime.modules.filter((id) => BROWSER_UI.test(id)).map((id) => id.replace(root, ''));
   console.log(`  runtime pulls in Lit or an element: ${leaked.length ? `YES (${leaked.join(', ')})` : 'no'}`);
   ok = leaked.length === 0 && ok;
+  const startUp = runtime.startUp ?? runtime;
+  line('  of which loaded before the kit is ready', startUp);
+  const bridgeEarly = startUp.modules.some((id) => id.includes('/node_modules/@mixer/postmessage-rpc/'));
+  console.log(`  start-up code pulls in the host bridge: ${bridgeEarly ? 'YES' : 'no'}`);
+  ok = !bridgeEarly && ok;
   console.log('For information:');
   line('elements alone (Lit and src/shared external)', elements);
   line('Lit 3 (lit/index.js)', lit);

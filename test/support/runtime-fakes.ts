@@ -125,12 +125,21 @@ export interface FakeEnvironment extends KitEnvironment {
   advance(ms: number): void;
   /** Reports a new document height to the kit's observer. */
   resizeTo(height: number): void;
+  /** How many times the kit asked for the bridge's code. */
+  hostLinkLoads: number;
 }
 
 /** A page at `url`; `parent` set means framed by the window behind that handle. */
 export function fakeEnvironment(
   url: string,
-  options: { parent?: FakeWindow; self?: FakeWindow; parentOrigin?: string; earlyLaunch?: EarlyLaunch } = {},
+  options: {
+    parent?: FakeWindow;
+    self?: FakeWindow;
+    parentOrigin?: string;
+    earlyLaunch?: EarlyLaunch;
+    /** Loads the bridge's code (default: the real module, counted in `hostLinkLoads`). */
+    loadHostLink?: KitEnvironment['loadHostLink'];
+  } = {},
 ): FakeEnvironment {
   let early = options.earlyLaunch;
   let offset = 0;
@@ -148,7 +157,8 @@ export function fakeEnvironment(
     },
     navigate: (next) => void env.navigated.push(next),
     framed: options.parent !== undefined,
-    parentOrigin: options.parentOrigin ?? options.parent?.origin,
+    // Given as undefined: a browser without location.ancestorOrigins (Firefox).
+    parentOrigin: 'parentOrigin' in options ? options.parentOrigin : options.parent?.origin,
     self: options.self?.self ?? (new EventTarget() as MessageSource & EventTarget),
     parent: options.parent?.handle ?? null,
     root,
@@ -166,6 +176,11 @@ export function fakeEnvironment(
       const taken = early;
       early = undefined;
       return taken;
+    },
+    hostLinkLoads: 0,
+    loadHostLink() {
+      env.hostLinkLoads++;
+      return options.loadHostLink ? options.loadHostLink() : import('../../src/runtime/host-link.js');
     },
     resizeTo(height) {
       env.height = height;

@@ -2,13 +2,13 @@ import { expect } from '@open-wc/testing';
 import {
   BRIDGE_MAX_MESSAGE_SIZE,
   BRIDGE_SERVICE_ID,
-  assertOrigin,
   bridgeSchemas,
   openBridge,
   type HandlerTable,
   type HostMethods,
 } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
+import { assertOrigin } from '../../../src/shared/origin.js';
 import { APP_ORIGIN, HOST_ORIGIN, deliver, openAppEnd, openHostEnd, rejection, tick, until, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
 
 const { host: HOST_METHODS, app: APP_METHODS } = bridgeSchemas();

@@ -533,9 +533,10 @@ describe('kit inside the dashboard', () => {
   it('reports the document height, once per distinct height; autoResize: false reports nothing', async () => {
     const heights: number[] = [];
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
-    const { kit, env } = embedded(backend(state), { resize: ({ height }) => void heights.push(height) });
+    const { kit, env, spied } = embedded(backend(state), { resize: ({ height }) => void heights.push(height) });
     await kit.started;
-    await tick(0); // the bridge, and with it the height observer, opens in the task after start-up
+    // The bridge, and with it the height observer, opens once its code has loaded after start-up.
+    await until(() => spied.added === 1);
     env.resizeTo(400);
     env.resizeTo(640);
     await kit.host!.resize(10);
@@ -580,11 +581,11 @@ describe('destroy', () => {
     const { kit, fetch, spied } = embedded((call) => (call.method === 'DELETE' ? new Response(null, { status: 204 }) : backend(state)(call)));
     await kit.started;
     expect([spied.added, spied.listening.size]).to.deep.equal([0, 0], 'ready before the bridge opens');
-    await tick(0);
-    expect([spied.added, spied.listening.size]).to.deep.equal([1, 1], 'the bridge opens in the task after start-up');
+    await until(() => spied.added === 1); // loaded and opened after start-up
     let changes = 0;
     kit.addEventListener('change', () => changes++);
     kit.destroy();
+    await tick(0);
     expect([spied.added, spied.listening.size]).to.deep.equal([1, 0], 'the one listener was removed');
     expect(kit.host === null).to.equal(true, 'kit.host is null'); // a boolean: a failure then prints no bridge object
     expect((await rejection(kit.upgrade())).code).to.equal('ERR_NOT_EMBEDDED');
@@ -786,6 +787,27 @@ describe('early exchange (the page sent the start-up request before the kit exis
     expect(fetch.calls[1]?.authorization).to.equal('Bearer tok-kit');
   });
 
+  it('a request sent to another backend, in a browser that does not tell the framing origin: still embedded, asks the dashboard', async () => {
+    const [host, app] = windowPair();
+    const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'ctx-from-host' }) }, 300);
+    kits.push({ destroy: () => hostSide.destroy() } as Kit);
+    const elsewhere = early(Promise.resolve(jsonResponse(sessionBody('tok-elsewhere', 600_000))), 'https://elsewhere.example/api/marketplace');
+    const env = fakeEnvironment(SCRUBBED, { parent: host, self: app, parentOrigin: undefined, earlyLaunch: elsewhere });
+    const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000)));
+    const warnings: unknown[][] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => void warnings.push(args);
+    try {
+      const kit = start(env, fetch);
+      await kit.started;
+      expect([kit.state, kit.embedded, kit.theme]).to.deep.equal(['ready', true, 'dark']);
+    } finally {
+      console.warn = warn;
+    }
+    expect(fetch.calls.map((call) => [call.method, call.body && JSON.parse(call.body).context])).to.deep.equal([['POST', 'ctx-from-host']]);
+    expect(String(warnings[0]?.[0])).to.contain('https://elsewhere.example/api/marketplace');
+  });
+
   it('its launch is checked like the kit\'s own: a host outside hostOrigins is refused and the answer unused', async () => {
     const foreign = `${APP_ORIGIN}/embed?mp_context=ctx-0&mp_host=${encodeURIComponent('https://evil.example')}`;
     const env = framedEnv(early(Promise.resolve(jsonResponse(sessionBody('tok-early', 600_000))), BACKEND, foreign));
@@ -794,5 +816,103 @@ describe('early exchange (the page sent the start-up request before the kit exis
     await kit.started;
     expect([kit.state, kit.error?.code, kit.user]).to.deep.equal(['error', 'ERR_HOST_NOT_ALLOWED', null]);
     expect(fetch.calls).to.have.length(0);
+  });
+});
+
+describe('the bridge\'s code (loaded on first use)', () => {
+  /** A kit inside a fake dashboard whose bridge code comes from `load`. */
+  function framed(load: FakeEnvironment['loadHostLink'], options: Partial<KitOptions> = {}, url = LAUNCH) {
+    const [host, app] = windowPair();
+    const toasts: string[] = [];
+    const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'ctx-from-host' }), toast: ({ message }) => void toasts.push(message) }, 300);
+    kits.push({ destroy: () => hostSide.destroy() } as Kit);
+    const spied = spyListeners(app);
+    const env = fakeEnvironment(url, { parent: host, self: spied.window, loadHostLink: load });
+    const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000))), { bridgeTimeoutMs: 300, ...options });
+    return { kit, env, spied, toasts };
+  }
+  const realLink = () => import('../../../src/runtime/host-link.js');
+
+  it('is never loaded on the developer\'s own site', async () => {
+    const env = fakeEnvironment(`${APP_ORIGIN}/account`);
+    const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000))));
+    await kit.started;
+    await kit.fetch('/api/data');
+    await kit.refresh();
+    await tick(20);
+    expect([kit.state, kit.host, env.hostLinkLoads]).to.deep.equal(['ready', null, 0]);
+  });
+
+  it('inside the dashboard it is loaded once, after start-up, whoever asks for it', async () => {
+    const { kit, env, spied, toasts } = framed(realLink);
+    await kit.started;
+    expect(env.hostLinkLoads).to.equal(0, 'not needed to get ready');
+    await Promise.all([kit.host!.toast('a'), kit.host!.toast('b'), kit.host!.toast('c')]);
+    await tick(20);
+    expect(toasts).to.deep.equal(['a', 'b', 'c']);
+    expect([env.hostLinkLoads, spied.added]).to.deep.equal([1, 1]);
+  });
+
+  it('a launch without a context loads it during start-up, to ask the dashboard for one', async () => {
+    const { kit, env } = framed(realLink, {}, `${APP_ORIGIN}/embed`); // a reload: the launch parameters are gone
+    await kit.started;
+    expect([kit.state, env.hostLinkLoads]).to.deep.equal(['ready', 1]);
+  });
+
+  it('a failed load fails the call with ERR_NETWORK, and the next call loads it again', async () => {
+    let loads = 0;
+    const { kit, toasts } = framed(() => (++loads <= 2 ? Promise.reject(new TypeError('Failed to fetch dynamically imported module')) : realLink()));
+    await kit.started;
+    await until(() => loads === 1); // the scheduled opening after start-up failed quietly
+    const failed = await rejection(kit.host!.toast('lost'));
+    expect([failed.code, failed.message]).to.deep.equal(['ERR_NETWORK', "The host bridge's code could not be loaded: Failed to fetch dynamically imported module"]);
+    await kit.host!.toast('delivered');
+    await tick(20);
+    expect([loads, kit.state]).to.deep.equal([3, 'ready']);
+    expect(toasts).to.deep.equal(['delivered']);
+  });
+
+  it('a load that never ends fails the call with ERR_TIMEOUT after timeoutMs', async () => {
+    const { kit } = framed(() => new Promise(() => undefined), { timeoutMs: 50 });
+    await kit.started;
+    const failed = await rejection(kit.host!.toast('late'));
+    expect([failed.code, failed.message]).to.deep.equal(['ERR_TIMEOUT', "The host bridge's code did not load within 50 ms"]);
+  });
+
+  it('destroyed while it loads: no bridge is opened, nothing is posted or observed', async () => {
+    const held = gate();
+    const { kit, env, spied } = framed(() => held.promise.then(realLink));
+    await kit.started;
+    const call = kit.host!.toast('after destroy');
+    kit.destroy();
+    held.open();
+    expect((await rejection(call)).code).to.equal('ERR_BRIDGE_CLOSED');
+    env.resizeTo(800);
+    expect([spied.added, spied.listening.size]).to.deep.equal([0, 0]);
+  });
+
+  it('a host call through a kit.host kept from before destroy() opens nothing: ERR_BRIDGE_CLOSED', async () => {
+    const { kit, env, spied } = framed(realLink);
+    await kit.started;
+    const host = kit.host!;
+    kit.destroy(); // before the scheduled opening ran
+    expect((await rejection(host.toast('late'))).code).to.equal('ERR_BRIDGE_CLOSED');
+    await tick(20);
+    expect([env.hostLinkLoads, spied.added]).to.deep.equal([0, 0]);
+  });
+
+  it('a slow start-up does not keep the bridge closed: it opens a second after the request left', async () => {
+    const [host, app] = windowPair();
+    const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'ctx' }) }, 3000);
+    kits.push({ destroy: () => hostSide.destroy() } as Kit);
+    const answer = gate();
+    const env = fakeEnvironment(LAUNCH, { parent: host, self: app });
+    const kit = start(env, scriptedFetch(async () => (await answer.promise, jsonResponse(sessionBody('tok', 600_000)))));
+    // The dashboard switches the theme while the exchange is still out.
+    await hostSide.call('themeChanged', { theme: 'light' });
+    expect([kit.state, kit.theme, env.hostLinkLoads]).to.deep.equal(['loading', 'light', 1]);
+    answer.open();
+    await kit.started;
+    expect(kit.state).to.equal('ready');
   });
 });

@@ -1,0 +1,22 @@
+/**
+ * The app's end of the host bridge, loaded when the kit first needs it: in the task after start-up
+ * inside the dashboard, or at the first host call. `@mixer/postmessage-rpc` and the protocol's
+ * schemas are thus not part of what a page must load and compile before the kit is ready, and a
+ * page on the developer's own site never loads them. Bundlers emit this module as its own chunk.
+ */
+import { bridgeSchemas, openBridge, type AppMethods, type Bridge, type HandlerTable, type HostMethods, type MessagePeer, type MessageSource } from '../shared/bridge.js';
+
+export interface HostLinkOptions {
+  self: MessageSource;
+  peer: () => MessagePeer | null;
+  /** The dashboard's origin, exactly. */
+  origin: string;
+  handlers: HandlerTable<AppMethods>;
+  timeoutMs: number | undefined;
+}
+
+/** Opens the app's end of the bridge to the dashboard. */
+export function openHostLink(options: HostLinkOptions): Bridge<HostMethods> {
+  const { app, host } = bridgeSchemas();
+  return openBridge({ ...options, local: app, remote: host });
+}
