@@ -223,8 +223,12 @@ describe('embed page headers', () => {
     assert.deepEqual(accepted.replaced, ['/embed?view=1'], 'every mp_* parameter scrubbed, the rest kept');
     assert.deepEqual({ ...accepted.launch, response: undefined }, { href: launchUrl(DASHBOARD), backend: `${APP}/api/marketplace`, response: undefined });
 
+    const noAncestors = run(launchUrl(DASHBOARD));
+    assert.equal(noAncestors.sent.length, 1, 'a browser without location.ancestorOrigins (Firefox): the allowlist decides, as in the runtime');
+
     for (const [why, refused] of [
       ['host outside the allowlist', run(launchUrl('https://evil.example'))],
+      ['an empty mp_context', run(`${APP}/embed?mp_context=&mp_host=${encodeURIComponent(DASHBOARD)}`)],
       ['a failure before sending (no AbortSignal.timeout)', run(launchUrl(DASHBOARD), { AbortSignal: {} })],
       ['not framed', run(launchUrl(DASHBOARD), { framed: false })],
       ['framed by another origin', run(launchUrl(DASHBOARD), { ancestor: 'https://evil.example' })],

@@ -762,6 +762,21 @@ describe('early exchange (the page sent the start-up request before the kit exis
     expect(fetch.calls.map((call) => call.authorization)).to.deep.equal(['Bearer tok-early']);
   });
 
+  it('destroyed while the adopted request is out: its answer is dropped, no session, nobody notified', async () => {
+    const answer = gate();
+    const env = framedEnv(early(answer.promise.then(() => jsonResponse(sessionBody('tok-early', 600_000)))));
+    const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000)));
+    const kit = start(env, fetch);
+    let changes = 0;
+    kit.subscribe(() => changes++);
+    kit.destroy();
+    answer.open();
+    await kit.started;
+    expect([kit.state, kit.user, changes, env.hostLinkLoads]).to.deep.equal(['loading', null, 0, 0]);
+    expect((await rejection(kit.fetch('/api/data'))).code).to.equal('ERR_SESSION_MISSING');
+    expect(fetch.calls).to.have.length(0);
+  });
+
   it('an early request that failed is the start-up error, typed as if the kit had sent it', async () => {
     const env = framedEnv(early(Promise.reject(new TypeError('Failed to fetch'))));
     const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000))));
