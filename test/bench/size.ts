@@ -10,78 +10,15 @@
 //               (the entry and the chunks it imports statically), which must not include the host
 //               bridge (@mixer/postmessage-rpc): that chunk is loaded inside the dashboard only,
 //               after start-up.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { gzipSync } from 'node:zlib';
-import { build, type InlineConfig, type Rolldown } from 'vite';
-import { collapseTemplates } from '../../vite.config.js';
+import { pathToFileURL } from 'node:url';
+import { BROWSER_UI, HOST_BRIDGE, bundle, libraryBuild, root, type Bundle } from '../support/bundles.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const KB = 1000;
 const SCRIPT_TAG_BUDGET = 20 * KB;
 const RUNTIME_BUDGET = 10 * KB;
-/** Lit and the elements: none of them may end up in the runtime entry. */
-const BROWSER_UI = /\/node_modules\/(lit|lit-html|lit-element|@lit\/[^/]+)\/|\/src\/elements\//;
 
 const REFERENCE = 'Shopify App Bridge 3 34 KB · zod (full) 27 KB · Lit 6.2 KB · zod/mini 5.6 KB · @mixer/postmessage-rpc 2.9 KB';
-
-interface Bundle {
-  bytes: number;
-  gzip: number;
-  modules: string[];
-  /** The entry and the chunks it imports statically, if the bundle has more than one chunk. */
-  startUp?: Bundle;
-}
-
-const measure = (chunks: Rolldown.OutputChunk[]): Bundle => {
-  const code = chunks.map((chunk) => chunk.code).join('\n');
-  return { bytes: Buffer.byteLength(code), gzip: gzipSync(code, { level: 9 }).length, modules: chunks.flatMap((chunk) => chunk.moduleIds) };
-};
-
-/** The entry chunk and every chunk it imports statically, transitively. */
-function startUpChunks(chunks: Rolldown.OutputChunk[]): Rolldown.OutputChunk[] {
-  const byName = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
-  const found = new Set<Rolldown.OutputChunk>();
-  const visit = (chunk: Rolldown.OutputChunk | undefined) => {
-    if (!chunk || found.has(chunk)) return;
-    found.add(chunk);
-    for (const name of chunk.imports) visit(byName.get(name));
-  };
-  visit(chunks.find((chunk) => chunk.isEntry));
-  return [...found];
-}
-
-async function bundle(config: InlineConfig): Promise<Bundle> {
-  const outDir = mkdtempSync(join(tmpdir(), 'mpkit-size-'));
-  try {
-    const result = (await build({
-      root,
-      logLevel: 'silent',
-      ...config,
-      build: { ...config.build, outDir, emptyOutDir: true, copyPublicDir: false },
-    })) as Rolldown.RolldownOutput | Rolldown.RolldownOutput[];
-    const chunks = (Array.isArray(result) ? result : [result]).flatMap((out) => out.output).filter((item) => item.type === 'chunk');
-    const whole = measure(chunks);
-    return chunks.length > 1 ? { ...whole, startUp: measure(startUpChunks(chunks)) } : whole;
-  } finally {
-    rmSync(outDir, { recursive: true, force: true });
-  }
-}
-
-/** An ES library build of `entry`, fully minified as an app's production build would be. */
-function libraryBuild(entry: string, external?: (id: string) => boolean): InlineConfig {
-  return {
-    configFile: false,
-    plugins: [collapseTemplates()],
-    build: {
-      minify: true,
-      lib: { entry: join(root, entry), formats: ['es'], fileName: 'entry' },
-      rolldownOptions: { ...(external ? { external } : {}), output: { minify: true, comments: false } },
-    },
-  };
-}
 
 const kb = (bytes: number) => `${(bytes / KB).toFixed(1)} KB`;
 
@@ -108,7 +45,7 @@ export async function report(): Promise<boolean> {
   ok = leaked.length === 0 && ok;
   const startUp = runtime.startUp ?? runtime;
   line('  of which loaded before the kit is ready', startUp);
-  const bridgeEarly = startUp.modules.some((id) => id.includes('/node_modules/@mixer/postmessage-rpc/'));
+  const bridgeEarly = startUp.modules.some((id) => HOST_BRIDGE.test(id));
   console.log(`  start-up code pulls in the host bridge: ${bridgeEarly ? 'YES' : 'no'}`);
   ok = !bridgeEarly && ok;
   console.log('For information:');

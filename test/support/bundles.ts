@@ -1,0 +1,73 @@
+// Builds bundles of the package's sources with Vite, as an app's bundler would, for the size report
+// (test/bench/size.ts) and for the tests of what the runtime pulls in (test/node/runtime-bundle.test.ts).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build, type InlineConfig, type Rolldown } from 'vite';
+import { collapseTemplates } from '../../vite.config.js';
+
+export const root = fileURLToPath(new URL('../..', import.meta.url));
+/** Lit and the elements: none of them may end up in the runtime entry. */
+export const BROWSER_UI = /\/node_modules\/(lit|lit-html|lit-element|@lit\/[^/]+)\/|\/src\/elements\//;
+/** The host bridge's library: never in the code a page loads before the kit is ready. */
+export const HOST_BRIDGE = /\/node_modules\/@mixer\/postmessage-rpc\//;
+
+export interface Bundle {
+  bytes: number;
+  gzip: number;
+  modules: string[];
+  /** The entry and the chunks it imports statically, if the bundle has more than one chunk. */
+  startUp?: Bundle;
+}
+
+const measure = (chunks: Rolldown.OutputChunk[]): Bundle => {
+  const code = chunks.map((chunk) => chunk.code).join('\n');
+  return { bytes: Buffer.byteLength(code), gzip: gzipSync(code, { level: 9 }).length, modules: chunks.flatMap((chunk) => chunk.moduleIds) };
+};
+
+/** The entry chunk and every chunk it imports statically, transitively. */
+function startUpChunks(chunks: Rolldown.OutputChunk[]): Rolldown.OutputChunk[] {
+  const byName = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
+  const found = new Set<Rolldown.OutputChunk>();
+  const visit = (chunk: Rolldown.OutputChunk | undefined) => {
+    if (!chunk || found.has(chunk)) return;
+    found.add(chunk);
+    for (const name of chunk.imports) visit(byName.get(name));
+  };
+  visit(chunks.find((chunk) => chunk.isEntry));
+  return [...found];
+}
+
+/** Builds with `config` into a temporary directory and measures all chunks together and, when split, the start-up ones. */
+export async function bundle(config: InlineConfig): Promise<Bundle> {
+  const outDir = mkdtempSync(join(tmpdir(), 'mpkit-size-'));
+  try {
+    const result = (await build({
+      root,
+      logLevel: 'silent',
+      ...config,
+      build: { ...config.build, outDir, emptyOutDir: true, copyPublicDir: false },
+    })) as Rolldown.RolldownOutput | Rolldown.RolldownOutput[];
+    const chunks = (Array.isArray(result) ? result : [result]).flatMap((out) => out.output).filter((item) => item.type === 'chunk');
+    const whole = measure(chunks);
+    return chunks.length > 1 ? { ...whole, startUp: measure(startUpChunks(chunks)) } : whole;
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+}
+
+/** An ES library build of `entry`, fully minified as an app's production build would be. */
+export function libraryBuild(entry: string, external?: (id: string) => boolean): InlineConfig {
+  return {
+    configFile: false,
+    plugins: [collapseTemplates()],
+    build: {
+      minify: true,
+      lib: { entry: join(root, entry), formats: ['es'], fileName: 'entry' },
+      rolldownOptions: { ...(external ? { external } : {}), output: { minify: true, comments: false } },
+    },
+  };
+}
+
