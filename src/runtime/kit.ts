@@ -170,7 +170,10 @@ export class MarketplaceKit extends EventTarget implements Kit {
    */
   #generation = 0;
   #hostOrigin = '';
+  /** The bridge, loading or open; null before the first use and after its code failed to load. */
   #bridge: Promise<Bridge<HostMethods>> | null = null;
+  #opened: Bridge<HostMethods> | null = null;
+  #openTimer: ReturnType<typeof setTimeout> | undefined;
   #host: HostBridge | null = null;
   #renewal: Promise<string> | null = null;
   #refreshRunning: Promise<void> | null = null;
@@ -326,9 +329,10 @@ export class MarketplaceKit extends EventTarget implements Kit {
   destroy(): void {
     if (this.#destroyed) return;
     this.#destroyed = true;
+    clearTimeout(this.#openTimer);
     this.#stopResize?.();
-    // A bridge still loading is closed as soon as it opens (see `#connect`).
-    this.#bridge?.then((bridge) => bridge.destroy(), () => undefined);
+    // A bridge still loading is never opened (see `#connect`).
+    this.#opened?.destroy();
     this.#host = null;
     this.#forget();
     this.#listeners.clear();
@@ -356,13 +360,12 @@ export class MarketplaceKit extends EventTarget implements Kit {
     // The answer's schema is built while the request is on its way, not before it leaves.
     prepareSessionSchema();
     const openBridge = () => void (this.#host && this.#connect().catch(() => undefined));
-    let opener: ReturnType<typeof setTimeout> | undefined;
     try {
       if (launch.kind === 'embedded') {
         this.#host = this.#hostFacade();
         // A slow start-up must not keep the dashboard's calls (a theme change, say) waiting for
         // the handshake past their timeout: the bridge opens after a while in any case.
-        opener = setTimeout(openBridge, BRIDGE_OPEN_AT_LATEST_MS);
+        this.#openTimer = setTimeout(openBridge, BRIDGE_OPEN_AT_LATEST_MS);
         this.#applyTheme(launch.theme ?? this.#fields.theme);
         if (launch.locale) this.#applyLocale(launch.locale);
         request ??= this.#exchange((await this.#call('getContext', {})).context);
@@ -380,8 +383,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
       // auto-resize starts) in a task of its own, after the app's code that waited for start-up,
       // unless a host call opened it before.
       // If its code fails to load, the next host call tries again.
-      clearTimeout(opener);
-      if (this.#host) setTimeout(openBridge, 0);
+      clearTimeout(this.#openTimer);
+      if (this.#host) this.#openTimer = setTimeout(openBridge, 0);
     }
   }
 
@@ -427,21 +430,22 @@ export class MarketplaceKit extends EventTarget implements Kit {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new MarketplaceKitError('ERR_TIMEOUT', `The host bridge's code did not load within ${timeoutMs} ms`)), timeoutMs);
     });
-    const loading = Promise.race([this.#env.loadHostLink(), timeout]).finally(() => clearTimeout(timer));
-    const bridge = loading.then(
-      ({ openHostLink }) => {
+    const load = Promise.resolve().then(() => this.#env.loadHostLink());
+    const bridge = Promise.race([load, timeout])
+      .finally(() => clearTimeout(timer))
+      .then(({ openHostLink }) => {
         // Destroyed while loading: no bridge is opened, so nothing is posted to the dashboard.
         if (this.#destroyed) throw bridgeClosed();
         return this.#open(openHostLink);
-      },
-      (cause: unknown) => {
+      })
+      .catch((cause: unknown) => {
         if (this.#bridge === bridge) this.#bridge = null;
+        if (this.#destroyed) throw bridgeClosed();
         if (isKitError(cause)) throw cause;
         throw new MarketplaceKitError('ERR_NETWORK', `The host bridge's code could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}`, {
           cause,
         });
-      },
-    );
+      });
     this.#bridge = bridge;
     return bridge;
   }
@@ -461,14 +465,19 @@ export class MarketplaceKit extends EventTarget implements Kit {
       handlers,
       timeoutMs: this.#options.bridgeTimeoutMs,
     });
+    this.#opened = bridge;
     if (this.#options.autoResize !== false) {
       let last = -1;
-      this.#stopResize = env.observeHeight((height) => {
-        if (height === last) return;
-        last = height;
-        // Resizing is best effort: a dashboard that does not answer must not break the app.
-        this.#host?.resize(height).catch(() => undefined);
-      });
+      try {
+        this.#stopResize = env.observeHeight((height) => {
+          if (height === last) return;
+          last = height;
+          // Resizing is best effort: a dashboard that does not answer must not break the app.
+          this.#host?.resize(height).catch(() => undefined);
+        });
+      } catch {
+        // No ResizeObserver here: no automatic resizing, but the bridge and `host.resize()` work.
+      }
     }
     return bridge;
   }

@@ -21,6 +21,7 @@ import {
   type WebhookDelivery,
 } from '../../src/server/index.js';
 import { safeReturnTo } from '../../src/server/lib/return-to.js';
+import { createBackendClient } from '../../src/runtime/backend.js';
 import { EARLY_LAUNCH_KEY } from '../../src/shared/early-launch.js';
 import { SessionResponse } from '../../src/shared/schemas.js';
 import {
@@ -252,6 +253,28 @@ describe('embed page headers', () => {
       await new Promise((resolve) => setTimeout(resolve, 150)); // createKit runs after the timeout
       const response = await launch!.response;
       assert.deepEqual([response.status, response.headers.get('x-seen'), await response.json()], [200, '/api/marketplace/session', { ok: true }]);
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('earlyLaunchScript: the answer handed over keeps its status, headers and body; the kit reads errors from it as its own', async () => {
+    let answer = (res: import('node:http').ServerResponse) => void res.writeHead(204).end();
+    const server = createServer((_req, res) => answer(res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const app = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const text = earlyLaunchScript({ backend: `${app}/api/marketplace`, hostOrigins: [DASHBOARD] });
+    const handOver = async () => (await runEarlyLaunch(text, launchUrl(DASHBOARD, app), { fetch }).launch!.response);
+    try {
+      const empty = await handOver();
+      assert.deepEqual([empty.status, empty.body], [204, null], 'a status without a body');
+
+      answer = (res) => {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'ERR_CONTEXT_TOKEN_EXPIRED', message: 'The context token expired' } }));
+      };
+      const client = createBackendClient(`${app}/api/marketplace`, fetch, 1000);
+      await assert.rejects(client.adopt(handOver()), { code: 'ERR_CONTEXT_TOKEN_EXPIRED', status: 401, message: 'The context token expired' });
     } finally {
       await close(server);
     }

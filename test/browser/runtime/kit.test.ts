@@ -585,8 +585,7 @@ describe('destroy', () => {
     let changes = 0;
     kit.addEventListener('change', () => changes++);
     kit.destroy();
-    await tick(0);
-    expect([spied.added, spied.listening.size]).to.deep.equal([1, 0], 'the one listener was removed');
+    expect([spied.added, spied.listening.size]).to.deep.equal([1, 0], 'the one listener was removed at once');
     expect(kit.host === null).to.equal(true, 'kit.host is null'); // a boolean: a failure then prints no bridge object
     expect((await rejection(kit.upgrade())).code).to.equal('ERR_NOT_EMBEDDED');
     await kit.signOut(); // still tells the backend, but the dead kit's state stays as it was
@@ -906,6 +905,16 @@ describe('the bridge\'s code (loaded on first use)', () => {
     expect([spied.added, spied.listening.size]).to.deep.equal([0, 0]);
   });
 
+  it('destroyed while a load that then fails is under way: ERR_BRIDGE_CLOSED, not the load error', async () => {
+    const held = gate();
+    const { kit } = framed(() => held.promise.then(() => Promise.reject(new TypeError('Failed to fetch dynamically imported module'))));
+    await kit.started;
+    const call = kit.host!.toast('x');
+    kit.destroy();
+    held.open();
+    expect((await rejection(call)).code).to.equal('ERR_BRIDGE_CLOSED');
+  });
+
   it('a host call through a kit.host kept from before destroy() opens nothing: ERR_BRIDGE_CLOSED', async () => {
     const { kit, env, spied } = framed(realLink);
     await kit.started;
@@ -920,14 +929,18 @@ describe('the bridge\'s code (loaded on first use)', () => {
     const [host, app] = windowPair();
     const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'ctx' }) }, 3000);
     kits.push({ destroy: () => hostSide.destroy() } as Kit);
+    const spied = spyListeners(app);
     const answer = gate();
-    const env = fakeEnvironment(LAUNCH, { parent: host, self: app });
+    const env = fakeEnvironment(LAUNCH, { parent: host, self: spied.window });
     const kit = start(env, scriptedFetch(async () => (await answer.promise, jsonResponse(sessionBody('tok', 600_000)))));
+    const sent = performance.now();
     // The dashboard switches the theme while the exchange is still out.
     await hostSide.call('themeChanged', { theme: 'light' });
+    expect(performance.now() - sent).to.be.within(900, 2500);
     expect([kit.state, kit.theme, env.hostLinkLoads]).to.deep.equal(['loading', 'light', 1]);
     answer.open();
     await kit.started;
-    expect(kit.state).to.equal('ready');
+    await tick(20); // the opening scheduled after start-up finds the bridge open
+    expect([kit.state, env.hostLinkLoads, spied.added]).to.deep.equal(['ready', 1, 1]);
   });
 });
