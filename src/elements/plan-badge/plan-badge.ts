@@ -32,6 +32,7 @@ const STATUSES = ['active', 'trialing', 'past_due', 'cancelled', 'expired'] as c
  * @cssproperty --mp-color-warning - Status color when trialing.
  * @cssproperty --mp-color-danger - Status color when past due, cancelled or expired.
  * @cssproperty --mp-color-border - Badge border.
+ * @cssproperty --mp-color-muted - Status color without an entitlement, and the expiry date.
  */
 export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
   static override styles = [baseStyles, planBadgeStyles];

@@ -38,6 +38,8 @@ export type UpgradeButtonStrings = BaseStrings & {
  * @cssproperty --mp-color-accent - Button background.
  * @cssproperty --mp-color-on-accent - Button text.
  * @cssproperty --mp-color-success - Text of the "Current plan" state.
+ * @cssproperty --mp-color-surface - Background of the "Current plan" state.
+ * @cssproperty --mp-color-border - Outline of the "Current plan" state.
  * @cssproperty --mp-color-focus - Focus ring.
  * @cssproperty --mp-radius - Corner radius.
  */
