@@ -9,7 +9,7 @@ import type { Kit } from './types.js';
 
 export type { KitOptions } from './kit.js';
 export { KIT_GLOBAL, getKit } from './registry.js';
-export { KIT_CHANGE_EVENT, KIT_CREATED_EVENT } from './types.js';
+export { KIT_CHANGE_EVENT, KIT_CREATED_EVENT, KIT_DESTROYED_EVENT } from './types.js';
 export type { HostBridge, Kit, KitState, ToastTone, UpgradeOutcome } from './types.js';
 export { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 export { checkAccess, hasAccess, isOverQuota } from '../shared/access.js';

@@ -251,6 +251,9 @@ export class MarketplaceKit extends EventTarget implements Kit {
   get host(): HostBridge | null {
     return this.#host;
   }
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
 
   has(feature: string): boolean {
     return checkAccess(this.#fields.entitlement, { feature }).granted;

@@ -5,7 +5,7 @@
  * and never the runtime's implementation, which keeps Lit out of the runtime entry and the
  * runtime out of element-only bundles.
  */
-import { KIT_CREATED_EVENT, type Kit } from './types.js';
+import { KIT_CREATED_EVENT, KIT_DESTROYED_EVENT, type Kit } from './types.js';
 
 /** `globalThis[KIT_GLOBAL]` holds the current kit. `Symbol.for`, so every copy of the package agrees. */
 export const KIT_GLOBAL = Symbol.for('marketplace-app-kit.kit');
@@ -29,18 +29,22 @@ export function registerKit(kit: Kit): void {
   globalThis.dispatchEvent?.(new CustomEvent(KIT_CREATED_EVENT, { detail: kit }));
 }
 
-/** Forgets `kit` if it is still the current one (called by `kit.destroy()`). */
+/** Forgets `kit` if it is still the current one and fires `mp-kit-destroyed` (called by `kit.destroy()`). */
 export function unregisterKit(kit: Kit): void {
   if (getKit() === kit) delete (globalThis as Registry)[KIT_GLOBAL];
+  globalThis.dispatchEvent?.(new CustomEvent(KIT_DESTROYED_EVENT, { detail: kit }));
 }
 
-/** Calls `listener` with each kit created from now on; returns the function that stops listening. */
-export function onKitCreated(listener: (kit: Kit) => void): () => void {
-  const handle = (event: Event) => {
-    const detail = (event as CustomEvent<unknown>).detail as Kit | null | undefined;
-    const kit = detail && typeof detail.subscribe === 'function' ? detail : getKit();
-    if (kit) listener(kit);
-  };
+/**
+ * Calls `listener` whenever a kit is created or destroyed on this page, by any copy of the package;
+ * returns the function that stops listening.
+ */
+export function onKitsChanged(listener: () => void): () => void {
+  const handle = () => listener();
   addEventListener(KIT_CREATED_EVENT, handle);
-  return () => removeEventListener(KIT_CREATED_EVENT, handle);
+  addEventListener(KIT_DESTROYED_EVENT, handle);
+  return () => {
+    removeEventListener(KIT_CREATED_EVENT, handle);
+    removeEventListener(KIT_DESTROYED_EVENT, handle);
+  };
 }

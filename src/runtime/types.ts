@@ -46,6 +46,8 @@ export interface Kit extends EventTarget {
   readonly error: MarketplaceKitError | null;
   /** The host bridge inside the dashboard; null on the developer's own site. */
   readonly host: HostBridge | null;
+  /** True once `destroy()` ran; the elements let go of a destroyed kit. */
+  readonly destroyed: boolean;
 
   /** True when the entitlement grants `feature` (status, expiry and feature list; fail closed). */
   has(feature: string): boolean;
@@ -72,6 +74,7 @@ export interface Kit extends EventTarget {
   /**
    * Stops timers, observers and the bridge and forgets the session: `host` becomes null, nothing
    * changes or is announced any more, and work under way is dropped (`ERR_SESSION_MISSING`).
+   * `window` receives `mp-kit-destroyed`.
    */
   destroy(): void;
 }
@@ -80,3 +83,5 @@ export interface Kit extends EventTarget {
 export const KIT_CHANGE_EVENT = 'change';
 /** Fired on `window` when a kit is created, so elements loaded earlier can find it. */
 export const KIT_CREATED_EVENT = 'mp-kit-created';
+/** Fired on `window` by `kit.destroy()`, with the kit as `detail`. */
+export const KIT_DESTROYED_EVENT = 'mp-kit-destroyed';

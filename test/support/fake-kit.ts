@@ -12,8 +12,8 @@
 import { checkAccess, type AccessDecision, type AccessRequirement } from '../../src/shared/access.js';
 import { MarketplaceKitError } from '../../src/shared/errors.js';
 import type { Entitlement, Profile, Theme } from '../../src/shared/schemas.js';
-import { KIT_CHANGE_EVENT, KIT_CREATED_EVENT, type HostBridge, type Kit, type KitState, type UpgradeOutcome } from '../../src/runtime/types.js';
-import { KIT_GLOBAL } from '../../src/runtime/registry.js';
+import { KIT_CHANGE_EVENT, type HostBridge, type Kit, type KitState, type UpgradeOutcome } from '../../src/runtime/types.js';
+import { registerKit, unregisterKit } from '../../src/runtime/registry.js';
 
 export const sampleUser: Profile = {
   id: 'usr_1',
@@ -119,8 +119,7 @@ export class FakeKit extends EventTarget implements Kit {
 
   /** Makes this the page's kit, as `createKit` does: the global symbol and `mp-kit-created`. */
   register(): this {
-    (globalThis as Record<symbol, unknown>)[KIT_GLOBAL] = this;
-    dispatchEvent(new CustomEvent(KIT_CREATED_EVENT, { detail: this }));
+    registerKit(this);
     return this;
   }
 
@@ -174,8 +173,7 @@ export class FakeKit extends EventTarget implements Kit {
 
   destroy(): void {
     this.destroyed = true;
-    const registry = globalThis as Record<symbol, unknown>;
-    if (registry[KIT_GLOBAL] === this) delete registry[KIT_GLOBAL];
+    unregisterKit(this);
   }
 
   private _change(patch: Partial<Pick<FakeKit, 'state' | 'user' | 'entitlement' | 'theme' | 'locale' | 'error'>>): this {

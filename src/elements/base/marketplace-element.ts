@@ -4,7 +4,7 @@ import type { Theme } from '../../shared/schemas.js';
 import type { Kit, KitState, UpgradeOutcome } from '../../runtime/types.js';
 import { MpErrorEvent, MpSignInRequestEvent, MpUpgradeEvent, MpUpgradeRequestEvent } from '../events.js';
 import { baseStyles } from './base.styles.js';
-import { getKit, onKitCreated } from '../../runtime/registry.js';
+import { getKit, onKitsChanged } from '../../runtime/registry.js';
 
 /** What an element shows: the kit's state, or `not-connected` when no kit was found in time. */
 export type ElementState = KitState | 'not-connected';
@@ -75,7 +75,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   override connectedCallback(): void {
     super.connectedCallback();
-    this._stopWatching = onKitCreated(() => this._attach());
+    this._stopWatching = onKitsChanged(() => this._attach());
     this._attach();
   }
 
@@ -92,9 +92,13 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     this.state = kit ? kit.state : this._noKit ? 'not-connected' : 'loading';
   }
 
-  /** Subscribes to the kit to use now (none while disconnected) and starts the not-found timer. */
+  /**
+   * Subscribes to the kit to use now (none while disconnected, and never a destroyed one) and starts
+   * the not-found timer.
+   */
   private _attach(): void {
-    const kit = this.isConnected ? this.kit ?? getKit() : null;
+    const candidate = this.isConnected ? this.kit ?? getKit() : null;
+    const kit = candidate && !candidate.destroyed ? candidate : null;
     if (kit !== this._kit) {
       this._unsubscribe?.();
       this._kit = kit;

@@ -52,6 +52,22 @@ describe('finding the kit', () => {
     expect(el.access).to.equal('granted');
   });
 
+  it('lets go of a destroyed kit, registered or set on .kit, and takes the next one created', async () => {
+    const first = register(new FakeKit().setSession());
+    const found = await fixture<MpGate>(html`<mp-gate feature="export"><p>Secret</p></mp-gate>`);
+    const given = await fixture<MpGate>(html`<mp-gate feature="export" .kit=${first}><p>Secret</p></mp-gate>`);
+    await settle(found);
+    expect([found.access, given.access]).to.deep.equal(['granted', 'granted']);
+    first.destroy();
+    await settle(found);
+    await settle(given);
+    expect([found.state, found.access, given.state, given.access]).to.deep.equal(['loading', undefined, 'loading', undefined]);
+    await waitUntil(() => found.state === 'not-connected' && given.state === 'not-connected');
+    register(new FakeKit().setSession());
+    await settle(found);
+    expect([found.state, found.access, given.state]).to.deep.equal(['ready', 'granted', 'not-connected']);
+  });
+
   it('finds a kit created later through mp-kit-created, even after giving up', async () => {
     const el = await fixture<MpUserBadge>(html`<mp-user-badge></mp-user-badge>`);
     await waitUntil(() => el.state === 'not-connected');

@@ -1,5 +1,5 @@
 import { expect } from '@open-wc/testing';
-import { createKit, getKit, KIT_CREATED_EVENT, type Kit } from '../../../src/runtime/index.js';
+import { createKit, getKit, KIT_CREATED_EVENT, KIT_DESTROYED_EVENT, type Kit } from '../../../src/runtime/index.js';
 import { MarketplaceKit, type KitOptions } from '../../../src/runtime/kit.js';
 import type { HandlerTable, HostMethods } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
@@ -591,6 +591,22 @@ describe('destroy', () => {
     await kit.signOut(); // still tells the backend, but the dead kit's state stays as it was
     expect(fetch.calls.at(-1)?.method).to.equal('DELETE');
     expect([kit.state, kit.user, changes]).to.deep.equal(['ready', USER, 0]);
+  });
+
+  it('marks the kit destroyed and announces it on window with mp-kit-destroyed', async () => {
+    const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
+    const kit = await createKit({ backend: '/api/marketplace', hostOrigins: [HOST_ORIGIN], fetch });
+    const announced: unknown[] = [];
+    const listener = (event: Event) => announced.push((event as CustomEvent<Kit>).detail);
+    window.addEventListener(KIT_DESTROYED_EVENT, listener);
+    try {
+      expect(kit.destroyed).to.equal(false);
+      kit.destroy();
+      kit.destroy();
+    } finally {
+      window.removeEventListener(KIT_DESTROYED_EVENT, listener);
+    }
+    expect([kit.destroyed, getKit(), announced.length, announced[0] === kit]).to.deep.equal([true, null, 1, true]);
   });
 
   it('from an mp-kit-created listener: createKit resolves a dead kit without a session', async () => {
