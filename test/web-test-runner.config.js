@@ -5,6 +5,10 @@ import { chromeLauncher } from '@web/test-runner-chrome';
 import { createServer } from 'vite';
 import { chromiumPath, chromiumArgs } from './support/chromium.js';
 
+// Dates are shown in the browser's time zone; the tests expect the ones of UTC, whatever the
+// machine's zone (Chromium takes it from TZ).
+process.env.TZ = 'UTC';
+
 const RUNNER_PATHS = /^\/(__web-dev-server|__wtr|__web-test-runner)|^\/$/;
 /** @type {import('vite').ViteDevServer | undefined} */
 let vite;

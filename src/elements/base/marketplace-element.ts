@@ -17,6 +17,27 @@ export type BaseStrings = {
 };
 
 const NOT_FOUND: ErrorCode = 'ERR_KIT_NOT_FOUND';
+
+/**
+ * The `strings` property of every element: texts as an object, or a JSON attribute. An attribute
+ * that is not a JSON object is ignored with a warning (the built-in texts stay), instead of
+ * throwing from inside the browser's attribute callback.
+ */
+export const STRINGS_PROPERTY = {
+  converter: {
+    fromAttribute(value: string | null): Record<string, unknown> | undefined {
+      if (value === null) return undefined;
+      try {
+        const parsed: unknown = JSON.parse(value);
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+      } catch {
+        // Reported below.
+      }
+      console.warn(`[marketplace-app-kit] The strings attribute is not a JSON object of texts, so the built-in texts are used: ${value.slice(0, 100)}`);
+      return undefined;
+    },
+  },
+};
 let warned = false;
 
 /**
@@ -63,6 +84,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   private _unsubscribe: (() => void) | undefined;
   private _stopWatching: (() => void) | undefined;
   private _timer: ReturnType<typeof setTimeout> | undefined;
+  private _expiryTimer: ReturnType<typeof setTimeout> | undefined;
   private _noKit = false;
 
   constructor() {
@@ -82,6 +104,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this._stopWatching?.();
+    clearTimeout(this._expiryTimer);
     this._attach();
   }
 
@@ -90,6 +113,18 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     const kit = this._kit;
     if (kit) this.theme = kit.theme;
     this.state = kit ? kit.state : this._noKit ? 'not-connected' : 'loading';
+    this._renderAtExpiry(kit?.entitlement?.expires_at);
+  }
+
+  /**
+   * An entitlement that ends while the page is open changes what the elements show (a gate locks,
+   * a badge says expired) without any change of the kit: render again at that moment.
+   */
+  private _renderAtExpiry(expiresAt: string | null | undefined): void {
+    clearTimeout(this._expiryTimer);
+    const left = expiresAt ? Date.parse(expiresAt) - Date.now() : NaN;
+    // setTimeout takes at most 2^31 - 1 ms (about 24.8 days); a later end is timed again then.
+    if (this.isConnected && left > 0) this._expiryTimer = setTimeout(() => this.requestUpdate(), Math.min(left + 1, 2 ** 31 - 1));
   }
 
   /**
@@ -118,8 +153,9 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   /** A text from `strings` or the class defaults, with `{name}` placeholders filled in. */
   protected _t(key: keyof S & string, values: Record<string, string | number> = {}): string {
-    const own = (this as { strings?: Partial<Record<string, string>> }).strings?.[key];
-    const template = own ?? ((this.constructor as typeof MarketplaceElement).defaultStrings as Record<string, string>)[key] ?? '';
+    const own: unknown = (this as { strings?: Partial<Record<string, unknown>> }).strings?.[key];
+    // An override that is not text (a number, an object from a careless JSON attribute) is ignored.
+    const template = typeof own === 'string' ? own : ((this.constructor as typeof MarketplaceElement).defaultStrings as Record<string, string>)[key] ?? '';
     return template.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''));
   }
 

@@ -1,6 +1,6 @@
 import { html, nothing, type PropertyValues } from 'lit';
 import type { AccessDecision, AccessReason } from '../../shared/access.js';
-import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
 import { parsePlanList } from '../base/plans.js';
 import { MpAccessChangeEvent } from '../events.js';
@@ -124,7 +124,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     plan: {},
     metered: { type: Boolean },
     access: { reflect: true },
-    strings: { type: Object },
+    strings: STRINGS_PROPERTY,
   };
 
   /** The feature identifier the entitlement must list, e.g. `export`. */
@@ -141,6 +141,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   /** The current decision (`checkAccess` through `kit.access`), or null while loading, in error or not connected. */
   decision: AccessDecision | null = null;
   private _announced: string | undefined;
+  private _hadFocus = false;
 
   constructor() {
     super();
@@ -153,6 +154,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
 
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
+    this._hadFocus = !!this.shadowRoot?.activeElement;
     const kit = this._kit;
     const decided = kit && (this.state === 'ready' || this.state === 'signed-out');
     this.decision = decided ? kit.access({ feature: this.feature || undefined, plan: this._plans, metered: this.metered }) : null;
@@ -160,6 +162,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   }
 
   protected override updated(): void {
+    this._keepFocus();
     const decision = this.decision;
     const key = decision && decision.reason;
     if (decision && key !== this._announced) {
@@ -170,11 +173,19 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   }
 
   override render() {
+    // One outer template for every look: the live region stays the same node, so a screen reader
+    // announces its new text (a live region just inserted is often not read).
+    const [body, status] = this._body();
+    return html`${body}<span part="status" class="sr-only" role="status">${status}</span>`;
+  }
+
+  /** What the gate shows, and what its live region says. */
+  private _body(): [unknown, string] {
     const state = this.state;
-    if (this.decision?.granted) return html`<slot></slot>${this._status(this._t('unlocked'))}`;
+    if (this.decision?.granted) return [html`<slot></slot>`, this._t('unlocked')];
     if (state === 'loading' || state === 'not-connected') {
       const text = this._t(state === 'loading' ? 'loading' : 'notConnected');
-      return html`<div part="base loading" class="muted" aria-busy=${state === 'loading'}>${text}</div>${this._status(text)}`;
+      return [html`<div part="base loading" class="muted" aria-busy=${state === 'loading'}>${text}</div>`, text];
     }
     const card = this._card();
     const content = html`<div part="base card" role="group" aria-labelledby="heading">
@@ -185,11 +196,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
         ${this._busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}${card.action}
       </button>
     </div>`;
-    return html`${state === 'error' ? content : html`<slot name="locked">${content}</slot>`}${this._status(card.heading)}`;
-  }
-
-  private _status(text: string) {
-    return html`<span part="status" class="sr-only" role="status">${text}</span>`;
+    return [state === 'error' ? content : html`<slot name="locked">${content}</slot>`, card.heading];
   }
 
   /** What the paywall card says and does in the current state. */
@@ -227,6 +234,21 @@ export class MpGate extends MarketplaceElement<GateStrings> {
       default:
         return { heading: t('lockedHeading'), text: t(plans ? 'lockedPlanText' : 'lockedText'), action: t('upgrade'), run: upgrade() };
     }
+  }
+
+  /**
+   * When the card's button had the focus and the new look removed or replaced it (access granted
+   * after an upgrade, a retry that ended in a paywall), the focus goes to the new card's button,
+   * or to the gate itself, instead of falling back to the page's start.
+   */
+  private _keepFocus(): void {
+    if (!this._hadFocus || this.shadowRoot?.activeElement) return;
+    const active = document.activeElement;
+    if (active && active !== document.body) return; // the page moved the focus elsewhere itself
+    const action = this.shadowRoot?.querySelector<HTMLElement>('[part~="action"]');
+    if (action) return action.focus();
+    if (!this.hasAttribute('tabindex')) this.tabIndex = -1;
+    this.focus();
   }
 
   private _handleRetry = () => {

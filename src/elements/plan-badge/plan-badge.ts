@@ -1,5 +1,5 @@
 import { html, nothing, type PropertyValues } from 'lit';
-import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
 import { planBadgeStyles } from './plan-badge.styles.js';
 
@@ -51,7 +51,7 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
 
   static override properties = {
     status: { reflect: true },
-    strings: { type: Object },
+    strings: STRINGS_PROPERTY,
   };
 
   /** The status shown: an entitlement status, `expired` once `expires_at` has passed, or `none`. Set by the element; reflected. */

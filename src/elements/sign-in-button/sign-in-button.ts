@@ -1,5 +1,5 @@
 import { html, nothing } from 'lit';
-import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
 import { signInButtonStyles } from './sign-in-button.styles.js';
 
@@ -42,7 +42,7 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
     label: {},
     returnTo: { attribute: 'return-to' },
     disabled: { type: Boolean, reflect: true },
-    strings: { type: Object },
+    strings: STRINGS_PROPERTY,
   };
 
   /** The label; shortcut for `strings.label`. */

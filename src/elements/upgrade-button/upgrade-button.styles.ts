@@ -9,5 +9,6 @@ export const upgradeButtonStyles = css`
     color: var(--_success);
     box-shadow: inset 0 0 0 1px var(--_border);
     opacity: 1;
+    cursor: default;
   }
 `;

@@ -1,6 +1,6 @@
-import { html, nothing } from 'lit';
+import { html, nothing, type PropertyValues } from 'lit';
 import type { UpgradeOutcome } from '../../runtime/types.js';
-import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
 import { parsePlanList } from '../base/plans.js';
 import { upgradeButtonStyles } from './upgrade-button.styles.js';
@@ -61,7 +61,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     feature: {},
     label: {},
     disabled: { type: Boolean, reflect: true },
-    strings: { type: Object },
+    strings: STRINGS_PROPERTY,
     _outcome: { state: true, attribute: false },
   };
 
@@ -79,18 +79,25 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `planLabel`, `busy`, `current`, `upgraded`, `dismissed`, `loading`, `error`, `notConnected`. */
   declare strings: Partial<UpgradeButtonStrings> | undefined;
   private declare _outcome: UpgradeOutcome | undefined;
+  /** The user holds the plan already. */
+  private _current = false;
 
   constructor() {
     super();
     this.disabled = false;
   }
 
-  override render() {
-    const kit = this._kit;
-    const { state } = this;
+  protected override willUpdate(changed: PropertyValues): void {
+    super.willUpdate(changed);
     const plans = parsePlanList(this.plan);
     const feature = this.feature || undefined;
-    const current = state === 'ready' && !!(plans || feature) && !!kit?.access({ plan: plans, feature }).granted;
+    this._current = this.state === 'ready' && !!(plans || feature) && !!this._kit?.access({ plan: plans, feature }).granted;
+  }
+
+  override render() {
+    const { state } = this;
+    const plans = parsePlanList(this.plan);
+    const current = this._current;
     const loading = state === 'loading';
     const text = this._busy
       ? this._t('busy')
@@ -99,10 +106,13 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
         : current
           ? this._t('current')
           : this.label ?? (plans ? this._t('planLabel', { plan: this._planNames(plans) }) : this._t('label'));
+    // The current plan is not `disabled` but `aria-disabled`: a button that had the focus when the
+    // upgrade went through keeps it, instead of dropping it to the page's start.
     return html`<button
         part=${current ? 'base current' : 'base'}
         type="button"
-        ?disabled=${this.disabled || current || loading || state === 'not-connected'}
+        ?disabled=${this.disabled || loading || state === 'not-connected'}
+        aria-disabled=${current ? 'true' : nothing}
         aria-busy=${this._busy || loading}
         @click=${this._handleClick}
       >
@@ -113,6 +123,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   }
 
   private async _handleClick() {
+    if (this._current) return;
     this._outcome = undefined;
     this._outcome = await this._upgrade(parsePlanList(this.plan)?.[0], this.feature || undefined);
   }

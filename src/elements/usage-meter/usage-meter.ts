@@ -1,5 +1,5 @@
 import { html, nothing, type PropertyValues } from 'lit';
-import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
 import { MpUsageLevelEvent, type UsageLevel } from '../events.js';
 import { usageMeterStyles } from './usage-meter.styles.js';
@@ -53,7 +53,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     warning: { type: Number },
     exceeded: { type: Number },
     level: { reflect: true },
-    strings: { type: Object },
+    strings: STRINGS_PROPERTY,
   };
 
   /** Share of the limit (0–1) from which the meter warns. */

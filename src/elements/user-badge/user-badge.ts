@@ -1,5 +1,5 @@
 import { html, type PropertyValues } from 'lit';
-import { MarketplaceElement, type BaseStrings } from '../base/marketplace-element.js';
+import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
 import { userBadgeStyles } from './user-badge.styles.js';
 
@@ -32,7 +32,7 @@ export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
   };
 
   static override properties = {
-    strings: { type: Object },
+    strings: STRINGS_PROPERTY,
     _avatarFailed: { state: true, attribute: false },
   };
 

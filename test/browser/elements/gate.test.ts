@@ -264,6 +264,52 @@ describe('<mp-gate>', () => {
     expect(kit.calls.upgrade.length).to.equal(2);
   });
 
+  it('keeps the keyboard focus: on the gate once an upgrade unlocks it, on the new card after a retry', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    kit.scriptUpgrade({ outcome: 'upgraded', entitlement: sampleEntitlement() });
+    const el = await gate(kit);
+    part(el, 'action')!.focus();
+    const done = next(el, 'mp-upgrade');
+    await sendKeys({ press: 'Enter' });
+    await done;
+    await settle(el);
+    expect(isShown(el)).to.equal(true);
+    expect(document.activeElement).to.equal(el, 'the gate that now shows the content has the focus');
+
+    const failing = new FakeKit().setError();
+    failing.onRefresh = (k) => void k.setSession(sampleUser, null);
+    const retried = await gate(failing);
+    part(retried, 'action')!.focus();
+    await sendKeys({ press: 'Enter' });
+    await settle(retried);
+    expect(retried.access).to.equal('locked');
+    expect(retried.shadowRoot!.activeElement).to.equal(part(retried, 'action'), "the paywall card's button has the focus");
+  });
+
+  it('locks by itself when the entitlement ends while the page is open', async () => {
+    const soon = new Date(Date.now() + 300).toISOString();
+    const el = await gate(new FakeKit().setSession(sampleUser, sampleEntitlement({ expires_at: soon })));
+    expect(el.access).to.equal('granted');
+    const changed = next(el, 'mp-access-change');
+    expect((await changed).reason).to.equal('expired');
+    await settle(el);
+    expect([el.access, isShown(el)]).to.deep.equal(['expired', false]);
+  });
+
+  it('keeps one live region through every look, so changes are announced', async () => {
+    const kit = new FakeKit();
+    const el = await gate(kit);
+    const region = part(el, 'status');
+    const seen: string[] = [];
+    for (const step of [() => kit.setSession(sampleUser, null), () => kit.setSession(), () => kit.setError()]) {
+      step();
+      await settle(el);
+      expect(part(el, 'status')).to.equal(region);
+      seen.push(region!.textContent!);
+    }
+    expect(seen).to.deep.equal(['Unlock export', 'Unlocked', 'Could not check your access']);
+  });
+
   it('renders hostile feature and plan names as text', async () => {
     const el = await gate(new FakeKit().setSession(sampleUser, null), { feature: HOSTILE, plan: 'pro' });
     expect(el.shadowRoot!.querySelector('img')).to.equal(null);
@@ -283,5 +329,24 @@ describe('<mp-gate>', () => {
     await settle(el);
     expect(part(el, 'heading')!.textContent).to.equal(HOSTILE);
     expect(el.shadowRoot!.querySelector('img')).to.equal(null);
+  });
+
+  it('ignores a strings attribute that is not a JSON object of texts, with a warning', async () => {
+    const kit = new FakeKit().setSession(sampleUser, null);
+    const warnings: string[] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => void warnings.push(args.map(String).join(' '));
+    try {
+      const broken = await fixture<MpGate>(html`<mp-gate feature="export" .kit=${kit} strings="{lockedHeading: oops"></mp-gate>`);
+      await settle(broken);
+      expect(part(broken, 'heading')!.textContent).to.equal('Unlock export');
+      const odd = await fixture<MpGate>(html`<mp-gate feature="export" .kit=${kit} strings='{"lockedHeading": 5, "upgrade": "Go"}'></mp-gate>`);
+      await settle(odd);
+      expect([part(odd, 'heading')!.textContent, part(odd, 'action')!.textContent!.trim()]).to.deep.equal(['Unlock export', 'Go']);
+    } finally {
+      console.warn = warn;
+    }
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]).to.contain('strings attribute is not a JSON object');
   });
 });

@@ -8,6 +8,8 @@ import { FakeKit, sampleEntitlement, sampleUser } from '../../support/fake-kit.j
 import { HOSTILE, deferred, next, part, settle } from './helpers.js';
 
 const basic = () => sampleEntitlement({ plan: 'basic', features: [] });
+/** Not operable: `disabled`, or `aria-disabled` (the current plan, which keeps the focus). */
+const unavailable = (button: HTMLButtonElement) => button.disabled || button.getAttribute('aria-disabled') === 'true';
 
 async function button(kit: FakeKit, plan = 'pro', feature = 'export') {
   const el = await fixture<MpUpgradeButton>(html`<mp-upgrade-button .kit=${kit} plan=${plan} feature=${feature}></mp-upgrade-button>`);
@@ -29,7 +31,7 @@ describe('<mp-upgrade-button>', () => {
       it('has the right label and state', async () => {
         const el = await button(s.kit());
         expect(part(el, 'label')!.textContent).to.equal(s.label);
-        expect((part(el, 'base') as HTMLButtonElement).disabled).to.equal(s.disabled);
+        expect(unavailable(part(el, 'base') as HTMLButtonElement)).to.equal(s.disabled);
       });
       for (const theme of ['light', 'dark'] as const) {
         it(`is accessible (${theme})`, async () => {
@@ -63,6 +65,24 @@ describe('<mp-upgrade-button>', () => {
     expect(part(el, 'status')!.textContent).to.equal('Upgrade complete');
     expect(part(el, 'label')!.textContent).to.equal('Current plan');
     expect(kit.calls.upgrade).to.deep.equal([{ plan: 'pro', feature: 'export' }]);
+  });
+
+  it('keeps the keyboard focus when the upgrade goes through, and then does nothing when chosen again', async () => {
+    const kit = new FakeKit().setSession(sampleUser, basic()).scriptUpgrade({ outcome: 'upgraded', entitlement: sampleEntitlement() });
+    const el = await button(kit);
+    part(el, 'base')!.focus();
+    const done = next(el, 'mp-upgrade');
+    await sendKeys({ press: 'Enter' });
+    await done;
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Current plan');
+    expect(el.shadowRoot!.activeElement).to.equal(part(el, 'base'), 'focus stays on the button');
+    let requests = 0;
+    el.addEventListener('mp-upgrade-request', () => requests++);
+    await sendKeys({ press: 'Enter' });
+    await settle(el);
+    expect([requests, kit.calls.upgrade.length]).to.deep.equal([0, 1]);
+    await expect(el).to.be.accessible();
   });
 
   it('announces a dismissed chooser', async () => {
@@ -116,7 +136,7 @@ describe('<mp-upgrade-button>', () => {
       it(`plan="${plan}" on the pro plan: ${label}`, async () => {
         const el = await button(new FakeKit().setSession(), plan, '');
         expect(part(el, 'label')!.textContent).to.equal(label);
-        expect((part(el, 'base') as HTMLButtonElement).disabled).to.equal(label === 'Current plan');
+        expect(unavailable(part(el, 'base') as HTMLButtonElement)).to.equal(label === 'Current plan');
       });
     }
 
