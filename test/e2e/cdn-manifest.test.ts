@@ -46,7 +46,7 @@ const expected: Record<string, { attributes: string[]; slots?: string[]; parts: 
     attributes: ['plan', 'feature', 'label', 'disabled'],
     parts: ['base', 'current', 'spinner', 'label', 'status'],
     events: ['mp-upgrade-request', 'mp-upgrade', 'mp-error'],
-    cssProperties: ['--mp-color-accent', '--mp-color-on-accent', '--mp-color-success', '--mp-color-focus', '--mp-radius'],
+    cssProperties: ['--mp-color-accent', '--mp-color-on-accent', '--mp-color-success', '--mp-color-surface', '--mp-color-border', '--mp-color-focus', '--mp-radius'],
   },
   'mp-usage-meter': {
     attributes: ['warning', 'exceeded', 'level'],
@@ -62,7 +62,7 @@ const expected: Record<string, { attributes: string[]; slots?: string[]; parts: 
   'mp-plan-badge': {
     attributes: ['status'],
     parts: ['base', 'plan', 'status', 'expiry', 'notice'],
-    cssProperties: ['--mp-color-success', '--mp-color-warning', '--mp-color-danger', '--mp-color-border'],
+    cssProperties: ['--mp-color-success', '--mp-color-warning', '--mp-color-danger', '--mp-color-border', '--mp-color-muted'],
   },
 };
 
