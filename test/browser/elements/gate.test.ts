@@ -217,6 +217,7 @@ describe('<mp-gate>', () => {
     part(el, 'action')!.click();
     await settle(el);
     expect(part(el, 'action')!.getAttribute('aria-busy')).to.equal('true');
+    await expect(el).to.be.accessible();
     part(el, 'action')!.click();
     expect(kit.calls.upgrade.length).to.equal(1);
     hold.resolve();
