@@ -99,6 +99,9 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     super.connectedCallback();
     this._stopWatching = onKitsChanged(() => this._attach());
     this._attach();
+    // A node moved in one step (`other.append(el)`) is connected again before its disconnect runs,
+    // which stopped the timer; nothing else re-renders it, so the timer is set again here.
+    this._renderAtExpiry(this._kit?.entitlement?.expires_at);
   }
 
   override disconnectedCallback(): void {
@@ -137,6 +140,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     if (kit !== this._kit) {
       this._unsubscribe?.();
       this._kit = kit;
+      if (kit) this._noKit = false;
       this._unsubscribe = kit?.subscribe(() => this.requestUpdate());
       this.requestUpdate();
     }

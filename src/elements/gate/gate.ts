@@ -245,10 +245,17 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     if (!this._hadFocus || this.shadowRoot?.activeElement) return;
     const active = document.activeElement;
     if (active && active !== document.body) return; // the page moved the focus elsewhere itself
-    const action = this.shadowRoot?.querySelector<HTMLElement>('[part~="action"]');
-    if (action) return action.focus();
-    if (!this.hasAttribute('tabindex')) this.tabIndex = -1;
-    this.focus();
+    // Inside the dashboard the plan chooser has the focus, in the parent page: leave it there.
+    if (!document.hasFocus()) return;
+    // The card's button, unless page content in the `locked` slot replaces the card.
+    this.shadowRoot?.querySelector<HTMLElement>('[part~="action"]')?.focus({ preventScroll: true });
+    if (this.shadowRoot?.activeElement) return;
+    if (this.hasAttribute('tabindex')) return this.focus({ preventScroll: true });
+    // The gate takes the focus for once: the attribute goes with it, or at once if it did not take.
+    this.tabIndex = -1;
+    this.focus({ preventScroll: true });
+    if (document.activeElement === this) this.addEventListener('blur', () => this.removeAttribute('tabindex'), { once: true });
+    else this.removeAttribute('tabindex');
   }
 
   private _handleRetry = () => {

@@ -122,8 +122,9 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
       <span part="status" class="sr-only" role="status">${this._outcome ? this._t(this._outcome) : ''}</span>`;
   }
 
-  private async _handleClick() {
-    if (this._current) return;
+  private async _handleClick(event: Event) {
+    // Like a disabled button, the current plan's does nothing, and its clicks do not reach the page.
+    if (this._current) return event.stopPropagation();
     this._outcome = undefined;
     this._outcome = await this._upgrade(parsePlanList(this.plan)?.[0], this.feature || undefined);
   }

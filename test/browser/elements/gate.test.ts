@@ -258,7 +258,7 @@ describe('<mp-gate>', () => {
     const el = await gate(kit);
     await sendKeys({ press: 'Tab' });
     const action = part(el, 'action')!;
-    expect(el.shadowRoot!.activeElement).to.equal(action);
+    expect(el.shadowRoot!.activeElement === action, 'the action has the focus').to.equal(true);
     expect(getComputedStyle(action).outlineStyle).to.equal('solid');
     await sendKeys({ press: 'Enter' });
     await sendKeys({ press: 'Space' });
@@ -275,7 +275,7 @@ describe('<mp-gate>', () => {
     await done;
     await settle(el);
     expect(isShown(el)).to.equal(true);
-    expect(document.activeElement).to.equal(el, 'the gate that now shows the content has the focus');
+    expect(document.activeElement === el, 'the gate that now shows the content has the focus').to.equal(true);
 
     const failing = new FakeKit().setError();
     failing.onRefresh = (k) => void k.setSession(sampleUser, null);
@@ -284,7 +284,7 @@ describe('<mp-gate>', () => {
     await sendKeys({ press: 'Enter' });
     await settle(retried);
     expect(retried.access).to.equal('locked');
-    expect(retried.shadowRoot!.activeElement).to.equal(part(retried, 'action'), "the paywall card's button has the focus");
+    expect(retried.shadowRoot!.activeElement === part(retried, 'action'), "the paywall card's button has the focus").to.equal(true);
   });
 
   it('locks by itself when the entitlement ends while the page is open', async () => {
@@ -297,6 +297,39 @@ describe('<mp-gate>', () => {
     expect([el.access, isShown(el)]).to.deep.equal(['expired', false]);
   });
 
+  it('with page content in the locked slot, a retry that ends locked gives the focus to the gate, for once', async () => {
+    const kit = new FakeKit().setError();
+    kit.onRefresh = (k) => void k.setSession(sampleUser, null);
+    const el = await fixture<MpGate>(html`<mp-gate feature="export" .kit=${kit}><p slot="locked">Ask your admin</p></mp-gate>`);
+    await settle(el);
+    part(el, 'action')!.focus();
+    await sendKeys({ press: 'Enter' });
+    await settle(el);
+    expect(el.access).to.equal('locked');
+    expect(document.activeElement === el, 'the gate has the focus').to.equal(true);
+    expect(el.getAttribute('tabindex')).to.equal('-1');
+    el.blur();
+    expect(el.hasAttribute('tabindex')).to.equal(false, 'the tabindex goes with the focus');
+  });
+
+  it('a gate moved elsewhere on the page still locks when the entitlement ends', async () => {
+    const soon = new Date(Date.now() + 300).toISOString();
+    const el = await gate(new FakeKit().setSession(sampleUser, sampleEntitlement({ expires_at: soon })));
+    const other = await fixture(html`<section></section>`);
+    other.append(el); // one step: connected again before the disconnect callback runs
+    await waitUntil(() => el.access === 'expired', 'the moved gate never locked', { timeout: 2000 });
+  });
+
+  it('an entitlement ending beyond setTimeout\'s range (2^31 ms, about 25 days) sets one far timer, not a loop of renders', async () => {
+    const later = new Date(Date.now() + 2 ** 31 + 60_000).toISOString();
+    const el = await gate(new FakeKit().setSession(sampleUser, sampleEntitlement({ expires_at: later })));
+    let updates = 0;
+    const update = (el as unknown as { performUpdate(): void }).performUpdate.bind(el);
+    (el as unknown as { performUpdate(): void }).performUpdate = () => (updates++, update());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(updates).to.equal(0);
+  });
+
   it('keeps one live region through every look, so changes are announced', async () => {
     const kit = new FakeKit();
     const el = await gate(kit);
@@ -305,7 +338,7 @@ describe('<mp-gate>', () => {
     for (const step of [() => kit.setSession(sampleUser, null), () => kit.setSession(), () => kit.setError()]) {
       step();
       await settle(el);
-      expect(part(el, 'status')).to.equal(region);
+      expect(part(el, 'status') === region, 'the same live region').to.equal(true);
       seen.push(region!.textContent!);
     }
     expect(seen).to.deep.equal(['Unlock export', 'Unlocked', 'Could not check your access']);

@@ -63,9 +63,12 @@ describe('finding the kit', () => {
     await settle(given);
     expect([found.state, found.access, given.state, given.access]).to.deep.equal(['loading', undefined, 'loading', undefined]);
     await waitUntil(() => found.state === 'not-connected' && given.state === 'not-connected');
-    register(new FakeKit().setSession());
+    const second = register(new FakeKit().setSession());
     await settle(found);
     expect([found.state, found.access, given.state]).to.deep.equal(['ready', 'granted', 'not-connected']);
+    second.destroy();
+    await settle(found);
+    expect(found.state).to.equal('loading', 'waits for a kit again before giving up');
   });
 
   it('finds a kit created later through mp-kit-created, even after giving up', async () => {

@@ -105,7 +105,7 @@ describe('<mp-sign-in-button>', () => {
     const kit = new FakeKit().setSignedOut();
     const el = await button(kit);
     await sendKeys({ press: 'Tab' });
-    expect(el.shadowRoot!.activeElement).to.equal(part(el, 'base'));
+    expect(el.shadowRoot!.activeElement === part(el, 'base'), 'the button has the focus').to.equal(true);
     expect(getComputedStyle(part(el, 'base')!).outlineStyle).to.equal('solid');
     await sendKeys({ press: 'Enter' });
     expect(kit.calls.signIn.length).to.equal(1);

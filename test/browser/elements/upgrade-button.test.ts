@@ -76,12 +76,14 @@ describe('<mp-upgrade-button>', () => {
     await done;
     await settle(el);
     expect(part(el, 'label')!.textContent).to.equal('Current plan');
-    expect(el.shadowRoot!.activeElement).to.equal(part(el, 'base'), 'focus stays on the button');
+    expect(el.shadowRoot!.activeElement === part(el, 'base'), 'focus stays on the button').to.equal(true);
     let requests = 0;
+    let clicks = 0;
     el.addEventListener('mp-upgrade-request', () => requests++);
+    el.addEventListener('click', () => clicks++);
     await sendKeys({ press: 'Enter' });
     await settle(el);
-    expect([requests, kit.calls.upgrade.length]).to.deep.equal([0, 1]);
+    expect([requests, clicks, kit.calls.upgrade.length]).to.deep.equal([0, 0, 1], 'like a disabled button: no request, no click reaches the page');
     await expect(el).to.be.accessible();
   });
 
@@ -169,7 +171,7 @@ describe('<mp-upgrade-button>', () => {
     const kit = new FakeKit().setSession(sampleUser, basic());
     const el = await button(kit);
     await sendKeys({ press: 'Tab' });
-    expect(el.shadowRoot!.activeElement).to.equal(part(el, 'base'));
+    expect(el.shadowRoot!.activeElement === part(el, 'base'), 'the button has the focus').to.equal(true);
     expect(getComputedStyle(part(el, 'base')!).outlineStyle).to.equal('solid');
     await sendKeys({ press: 'Space' });
     expect(kit.calls.upgrade.length).to.equal(1);
