@@ -15,10 +15,18 @@ import { createKit, getKit } from './runtime/index.js';
 export * from './runtime/index.js';
 export * from './elements/index.js';
 
-const script = document.currentScript as HTMLScriptElement | null;
+// A module script (`type="module"`) has no `currentScript`, and its top-level `var MarketplaceKit`
+// stays in the module's scope: without this message nothing would start, silently.
+const script = document.currentScript instanceof HTMLScriptElement ? document.currentScript : null;
 const backend = script?.dataset.backend;
 
-if (backend && !getKit()) {
+if (!script) {
+  console.error(
+    '[marketplace-app-kit] The script-tag bundle could not find its own <script> element, so it starts no kit. ' +
+      'Load it as a classic script, without type="module" (a module also keeps window.MarketplaceKit from being set); ' +
+      'with a bundler, import "marketplace-app-kit" and "marketplace-app-kit/elements" instead.',
+  );
+} else if (backend && !getKit()) {
   const hostOrigins = (script.dataset.hostOrigins ?? '').split(/[\s,]+/).filter(Boolean);
   createKit({ backend, hostOrigins }).catch((error: unknown) => {
     console.error('[marketplace-app-kit] The kit could not start from the script tag:', error);

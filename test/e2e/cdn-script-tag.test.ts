@@ -265,6 +265,15 @@ describe('the script-tag bundle', () => {
     assert.deepEqual(errors, []);
   });
 
+  it('loaded as a module script: says so in the console and starts no kit', async () => {
+    const { tab, errors } = await open('/as-module.html', page(scriptTag().replace('<script ', '<script type="module" ')));
+    await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
+    assert.equal(await tab.evaluate(() => 'MarketplaceKit' in window), false);
+    assert.deepEqual(sessionRequests(), []);
+    assert.equal(errors.length, 1);
+    assert.match(errors[0]!, /could not find its own <script> element.*without type="module"/);
+  });
+
   it('inside the dashboard: takes host origins separated by commas and spaces, and the launch theme and locale', async () => {
     const context = await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: marketplace.siteUrl, host: dashboard.url, appId: 'app_1', user: USER });
     const launch = new URLSearchParams({ mp_context: context, mp_host: dashboard.url, mp_theme: 'dark', mp_locale: 'de-DE' });
