@@ -1,8 +1,8 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
-import '../../../src/elements/index.js';
-import type { MpUserBadge } from '../../../src/elements/index.js';
-import { FakeKit, sampleUser } from '../../support/fake-kit.js';
-import { HOSTILE, part, settle, text } from './helpers.js';
+import '../index.js';
+import type { MpUserBadge } from '../index.js';
+import { FakeKit, sampleUser } from '../../../test/support/fake-kit.js';
+import { HOSTILE, part, settle, text } from '../../../test/support/element-helpers.js';
 
 // A 1×1 PNG, so the avatar loads without a network.
 const PIXEL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';

@@ -1,11 +1,11 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
-import '../../../src/elements/index.js';
-import type { MpUpgradeButton } from '../../../src/elements/index.js';
-import { parsePlanList } from '../../../src/elements/base/plans.js';
-import { MarketplaceKitError } from '../../../src/shared/errors.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../support/fake-kit.js';
-import { HOSTILE, deferred, next, part, settle } from './helpers.js';
+import '../index.js';
+import type { MpUpgradeButton } from '../index.js';
+import { parsePlanList } from '../base/plans.js';
+import { MarketplaceKitError } from '../../shared/errors.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { HOSTILE, deferred, next, part, settle } from '../../../test/support/element-helpers.js';
 
 const basic = () => sampleEntitlement({ plan: 'basic', features: [] });
 /** Not operable: `disabled`, or `aria-disabled` (the current plan, which keeps the focus). */

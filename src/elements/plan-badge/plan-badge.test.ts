@@ -1,8 +1,8 @@
 import { expect, fixture, html } from '@open-wc/testing';
-import '../../../src/elements/index.js';
-import type { MpPlanBadge } from '../../../src/elements/index.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../support/fake-kit.js';
-import { HOSTILE, part, settle, text } from './helpers.js';
+import '../index.js';
+import type { MpPlanBadge } from '../index.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { HOSTILE, part, settle, text } from '../../../test/support/element-helpers.js';
 
 const withEntitlement = (overrides: Parameters<typeof sampleEntitlement>[0]) => new FakeKit().setSession(sampleUser, sampleEntitlement(overrides));
 

@@ -1,8 +1,8 @@
 import { expect, fixture, html } from '@open-wc/testing';
-import '../../../src/elements/index.js';
-import type { MpUsageMeter } from '../../../src/elements/index.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../support/fake-kit.js';
-import { next, part, settle, text } from './helpers.js';
+import '../index.js';
+import type { MpUsageMeter } from '../index.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { next, part, settle, text } from '../../../test/support/element-helpers.js';
 
 const usage = (api_calls: number, limit: number) => new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls, limit } }));
 

@@ -1,7 +1,7 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
-import { elements, defineElements, MarketplaceElement, MpGate, type MpUserBadge } from '../../../src/elements/index.js';
-import { FakeKit, sampleUser } from '../../support/fake-kit.js';
-import { part, settle, text } from './helpers.js';
+import { elements, defineElements, MarketplaceElement, MpGate, type MpUserBadge } from '../index.js';
+import { FakeKit, sampleUser } from '../../../test/support/fake-kit.js';
+import { part, settle, text } from '../../../test/support/element-helpers.js';
 
 const tags = Object.keys(elements) as (keyof typeof elements)[];
 

@@ -1,10 +1,10 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
-import '../../../src/elements/index.js';
-import type { MpSignInButton } from '../../../src/elements/index.js';
-import { MarketplaceKitError } from '../../../src/shared/errors.js';
-import { FakeKit } from '../../support/fake-kit.js';
-import { HOSTILE, deferred, next, part, settle } from './helpers.js';
+import '../index.js';
+import type { MpSignInButton } from '../index.js';
+import { MarketplaceKitError } from '../../shared/errors.js';
+import { FakeKit } from '../../../test/support/fake-kit.js';
+import { HOSTILE, deferred, next, part, settle } from '../../../test/support/element-helpers.js';
 
 async function button(kit: FakeKit, template = html`<mp-sign-in-button .kit=${kit}></mp-sign-in-button>`) {
   const el = await fixture<MpSignInButton>(template);

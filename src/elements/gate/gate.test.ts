@@ -1,10 +1,10 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
-import '../../../src/elements/index.js';
-import { MpGate } from '../../../src/elements/index.js';
-import { MarketplaceKitError } from '../../../src/shared/errors.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../support/fake-kit.js';
-import { HOSTILE, deferred, next, part, settle, text } from './helpers.js';
+import '../index.js';
+import { MpGate } from '../index.js';
+import { MarketplaceKitError } from '../../shared/errors.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { HOSTILE, deferred, next, part, settle, text } from '../../../test/support/element-helpers.js';
 
 const PAST = '2020-01-01T00:00:00Z';
 
