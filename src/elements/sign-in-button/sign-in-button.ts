@@ -51,7 +51,7 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
   declare returnTo: string | undefined;
   /** Disables the button. */
   declare disabled: boolean;
-  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `busy`, `loading`, `error`, `notConnected`. */
+  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `busy`, `notConnected`. */
   declare strings: Partial<SignInButtonStrings> | undefined;
 
   constructor() {

@@ -7,6 +7,7 @@ import { MarketplaceKitError } from '../../shared/errors.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
 import { HOSTILE, deferred, next, part, settle } from '../../../test/support/element-helpers.js';
 
+const PAST = '2020-01-01T00:00:00Z';
 const basic = () => sampleEntitlement({ plan: 'basic', features: [] });
 /** Not operable: `disabled`, or `aria-disabled` (the current plan, which keeps the focus). */
 const unavailable = (button: HTMLButtonElement) => button.disabled || button.getAttribute('aria-disabled') === 'true';
@@ -21,6 +22,11 @@ const states = [
   { name: 'loading', kit: () => new FakeKit(), label: 'Upgrade to pro', disabled: true },
   { name: 'ready, on another plan', kit: () => new FakeKit().setSession(sampleUser, basic()), label: 'Upgrade to pro', disabled: false },
   { name: 'ready, already on the plan', kit: () => new FakeKit().setSession(), label: 'Current plan', disabled: true },
+  { name: 'ready, the plan expired', kit: () => new FakeKit().setSession(sampleUser, sampleEntitlement({ expires_at: PAST })), label: 'Renew pro', disabled: false },
+  { name: 'ready, the plan cancelled', kit: () => new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'cancelled' })), label: 'Renew pro', disabled: false },
+  { name: 'ready, the plan past due', kit: () => new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'past_due' })), label: 'Update payment', disabled: false },
+  { name: 'ready, another plan expired', kit: () => new FakeKit().setSession(sampleUser, { ...basic(), expires_at: PAST }), label: 'Upgrade to pro', disabled: false },
+  { name: 'ready, over quota', kit: () => new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 5, limit: 5 } })), label: 'Current plan', disabled: true },
   { name: 'signed out', kit: () => new FakeKit().setSignedOut(), label: 'Upgrade to pro', disabled: false },
   { name: 'kit in error', kit: () => new FakeKit().setError(), label: 'Upgrade to pro', disabled: false },
 ];
@@ -65,6 +71,21 @@ describe('<mp-upgrade-button>', () => {
     expect(part(el, 'status')!.textContent).to.equal('Upgrade complete');
     expect(part(el, 'label')!.textContent).to.equal('Current plan');
     expect(kit.calls.upgrade).to.deep.equal([{ plan: 'pro', feature: 'export' }]);
+  });
+
+  it('offers the user\'s own plan when it lapsed: renew for an expired plan, and the update of payment names it too', async () => {
+    const expired = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'business', expires_at: PAST }));
+    const renew = await button(expired, 'pro business');
+    const request = next(renew, 'mp-upgrade-request');
+    part(renew, 'base')!.click();
+    expect((await request).plan).to.equal('business');
+    await settle(renew);
+    expect(expired.calls.upgrade).to.deep.equal([{ plan: 'business', feature: 'export' }]);
+    const pastDue = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'business', status: 'past_due' }));
+    const update = await button(pastDue, 'pro business');
+    part(update, 'base')!.click();
+    await settle(update);
+    expect(pastDue.calls.upgrade).to.deep.equal([{ plan: 'business', feature: 'export' }]);
   });
 
   it('keeps the keyboard focus when the upgrade goes through, and then does nothing when chosen again', async () => {

@@ -1,5 +1,6 @@
 import { html, nothing, type PropertyValues } from 'lit';
 import type { UpgradeOutcome } from '../../runtime/types.js';
+import { checkAccess, type AccessReason } from '../../shared/access.js';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
 import { parsePlanList } from '../base/plans.js';
@@ -14,6 +15,10 @@ export type UpgradeButtonStrings = BaseStrings & {
   busy: string;
   /** Shown (disabled) when the user already has the plan or feature. */
   current: string;
+  /** The label when the user's own plan, `{plan}`, would give access but has expired or was cancelled. */
+  renew: string;
+  /** The label when the user's own plan would give access but its payment is past due. */
+  updatePayment: string;
   /** Announced after an upgrade. */
   upgraded: string;
   /** Announced when the plan chooser was closed without upgrading. */
@@ -22,7 +27,9 @@ export type UpgradeButtonStrings = BaseStrings & {
 
 /**
  * @summary Opens the dashboard's plan chooser (`kit.upgrade({ plan, feature })`), shows progress
- * and reports the outcome. Shows "Current plan", disabled, when the user already has it.
+ * and reports the outcome. Shows "Current plan", disabled, when the user already has it, and
+ * "Renew" or "Update payment" (offering the user's own plan) when that plan would give access but
+ * has lapsed.
  * @tagname mp-upgrade-button
  *
  * @fires mp-upgrade-request - Before the plan chooser opens; cancelable (`preventDefault()` to show your own pricing page).
@@ -43,6 +50,9 @@ export type UpgradeButtonStrings = BaseStrings & {
  * @cssproperty --mp-color-focus - Focus ring.
  * @cssproperty --mp-radius - Corner radius.
  */
+/** Lapsed statuses, and what the button then offers. */
+const LAPSED: Partial<Record<AccessReason, 'renew' | 'updatePayment'>> = { expired: 'renew', cancelled: 'renew', past_due: 'updatePayment' };
+
 export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   static override styles = [baseStyles, upgradeButtonStyles];
 
@@ -52,6 +62,8 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     planLabel: 'Upgrade to {plan}',
     busy: 'Opening plans…',
     current: 'Current plan',
+    renew: 'Renew {plan}',
+    updatePayment: 'Update payment',
     upgraded: 'Upgrade complete',
     dismissed: 'No change to your plan',
   };
@@ -76,11 +88,14 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   declare label: string | undefined;
   /** Disables the button. */
   declare disabled: boolean;
-  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `planLabel`, `busy`, `current`, `upgraded`, `dismissed`, `loading`, `error`, `notConnected`. */
+  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `planLabel`, `busy`, `current`, `renew`, `updatePayment`, `upgraded`, `dismissed`, `notConnected`. */
   declare strings: Partial<UpgradeButtonStrings> | undefined;
   private declare _outcome: UpgradeOutcome | undefined;
-  /** The user holds the plan already. */
-  private _current = false;
+  /**
+   * What the button offers: `upgrade`; `current` when the user holds the plan; `renew` or
+   * `updatePayment` when the user's own plan would give access if it had not lapsed.
+   */
+  private _offer: 'upgrade' | 'current' | 'renew' | 'updatePayment' = 'upgrade';
 
   constructor() {
     super();
@@ -91,20 +106,29 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     super.willUpdate(changed);
     const plans = parsePlanList(this.plan);
     const feature = this.feature || undefined;
-    this._current = this.state === 'ready' && !!(plans || feature) && !!this._kit?.access({ plan: plans, feature }).granted;
+    const entitlement = this._kit?.entitlement;
+    this._offer = 'upgrade';
+    if (this.state !== 'ready' || !(plans || feature) || !this._kit) return;
+    const requirement = { plan: plans, feature };
+    const { granted, reason } = this._kit.access(requirement);
+    if (granted) this._offer = 'current';
+    else if (LAPSED[reason] && entitlement && checkAccess({ ...entitlement, status: 'active', expires_at: null }, requirement).granted) {
+      this._offer = LAPSED[reason];
+    }
   }
 
   override render() {
     const { state } = this;
     const plans = parsePlanList(this.plan);
-    const current = this._current;
+    const offer = this._offer;
+    const current = offer === 'current';
     const loading = state === 'loading';
     const text = this._busy
       ? this._t('busy')
       : state === 'not-connected'
         ? this._t('notConnected')
-        : current
-          ? this._t('current')
+        : offer !== 'upgrade'
+          ? this._t(offer, { plan: this._kit?.entitlement?.plan ?? '' })
           : this.label ?? (plans ? this._t('planLabel', { plan: this._planNames(plans) }) : this._t('label'));
     // The current plan is not `disabled` but `aria-disabled`: a button that had the focus when the
     // upgrade went through keeps it, instead of dropping it to the page's start.
@@ -124,9 +148,10 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
 
   private async _handleClick(event: Event) {
     // Like a disabled button, the current plan's does nothing, and its clicks do not reach the page.
-    if (this._current) return event.stopPropagation();
+    if (this._offer === 'current') return event.stopPropagation();
+    const plan = this._offer === 'upgrade' ? parsePlanList(this.plan)?.[0] : this._kit?.entitlement?.plan;
     this._outcome = undefined;
-    this._outcome = await this._upgrade(parsePlanList(this.plan)?.[0], this.feature || undefined);
+    this._outcome = await this._upgrade(plan, this.feature || undefined);
   }
 }
 
