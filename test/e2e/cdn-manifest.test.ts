@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { ELEMENT_API as expected } from '../support/element-api.js';
 
 interface Named {
   name: string;
@@ -27,44 +28,6 @@ interface Declaration {
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { customElements?: string; scripts: { build: string; cem: string } };
 const common = ['theme', 'state', 'strings'];
-
-const expected: Record<string, { attributes: string[]; slots?: string[]; parts: string[]; events?: string[]; cssProperties: string[] }> = {
-  'mp-sign-in-button': {
-    attributes: ['label', 'return-to', 'disabled'],
-    parts: ['base', 'spinner', 'label'],
-    events: ['mp-sign-in-request', 'mp-error'],
-    cssProperties: ['--mp-color-accent', '--mp-color-on-accent', '--mp-color-focus', '--mp-radius', '--mp-font'],
-  },
-  'mp-gate': {
-    attributes: ['feature', 'plan', 'metered', 'access'],
-    slots: ['', 'locked'],
-    parts: ['base', 'card', 'loading', 'heading', 'text', 'detail', 'action', 'status'],
-    events: ['mp-access-change', 'mp-upgrade-request', 'mp-upgrade', 'mp-sign-in-request', 'mp-error'],
-    cssProperties: ['--mp-color-accent', '--mp-color-danger', '--mp-color-warning', '--mp-color-surface', '--mp-color-border', '--mp-gate-padding'],
-  },
-  'mp-upgrade-button': {
-    attributes: ['plan', 'feature', 'label', 'disabled'],
-    parts: ['base', 'current', 'spinner', 'label', 'status'],
-    events: ['mp-upgrade-request', 'mp-upgrade', 'mp-error'],
-    cssProperties: ['--mp-color-accent', '--mp-color-on-accent', '--mp-color-success', '--mp-color-surface', '--mp-color-border', '--mp-color-focus', '--mp-radius'],
-  },
-  'mp-usage-meter': {
-    attributes: ['warning', 'exceeded', 'level'],
-    parts: ['base', 'header', 'label', 'value', 'track', 'indicator', 'message', 'notice'],
-    events: ['mp-usage-level'],
-    cssProperties: ['--mp-color-accent', '--mp-color-warning', '--mp-color-danger', '--mp-color-border', '--mp-meter-height'],
-  },
-  'mp-user-badge': {
-    attributes: [],
-    parts: ['base', 'avatar', 'text', 'name', 'email', 'notice'],
-    cssProperties: ['--mp-avatar-size', '--mp-color-surface', '--mp-color-muted'],
-  },
-  'mp-plan-badge': {
-    attributes: ['status'],
-    parts: ['base', 'plan', 'status', 'expiry', 'notice'],
-    cssProperties: ['--mp-color-success', '--mp-color-warning', '--mp-color-danger', '--mp-color-border', '--mp-color-muted'],
-  },
-};
 
 let outDir: string;
 let elements: Map<string, Declaration>;

@@ -88,6 +88,12 @@ interface Card {
  * @cssproperty --mp-color-surface - Card background.
  * @cssproperty --mp-color-border - Card border.
  * @cssproperty --mp-gate-padding - Card padding.
+ * @cssproperty --mp-color-on-accent - Action button text.
+ * @cssproperty --mp-color-text - Card text.
+ * @cssproperty --mp-color-muted - The loading box and the card's detail line.
+ * @cssproperty --mp-color-focus - Focus ring of the action button.
+ * @cssproperty --mp-radius - Corner radius of the card and its button.
+ * @cssproperty --mp-font - Font shorthand.
  */
 export class MpGate extends MarketplaceElement<GateStrings> {
   static override styles = [baseStyles, gateStyles];

@@ -33,6 +33,9 @@ const STATUSES = ['active', 'trialing', 'past_due', 'cancelled', 'expired'] as c
  * @cssproperty --mp-color-danger - Status color when past due, cancelled or expired.
  * @cssproperty --mp-color-border - Badge border.
  * @cssproperty --mp-color-muted - Status color without an entitlement, and the expiry date.
+ * @cssproperty --mp-color-surface - Badge background.
+ * @cssproperty --mp-color-text - Plan name color.
+ * @cssproperty --mp-font - Font shorthand.
  */
 export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
   static override styles = [baseStyles, planBadgeStyles];

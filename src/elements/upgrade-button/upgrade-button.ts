@@ -25,6 +25,9 @@ export type UpgradeButtonStrings = BaseStrings & {
   dismissed: string;
 };
 
+/** Lapsed statuses, and what the button then offers. */
+const LAPSED: Partial<Record<AccessReason, 'renew' | 'updatePayment'>> = { expired: 'renew', cancelled: 'renew', past_due: 'updatePayment' };
+
 /**
  * @summary Opens the dashboard's plan chooser (`kit.upgrade({ plan, feature })`), shows progress
  * and reports the outcome. Shows "Current plan", disabled, when the user already has it, and
@@ -49,10 +52,8 @@ export type UpgradeButtonStrings = BaseStrings & {
  * @cssproperty --mp-color-border - Outline of the "Current plan" state.
  * @cssproperty --mp-color-focus - Focus ring.
  * @cssproperty --mp-radius - Corner radius.
+ * @cssproperty --mp-font - Font shorthand.
  */
-/** Lapsed statuses, and what the button then offers. */
-const LAPSED: Partial<Record<AccessReason, 'renew' | 'updatePayment'>> = { expired: 'renew', cancelled: 'renew', past_due: 'updatePayment' };
-
 export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   static override styles = [baseStyles, upgradeButtonStyles];
 

@@ -35,6 +35,10 @@ export type UsageMeterStrings = BaseStrings & {
  * @cssproperty --mp-color-danger - Bar and message color once exceeded.
  * @cssproperty --mp-color-border - Track color.
  * @cssproperty --mp-meter-height - Bar height.
+ * @cssproperty --mp-color-surface - Background.
+ * @cssproperty --mp-color-text - Label and figures.
+ * @cssproperty --mp-color-muted - The loading, error, not-connected or no-data line.
+ * @cssproperty --mp-font - Font shorthand.
  */
 export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   static override styles = [baseStyles, usageMeterStyles];

@@ -22,6 +22,10 @@ export type UserBadgeStrings = BaseStrings & {
  * @cssproperty --mp-avatar-size - Avatar size.
  * @cssproperty --mp-color-surface - Badge background.
  * @cssproperty --mp-color-muted - Email color.
+ * @cssproperty --mp-color-accent - Background of the initials, when the avatar cannot load.
+ * @cssproperty --mp-color-on-accent - The initials.
+ * @cssproperty --mp-color-text - Name color.
+ * @cssproperty --mp-font - Font shorthand.
  */
 export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
   static override styles = [baseStyles, userBadgeStyles];
