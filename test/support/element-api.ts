@@ -1,6 +1,6 @@
 // What each element offers to pages, in one table: the manifest test (test/e2e/cdn-manifest.test.ts)
 // checks custom-elements.json against it, and the elements' style test
-// (src/elements/base/custom-properties.test.ts) checks the custom properties against the CSS each
+// (src/elements/base/every-look.test.ts) checks the custom properties against the CSS each
 // element actually renders. The README's element sections list the same.
 
 export interface ElementApi {

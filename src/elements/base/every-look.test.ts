@@ -1,13 +1,15 @@
-// Every element documents exactly the `--mp-*` custom properties that change how it looks: each
-// property is set on the element in each of its looks, and any change in the computed styles of
-// its shadow tree counts.
-import { expect, fixture } from '@open-wc/testing';
+// Every element in every look the kit can give it, in one place:
+// - it passes axe, in the light and the dark theme, also once its kit is destroyed;
+// - it documents exactly the `--mp-*` custom properties that change how it looks: each property is
+//   set on the element in each of its looks, and any change in the computed styles of its shadow
+//   tree counts.
+import { expect, fixture, waitUntil } from '@open-wc/testing';
 import { html, unsafeStatic } from 'lit/static-html.js';
 import '../index.js';
-import type { MarketplaceElement } from './marketplace-element.js';
+import { MarketplaceElement } from './marketplace-element.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
 import { ELEMENT_API } from '../../../test/support/element-api.js';
-import { settle } from '../../../test/support/element-helpers.js';
+import { settle, text } from '../../../test/support/element-helpers.js';
 
 const PAST = '2020-01-01T00:00:00Z';
 
@@ -90,17 +92,55 @@ const ATTRIBUTES: Record<string, string> = {
   'mp-upgrade-button': 'plan="pro"',
 };
 
+/** `tag` with the attributes that bring out its looks, on `kit`, rendered. */
+async function render(tag: string, kit: FakeKit | undefined, attributes = ATTRIBUTES[tag] ?? '', theme = '') {
+  const el = await fixture<MarketplaceElement>(
+    html`<${unsafeStatic(tag)} ${unsafeStatic(attributes)} theme=${theme || 'light'} .kit=${kit}></${unsafeStatic(tag)}>`,
+  );
+  await settle(el);
+  return el;
+}
+
+describe('every element in every look', () => {
+  for (const tag of Object.keys(ELEMENT_API)) {
+    for (const theme of ['light', 'dark'] as const) {
+      it(`<${tag}> is accessible in each of the kit's looks (${theme})`, async () => {
+        const looks = new Set<string>();
+        for (const kit of kits()) {
+          const el = await render(tag, kit.setTheme(theme));
+          looks.add(el.shadowRoot!.innerHTML.replace(/<!--[^>]*-->/g, ''));
+          await expect(el, `${kit.state}: ${text(el)}`).to.be.accessible();
+        }
+        expect(looks.size, 'the kits bring out different looks').to.be.greaterThan(1);
+      });
+
+      it(`<${tag}> says "not connected" once its kit is destroyed, and is accessible (${theme})`, async () => {
+        const timeout = MarketplaceElement.kitTimeoutMs;
+        MarketplaceElement.kitTimeoutMs = 20;
+        try {
+          const kit = new FakeKit().setSession().setTheme(theme);
+          const el = await render(tag, kit, undefined, theme);
+          kit.destroy();
+          await waitUntil(() => el.state === 'not-connected', 'shows not connected');
+          await settle(el);
+          expect(text(el)).to.contain('Not connected to Marketplace');
+          expect(el.getAttribute('theme')).to.equal(theme);
+          await expect(el).to.be.accessible();
+        } finally {
+          MarketplaceElement.kitTimeoutMs = timeout;
+        }
+      });
+    }
+  }
+});
+
 describe('custom properties', () => {
   for (const [tag, api] of Object.entries(ELEMENT_API)) {
     it(`<${tag}> documents exactly the --mp-* properties that change its look`, async () => {
       const found = new Set<string>();
       const variants = tag === 'mp-gate' ? [ATTRIBUTES[tag]!, 'feature="export" metered'] : [ATTRIBUTES[tag] ?? ''];
       for (const attributes of variants) {
-        for (const kit of kits()) {
-          const el = await fixture<MarketplaceElement>(html`<${unsafeStatic(tag)} ${unsafeStatic(attributes)} .kit=${kit}></${unsafeStatic(tag)}>`);
-          await settle(el);
-          collect(el, found);
-        }
+        for (const kit of kits()) collect(await render(tag, kit, attributes), found);
       }
       expect([...found].sort()).to.deep.equal([...api.cssProperties].sort());
     });
