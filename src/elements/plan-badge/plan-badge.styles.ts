@@ -1,8 +1,12 @@
 import { css } from 'lit';
 
 export const planBadgeStyles = css`
+  /* An unknown status gives no access (fail closed), so only a known live one is green. */
   :host {
     display: inline-block;
+    --_tone: var(--_muted);
+  }
+  :host([status='active']) {
     --_tone: var(--_success);
   }
   :host([status='past_due']),
@@ -12,9 +16,6 @@ export const planBadgeStyles = css`
   }
   :host([status='trialing']) {
     --_tone: var(--_warning);
-  }
-  :host([status='none']) {
-    --_tone: var(--_muted);
   }
   [part~='base'] {
     display: inline-flex;

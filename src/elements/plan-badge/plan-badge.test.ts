@@ -68,6 +68,20 @@ describe('<mp-plan-badge>', () => {
     expect(el.shadowRoot!.querySelector('img')).to.equal(null);
   });
 
+  it('colors the status by what it grants: green only when active, neutral when unknown', async () => {
+    const tones = { '--mp-color-success': 'rgb(0, 128, 0)', '--mp-color-warning': 'rgb(255, 165, 0)', '--mp-color-danger': 'rgb(255, 0, 0)', '--mp-color-muted': 'rgb(128, 128, 128)' };
+    const colorOf = async (kit: FakeKit) => {
+      const el = await badge(kit);
+      for (const [name, value] of Object.entries(tones)) el.style.setProperty(name, value);
+      return getComputedStyle(part(el, 'status')!).color;
+    };
+    expect(await colorOf(withEntitlement({}))).to.equal(tones['--mp-color-success']);
+    expect(await colorOf(withEntitlement({ status: 'trialing' }))).to.equal(tones['--mp-color-warning']);
+    expect(await colorOf(withEntitlement({ status: 'past_due' }))).to.equal(tones['--mp-color-danger']);
+    expect(await colorOf(withEntitlement({ status: 'paused' }))).to.equal(tones['--mp-color-muted']);
+    expect(await colorOf(new FakeKit().setSession(sampleUser, null))).to.equal(tones['--mp-color-muted']);
+  });
+
   it('takes overrides of its texts', async () => {
     const el = await badge(withEntitlement({ expires_at: null }));
     el.strings = { active: 'Actif' };

@@ -32,7 +32,7 @@ const STATUSES = ['active', 'trialing', 'past_due', 'cancelled', 'expired'] as c
  * @cssproperty --mp-color-warning - Status color when trialing.
  * @cssproperty --mp-color-danger - Status color when past due, cancelled or expired.
  * @cssproperty --mp-color-border - Badge border.
- * @cssproperty --mp-color-muted - Status color without an entitlement, and the expiry date.
+ * @cssproperty --mp-color-muted - Status color without an entitlement or with an unknown status, and the expiry date.
  * @cssproperty --mp-color-surface - Badge background.
  * @cssproperty --mp-color-text - Plan name color.
  * @cssproperty --mp-font - Font shorthand.
