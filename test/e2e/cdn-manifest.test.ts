@@ -22,7 +22,7 @@ interface Declaration {
   slots?: Named[];
   cssParts?: Named[];
   cssProperties?: Named[];
-  events?: Named[];
+  events?: (Named & { type?: { text: string } })[];
 }
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -70,6 +70,11 @@ describe('custom-elements.json', () => {
       assert.deepEqual(names(element.cssParts), [...want.parts].sort());
       assert.deepEqual(names(element.cssProperties), [...want.cssProperties].sort());
       assert.deepEqual(names(element.events), (want.events ?? []).sort());
+      // Each event names its class: mp-sign-in-request is MpSignInRequestEvent.
+      for (const event of element.events ?? []) {
+        const eventClass = `${event.name.replace(/(^|-)(\w)/g, (_, _dash: string, letter: string) => letter.toUpperCase())}Event`;
+        assert.equal(event.type?.text, eventClass, event.name);
+      }
       const strings = element.attributes!.find((attribute) => attribute.name === 'strings')!;
       assert.match(strings.type!.text, /^Partial<\w+Strings>/);
     });

@@ -67,11 +67,11 @@ interface Card {
  * @slot - Shown when access is granted.
  * @slot locked - Shown instead of the built-in paywall card when access is denied (locked, expired, past due, over quota, signed out).
  *
- * @fires mp-access-change - The access decision changed; `granted` and `reason` (`checkAccess` reasons).
- * @fires mp-upgrade-request - The card's upgrade action was chosen; cancelable.
- * @fires mp-upgrade - The plan chooser closed; `outcome`.
- * @fires mp-sign-in-request - The card's sign-in action was chosen (signed out); cancelable.
- * @fires mp-error - An action of the card failed.
+ * @fires {MpAccessChangeEvent} mp-access-change - The access decision changed; `granted` and `reason` (`checkAccess` reasons).
+ * @fires {MpUpgradeRequestEvent} mp-upgrade-request - The card's upgrade action was chosen; cancelable.
+ * @fires {MpUpgradeEvent} mp-upgrade - The plan chooser closed; `outcome`.
+ * @fires {MpSignInRequestEvent} mp-sign-in-request - The card's sign-in action was chosen (signed out); cancelable.
+ * @fires {MpErrorEvent} mp-error - An action of the card failed.
  *
  * @csspart base - The paywall card or the loading box.
  * @csspart card - The built-in paywall card.

@@ -16,8 +16,8 @@ export type SignInButtonStrings = BaseStrings & {
  * level (both through `kit.signIn(returnTo)`).
  * @tagname mp-sign-in-button
  *
- * @fires mp-sign-in-request - Before sign-in starts; cancelable (`preventDefault()` stops it). `returnTo` says where the user comes back to.
- * @fires mp-error - Sign-in could not start; `error.code` says why.
+ * @fires {MpSignInRequestEvent} mp-sign-in-request - Before sign-in starts; cancelable (`preventDefault()` stops it). `returnTo` says where the user comes back to.
+ * @fires {MpErrorEvent} mp-error - Sign-in could not start; `error.code` says why.
  *
  * @csspart base - The button.
  * @csspart spinner - The progress indicator shown while busy.

@@ -35,9 +35,9 @@ const LAPSED: Partial<Record<AccessReason, 'renew' | 'updatePayment'>> = { expir
  * has lapsed.
  * @tagname mp-upgrade-button
  *
- * @fires mp-upgrade-request - Before the plan chooser opens; cancelable (`preventDefault()` to show your own pricing page).
- * @fires mp-upgrade - The chooser closed; `outcome` is `upgraded` or `dismissed`.
- * @fires mp-error - The chooser could not open (for example `ERR_NOT_EMBEDDED` outside the dashboard).
+ * @fires {MpUpgradeRequestEvent} mp-upgrade-request - Before the plan chooser opens; cancelable (`preventDefault()` to show your own pricing page).
+ * @fires {MpUpgradeEvent} mp-upgrade - The chooser closed; `outcome` is `upgraded` or `dismissed`.
+ * @fires {MpErrorEvent} mp-error - The chooser could not open (for example `ERR_NOT_EMBEDDED` outside the dashboard).
  *
  * @csspart base - The button.
  * @csspart current - The button, when it shows the current plan.

@@ -19,7 +19,7 @@ export type UsageMeterStrings = BaseStrings & {
  * exceeded thresholds.
  * @tagname mp-usage-meter
  *
- * @fires mp-usage-level - Usage crossed a threshold (also fired for the first reading); `level` is `ok`, `warning` or `exceeded`.
+ * @fires {MpUsageLevelEvent} mp-usage-level - Usage crossed a threshold (also fired for the first reading); `level` is `ok`, `warning` or `exceeded`.
  *
  * @csspart base - The wrapper.
  * @csspart header - The line with the label and the figures.
