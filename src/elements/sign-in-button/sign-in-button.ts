@@ -6,7 +6,7 @@ import { signInButtonStyles } from './sign-in-button.styles.js';
 export type SignInButtonStrings = BaseStrings & {
   /** The button's label. */
   label: string;
-  /** Announced and shown while sign-in is under way. */
+  /** The label while sign-in is under way (the button is then `aria-busy`). */
   busy: string;
 };
 

@@ -59,6 +59,15 @@ describe('<mp-usage-meter>', () => {
     expect(el.level).to.equal('exceeded');
   });
 
+  it('keeps the default thresholds for attributes that are not numbers', async () => {
+    const kit = usage(850, 1000);
+    const el = await meter(kit, html`<mp-usage-meter .kit=${kit} warning="high" exceeded=""></mp-usage-meter>`);
+    expect(el.level).to.equal('warning');
+    kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } }));
+    await settle(el);
+    expect(el.level).to.equal('exceeded');
+  });
+
   it('counts a limit of 0 as spent, as isOverQuota does', async () => {
     expect((await meter(usage(0, 0))).level).to.equal('exceeded');
   });

@@ -14,6 +14,9 @@ export type UsageMeterStrings = BaseStrings & {
   signedOut: string;
 };
 
+/** `Number`, except that an empty attribute is no number either (not 0): the default applies. */
+const THRESHOLD = { fromAttribute: (value: string | null) => (value?.trim() ? Number(value) : NaN) };
+
 /**
  * @summary API calls used against the plan's limit (`entitlement.usage`), with warning and
  * exceeded thresholds.
@@ -54,8 +57,8 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   };
 
   static override properties = {
-    warning: { type: Number },
-    exceeded: { type: Number },
+    warning: { converter: THRESHOLD },
+    exceeded: { converter: THRESHOLD },
     level: { reflect: true },
     strings: STRINGS_PROPERTY,
   };
@@ -85,7 +88,11 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
     const ratio = this._ratio;
-    this.level = ratio === undefined ? undefined : ratio >= this.exceeded ? 'exceeded' : ratio >= this.warning ? 'warning' : 'ok';
+    // An attribute that is not a number (`warning="high"`, `warning=""`) leaves the default
+    // threshold, the constructor's.
+    const exceeded = Number.isFinite(this.exceeded) ? this.exceeded : 1;
+    const warning = Number.isFinite(this.warning) ? this.warning : 0.8;
+    this.level = ratio === undefined ? undefined : ratio >= exceeded ? 'exceeded' : ratio >= warning ? 'warning' : 'ok';
   }
 
   protected override updated(changed: PropertyValues): void {

@@ -49,6 +49,13 @@ describe('<mp-user-badge>', () => {
     await expect(el).to.be.accessible();
   });
 
+  it('keeps a character outside the BMP whole in the initials, and upper-cases by the user\'s language', async () => {
+    const kit = new FakeKit().setSession({ ...sampleUser, name: '𝒜da işık', avatar_url: 'http://127.0.0.1:9/missing.png' }).setLocale('tr-TR');
+    const el = await badge(kit);
+    await waitUntil(() => part(el, 'avatar')?.localName === 'span', 'no initials', { timeout: 5000 });
+    expect(part(el, 'avatar')!.textContent).to.equal('𝒜İ');
+  });
+
   it('updates live when the user changes', async () => {
     const kit = new FakeKit().setSession(user);
     const el = await badge(kit);

@@ -64,7 +64,9 @@ export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
       .split(/\s+/)
       .filter(Boolean)
       .slice(0, 2)
-      .map((word) => word[0]!.toUpperCase())
+      // The first character, not the first UTF-16 unit, so that a name starting with an emoji or
+      // a character outside the BMP keeps it whole; upper-cased by the user's language rules.
+      .map((word) => [...word][0]!.toLocaleUpperCase(this._kit?.locale))
       .join('');
     return html`<span part="base">
       ${this._avatarFailed
