@@ -1,3 +1,6 @@
+import { checkAccess, type AccessDecision, type AccessReason, type AccessRequirement } from '../../shared/access.js';
+import type { Entitlement } from '../../shared/schemas.js';
+
 /**
  * The plans named by a `plan` attribute (`<mp-gate>`, `<mp-upgrade-button>`): one plan, or
  * several that qualify, separated by spaces or commas (`pro business`, `pro, business`).
@@ -10,4 +13,21 @@
 export function parsePlanList(value: string | null | undefined): string[] | undefined {
   const plans = value?.split(/[\s,]+/).filter(Boolean);
   return plans?.length ? plans : undefined;
+}
+
+/** Denials that renewing the user's own plan, or paying for it, would lift. */
+const LAPSED: readonly AccessReason[] = ['expired', 'cancelled', 'past_due'];
+
+/**
+ * True when `decision` denies access only because the user's own plan lapsed: the same
+ * entitlement, live again, would grant `requirement`. Then the elements offer to renew that plan
+ * (or to update its payment) instead of an upgrade to another.
+ *
+ * @example
+ * // pro expired, the gate asks for pro or business: renewing pro is the way back
+ * lapsedOwnPlan(entitlement, { plan: ['pro', 'business'] }, { granted: false, reason: 'expired' }); // true
+ */
+export function lapsedOwnPlan(entitlement: Entitlement | null | undefined, requirement: AccessRequirement, decision: AccessDecision): boolean {
+  if (!entitlement || !LAPSED.includes(decision.reason)) return false;
+  return checkAccess({ ...entitlement, status: 'active', expires_at: null }, { ...requirement, metered: false }).granted;
 }

@@ -201,6 +201,16 @@ describe('<mp-gate>', () => {
     expect(kit.calls.upgrade).to.deep.equal([{ plan: 'basic', feature: 'export' }]);
   });
 
+  it('offers an upgrade, not a renewal, when the lapsed plan would not unlock the feature anyway', async () => {
+    for (const status of ['expired', 'past_due']) {
+      const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [], status }));
+      const el = await gate(kit, { feature: 'sso', plan: 'business' });
+      expect([el.decision?.reason, el.access, part(el, 'heading')!.textContent]).to.deep.equal([status, 'locked', 'Unlock sso']);
+      part(el, 'action')!.click();
+      expect(kit.calls.upgrade).to.deep.equal([{ plan: 'business', feature: 'sso' }]);
+    }
+  });
+
   it('lets the page veto the upgrade', async () => {
     const kit = new FakeKit().setSession(sampleUser, null);
     const el = await gate(kit);

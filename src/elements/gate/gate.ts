@@ -1,8 +1,8 @@
 import { html, nothing, type PropertyValues } from 'lit';
-import type { AccessDecision, AccessReason } from '../../shared/access.js';
+import type { AccessDecision, AccessReason, AccessRequirement } from '../../shared/access.js';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
-import { parsePlanList } from '../base/plans.js';
+import { lapsedOwnPlan, parsePlanList } from '../base/plans.js';
 import { MpAccessChangeEvent } from '../events.js';
 import { gateStyles } from './gate.styles.js';
 
@@ -163,8 +163,16 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     this._hadFocus = !!this.shadowRoot?.activeElement;
     const kit = this._kit;
     const decided = kit && (this.state === 'ready' || this.state === 'signed-out');
-    this.decision = decided ? kit.access({ feature: this.feature || undefined, plan: this._plans, metered: this.metered }) : null;
-    this.access = this.decision ? LOOK[this.decision.reason] : undefined;
+    const requirement = { feature: this.feature || undefined, plan: this._plans, metered: this.metered };
+    this.decision = decided ? kit.access(requirement) : null;
+    this.access = this.decision ? this._look(this.decision, requirement) : undefined;
+  }
+
+  /** The look for a decision. A lapsed plan that would not give access anyway is not worth renewing: that is an upgrade. */
+  private _look(decision: AccessDecision, requirement: AccessRequirement): GateAccess {
+    const look = LOOK[decision.reason];
+    const lapsed = look === 'expired' || look === 'past-due';
+    return lapsed && !lapsedOwnPlan(this._kit?.entitlement, requirement, decision) ? 'locked' : look;
   }
 
   protected override updated(): void {

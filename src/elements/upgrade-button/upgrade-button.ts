@@ -1,9 +1,8 @@
 import { html, nothing, type PropertyValues } from 'lit';
 import type { UpgradeOutcome } from '../../runtime/types.js';
-import { checkAccess, type AccessReason } from '../../shared/access.js';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
-import { parsePlanList } from '../base/plans.js';
+import { lapsedOwnPlan, parsePlanList } from '../base/plans.js';
 import { upgradeButtonStyles } from './upgrade-button.styles.js';
 
 export type UpgradeButtonStrings = BaseStrings & {
@@ -24,9 +23,6 @@ export type UpgradeButtonStrings = BaseStrings & {
   /** Announced when the plan chooser was closed without upgrading. */
   dismissed: string;
 };
-
-/** Lapsed statuses, and what the button then offers. */
-const LAPSED: Partial<Record<AccessReason, 'renew' | 'updatePayment'>> = { expired: 'renew', cancelled: 'renew', past_due: 'updatePayment' };
 
 /**
  * @summary Opens the dashboard's plan chooser (`kit.upgrade({ plan, feature })`), shows progress
@@ -107,15 +103,12 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     super.willUpdate(changed);
     const plans = parsePlanList(this.plan);
     const feature = this.feature || undefined;
-    const entitlement = this._kit?.entitlement;
     this._offer = 'upgrade';
     if (this.state !== 'ready' || !(plans || feature) || !this._kit) return;
     const requirement = { plan: plans, feature };
-    const { granted, reason } = this._kit.access(requirement);
-    if (granted) this._offer = 'current';
-    else if (LAPSED[reason] && entitlement && checkAccess({ ...entitlement, status: 'active', expires_at: null }, requirement).granted) {
-      this._offer = LAPSED[reason];
-    }
+    const decision = this._kit.access(requirement);
+    if (decision.granted) this._offer = 'current';
+    else if (lapsedOwnPlan(this._kit.entitlement, requirement, decision)) this._offer = decision.reason === 'past_due' ? 'updatePayment' : 'renew';
   }
 
   override render() {
