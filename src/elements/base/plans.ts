@@ -19,15 +19,16 @@ export function parsePlanList(value: string | null | undefined): string[] | unde
 const LAPSED: readonly AccessReason[] = ['expired', 'cancelled', 'past_due'];
 
 /**
- * True when `decision` denies access only because the user's own plan lapsed: the same
- * entitlement, live again, would grant `requirement`. Then the elements offer to renew that plan
- * (or to update its payment) instead of an upgrade to another.
+ * True when `decision` denies access only because the user's own paid plan lapsed: the same
+ * entitlement, live again, would grant `requirement` (usage quota aside: a renewal starts a new
+ * period). Then the elements offer to renew that plan, or to update its payment, instead of an
+ * upgrade. A trial that ended is not a plan to renew: that is an upgrade.
  *
  * @example
  * // pro expired, the gate asks for pro or business: renewing pro is the way back
  * lapsedOwnPlan(entitlement, { plan: ['pro', 'business'] }, { granted: false, reason: 'expired' }); // true
  */
 export function lapsedOwnPlan(entitlement: Entitlement | null | undefined, requirement: AccessRequirement, decision: AccessDecision): boolean {
-  if (!entitlement || !LAPSED.includes(decision.reason)) return false;
+  if (!entitlement || entitlement.status === 'trialing' || !LAPSED.includes(decision.reason)) return false;
   return checkAccess({ ...entitlement, status: 'active', expires_at: null }, { ...requirement, metered: false }).granted;
 }

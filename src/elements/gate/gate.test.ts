@@ -211,6 +211,12 @@ describe('<mp-gate>', () => {
     }
   });
 
+  it('offers an upgrade, not a renewal, after a trial that ended', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'trialing', expires_at: PAST }));
+    const el = await gate(kit, { feature: 'export', plan: 'pro' });
+    expect([el.decision?.reason, el.access, part(el, 'action')!.textContent!.trim()]).to.deep.equal(['expired', 'locked', 'Upgrade']);
+  });
+
   it('lets the page veto the upgrade', async () => {
     const kit = new FakeKit().setSession(sampleUser, null);
     const el = await gate(kit);

@@ -73,9 +73,10 @@ describe('<mp-upgrade-button>', () => {
     expect(kit.calls.upgrade).to.deep.equal([{ plan: 'pro', feature: 'export' }]);
   });
 
-  it('offers the user\'s own plan when it lapsed: renew for an expired plan, and the update of payment names it too', async () => {
+  it('offers the user\'s own plan when it lapsed: renew an expired plan, update the payment of a past-due one', async () => {
     const expired = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'business', expires_at: PAST }));
     const renew = await button(expired, 'pro business');
+    expect(part(renew, 'label')!.textContent).to.equal('Renew business');
     const request = next(renew, 'mp-upgrade-request');
     part(renew, 'base')!.click();
     expect((await request).plan).to.equal('business');
@@ -83,9 +84,21 @@ describe('<mp-upgrade-button>', () => {
     expect(expired.calls.upgrade).to.deep.equal([{ plan: 'business', feature: 'export' }]);
     const pastDue = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'business', status: 'past_due' }));
     const update = await button(pastDue, 'pro business');
+    expect(part(update, 'label')!.textContent).to.equal('Update payment');
     part(update, 'base')!.click();
     await settle(update);
     expect(pastDue.calls.upgrade).to.deep.equal([{ plan: 'business', feature: 'export' }]);
+  });
+
+  it('offers an upgrade, not a renewal, after a trial that ended', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'trialing', expires_at: PAST }));
+    expect(part(await button(kit), 'label')!.textContent).to.equal('Upgrade to pro');
+  });
+
+  it('without a plan or a feature: "Upgrade" for a live plan, and a renewal for a lapsed one', async () => {
+    expect(part(await button(new FakeKit().setSession(), '', ''), 'label')!.textContent).to.equal('Upgrade');
+    const expired = new FakeKit().setSession(sampleUser, sampleEntitlement({ expires_at: PAST }));
+    expect(part(await button(expired, '', ''), 'label')!.textContent).to.equal('Renew pro');
   });
 
   it('keeps the keyboard focus when the upgrade goes through, and then does nothing when chosen again', async () => {

@@ -104,10 +104,11 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     const plans = parsePlanList(this.plan);
     const feature = this.feature || undefined;
     this._offer = 'upgrade';
-    if (this.state !== 'ready' || !(plans || feature) || !this._kit) return;
+    if (this.state !== 'ready' || !this._kit) return;
     const requirement = { plan: plans, feature };
     const decision = this._kit.access(requirement);
-    if (decision.granted) this._offer = 'current';
+    // Without a plan or a feature any live plan is granted, which is no reason to say "Current plan".
+    if (decision.granted) this._offer = plans || feature ? 'current' : 'upgrade';
     else if (lapsedOwnPlan(this._kit.entitlement, requirement, decision)) this._offer = decision.reason === 'past_due' ? 'updatePayment' : 'renew';
   }
 

@@ -49,11 +49,16 @@ describe('<mp-user-badge>', () => {
     await expect(el).to.be.accessible();
   });
 
-  it('keeps a character outside the BMP whole in the initials, and upper-cases by the user\'s language', async () => {
-    const kit = new FakeKit().setSession({ ...sampleUser, name: '𝒜da işık', avatar_url: 'http://127.0.0.1:9/missing.png' }).setLocale('tr-TR');
-    const el = await badge(kit);
-    await waitUntil(() => part(el, 'avatar')?.localName === 'span', 'no initials', { timeout: 5000 });
-    expect(part(el, 'avatar')!.textContent).to.equal('𝒜İ');
+  it('keeps a character as users see it whole in the initials, and upper-cases by the user\'s language', async () => {
+    const initials = async (name: string, locale: string) => {
+      const kit = new FakeKit().setSession({ ...sampleUser, name, avatar_url: 'http://127.0.0.1:9/missing.png' }).setLocale(locale);
+      const el = await badge(kit);
+      await waitUntil(() => part(el, 'avatar')?.localName === 'span', 'no initials', { timeout: 5000 });
+      return part(el, 'avatar')!.textContent;
+    };
+    expect(await initials('𝒜da işık', 'tr-TR')).to.equal('𝒜İ');
+    expect(await initials('👩‍💻 e\u0301mile', 'en-US')).to.equal('👩‍💻E\u0301');
+    expect(await initials('ada işık', 'not a locale!'), 'an invalid locale falls back').to.equal('AI');
   });
 
   it('updates live when the user changes', async () => {

@@ -57,20 +57,33 @@ export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
     this._avatarUrl = url;
   }
 
-  override render() {
-    const user = this._kit?.user;
-    if (this.state !== 'ready' || !user) return this._notice(this.state === 'signed-out' ? 'signedOut' : undefined);
-    const initials = user.name
+  /**
+   * The first character, as users see it, of the name's first two words: a whole emoji or
+   * accented letter, not half of one; upper-cased by the user's language rules.
+   */
+  private _initials(name: string): string {
+    const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+    const upper = (text: string) => {
+      try {
+        return text.toLocaleUpperCase(this._kit?.locale || undefined);
+      } catch {
+        return text.toUpperCase(); // a locale tag that is not valid
+      }
+    };
+    return name
       .split(/\s+/)
       .filter(Boolean)
       .slice(0, 2)
-      // The first character, not the first UTF-16 unit, so that a name starting with an emoji or
-      // a character outside the BMP keeps it whole; upper-cased by the user's language rules.
-      .map((word) => [...word][0]!.toLocaleUpperCase(this._kit?.locale))
+      .map((word) => upper(graphemes.segment(word)[Symbol.iterator]().next().value?.segment ?? ''))
       .join('');
+  }
+
+  override render() {
+    const user = this._kit?.user;
+    if (this.state !== 'ready' || !user) return this._notice(this.state === 'signed-out' ? 'signedOut' : undefined);
     return html`<span part="base">
       ${this._avatarFailed
-        ? html`<span part="avatar" aria-hidden="true">${initials || '?'}</span>`
+        ? html`<span part="avatar" aria-hidden="true">${this._initials(user.name) || '?'}</span>`
         : html`<img part="avatar" src=${user.avatar_url} alt="" referrerpolicy="no-referrer" @error=${this._handleAvatarError} />`}
       <span part="text">
         <span part="name">${user.name || user.email}</span>
