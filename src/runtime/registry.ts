@@ -23,8 +23,20 @@ export function getKit(): Kit | null {
   return (globalThis as Registry)[KIT_GLOBAL] ?? null;
 }
 
-/** Makes `kit` the current kit and fires `mp-kit-created` on window with the kit as `detail`. */
+/**
+ * Makes `kit` the current kit and fires `mp-kit-created` on window with the kit as `detail`.
+ * Replacing a kit that still runs is a mistake worth a warning: the first kit scrubbed the launch
+ * parameters, so inside the dashboard the second one starts without them.
+ */
 export function registerKit(kit: Kit): void {
+  const running = getKit();
+  if (running && !running.destroyed) {
+    console.warn(
+      '[marketplace-app-kit] createKit() was called while another kit is running (a script tag with data-backend starts one). ' +
+        'Elements now follow the new kit, which cannot see the launch parameters the first one scrubbed. ' +
+        'Use getKit() to reach the running kit, or destroy() it before creating another.',
+    );
+  }
   (globalThis as Registry)[KIT_GLOBAL] = kit;
   globalThis.dispatchEvent?.(new CustomEvent(KIT_CREATED_EVENT, { detail: kit }));
 }

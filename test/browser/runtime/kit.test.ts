@@ -752,6 +752,29 @@ describe('global registration', () => {
     kit.destroy();
     expect(getKit()).to.equal(null);
   });
+
+  it('warns when a second kit replaces one that still runs, not when the first was destroyed', async () => {
+    const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
+    const options = { backend: '/api/marketplace', hostOrigins: [HOST_ORIGIN], fetch };
+    getKit()?.destroy(); // a kit left over by another test would count as running
+    const warnings: unknown[][] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => void warnings.push(args);
+    try {
+      const first = await createKit(options);
+      const second = await createKit(options);
+      expect(warnings).to.have.length(1);
+      expect(String(warnings[0]?.[0])).to.contain('another kit is running');
+      expect(getKit() === second).to.equal(true);
+      second.destroy();
+      first.destroy();
+      const third = await createKit(options);
+      third.destroy();
+    } finally {
+      console.warn = warn;
+    }
+    expect(warnings).to.have.length(1);
+  });
 });
 
 describe('early exchange (the page sent the start-up request before the kit existed)', () => {
