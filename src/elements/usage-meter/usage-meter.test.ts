@@ -68,6 +68,18 @@ describe('<mp-usage-meter>', () => {
     expect(el.level).to.equal('exceeded');
   });
 
+  it('takes thresholds set as string properties, as React 19 and Vue set them', async () => {
+    const kit = usage(850, 1000);
+    const el = await meter(kit);
+    expect(el.level).to.equal('warning');
+    Object.assign(el, { warning: '0.9', exceeded: ' 0.85 ' });
+    await settle(el);
+    expect(el.level).to.equal('exceeded');
+    Object.assign(el, { exceeded: '', warning: '0.9' });
+    await settle(el);
+    expect(el.level).to.equal('ok');
+  });
+
   it('counts a limit of 0 as spent, as isOverQuota does', async () => {
     expect((await meter(usage(0, 0))).level).to.equal('exceeded');
   });

@@ -14,8 +14,17 @@ export type UsageMeterStrings = BaseStrings & {
   signedOut: string;
 };
 
-/** `Number`, except that an empty attribute is no number either (not 0): the default applies. */
-const THRESHOLD = { fromAttribute: (value: string | null) => (value?.trim() ? Number(value) : NaN) };
+/**
+ * A threshold from the attribute, a number, or a string set as a property (React 19 and Vue set
+ * `warning="0.9"` that way). `Number`, except that an empty string is no number either (not 0):
+ * NaN, and the default applies.
+ */
+const toThreshold = (value: unknown) => (typeof value === 'string' ? (value.trim() ? Number(value) : NaN) : Number(value));
+const THRESHOLD = { fromAttribute: toThreshold };
+const threshold = (value: unknown, fallback: number) => {
+  const parsed = toThreshold(value);
+  return Number.isFinite(parsed) ? parsed : fallback;
+};
 
 /**
  * @summary API calls used against the plan's limit (`entitlement.usage`), with warning and
@@ -88,10 +97,10 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
     const ratio = this._ratio;
-    // An attribute that is not a number (`warning="high"`, `warning=""`) leaves the default
-    // threshold, the constructor's.
-    const exceeded = Number.isFinite(this.exceeded) ? this.exceeded : 1;
-    const warning = Number.isFinite(this.warning) ? this.warning : 0.8;
+    // A value that is not a number (`warning="high"`, `warning=""`) leaves the default threshold,
+    // the constructor's.
+    const exceeded = threshold(this.exceeded, 1);
+    const warning = threshold(this.warning, 0.8);
     this.level = ratio === undefined ? undefined : ratio >= exceeded ? 'exceeded' : ratio >= warning ? 'warning' : 'ok';
   }
 
