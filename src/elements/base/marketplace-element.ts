@@ -193,12 +193,18 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     return html`<span part="base notice" role="status" class="muted">${text}</span>`;
   }
 
-  /** Fires the cancelable `mp-sign-in-request`, then `kit.signIn(returnTo)`. */
+  /**
+   * Fires the cancelable `mp-sign-in-request`, then `kit.signIn(returnTo)`. On the developer's own
+   * site the page is then navigating away, so the element stays busy until it has gone.
+   */
   protected async _signIn(returnTo: string = location.href): Promise<void> {
     const kit = this._kit;
     const request = new MpSignInRequestEvent(returnTo);
     if (!kit || this._busy || !this.dispatchEvent(request)) return;
-    await this._run(() => kit.signIn(returnTo));
+    await this._run(async () => {
+      await kit.signIn(returnTo);
+      if (!kit.embedded) await navigationOver();
+    });
   }
 
   /** Fires the cancelable `mp-upgrade-request`, then `kit.upgrade(...)` and `mp-upgrade` with the outcome. */
@@ -227,6 +233,28 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       this._busy = false;
     }
   }
+}
+
+/**
+ * How long an element waits, busy, for the page to leave after `kit.signIn()` navigated it.
+ * The page usually goes first; this is for a navigation that never happens (the user stopped it).
+ */
+export const SIGN_IN_NAVIGATION_MS = 10_000;
+
+/**
+ * Resolves when a navigation the page started is over without the page gone: the page is back from
+ * the back-forward cache (`pageshow`), or `SIGN_IN_NAVIGATION_MS` passed.
+ */
+function navigationOver(): Promise<void> {
+  return new Promise((resolve) => {
+    const over = () => {
+      clearTimeout(timer);
+      removeEventListener('pageshow', over);
+      resolve();
+    };
+    const timer = setTimeout(over, SIGN_IN_NAVIGATION_MS);
+    addEventListener('pageshow', over);
+  });
 }
 
 /**

@@ -2,6 +2,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import '../index.js';
 import type { MpSignInButton } from '../index.js';
+import { SIGN_IN_NAVIGATION_MS } from '../base/marketplace-element.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { FakeKit } from '../../../test/support/fake-kit.js';
 import { HOSTILE, deferred, next, part, settle } from '../../../test/support/element-helpers.js';
@@ -81,6 +82,50 @@ describe('<mp-sign-in-button>', () => {
     await hold.promise;
     await settle(el);
     expect(part(el, 'base')!.getAttribute('aria-busy')).to.equal('false');
+  });
+
+  describe('on the developer\'s own site, where sign-in navigates the page away', () => {
+    async function clicked() {
+      const kit = Object.assign(new FakeKit().setSignedOut(), { embedded: false });
+      const el = await button(kit);
+      part(el, 'base')!.click();
+      await settle(el);
+      return { kit, el };
+    }
+    const busy = (el: MpSignInButton) => part(el, 'base')!.getAttribute('aria-busy');
+
+    it('stays busy after kit.signIn() returns, until the page is back from the back-forward cache', async () => {
+      const { kit, el } = await clicked();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await settle(el);
+      expect([busy(el), part(el, 'label')!.textContent]).to.deep.equal(['true', 'Signing in…']);
+      part(el, 'base')!.click();
+      expect(kit.calls.signIn.length).to.equal(1);
+      window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }));
+      await settle(el);
+      expect(busy(el)).to.equal('false');
+    });
+
+    it(`stops being busy after ${SIGN_IN_NAVIGATION_MS} ms when the navigation never happened`, async () => {
+      const realSetTimeout = window.setTimeout;
+      const waits: { handler: () => void; ms: number | undefined }[] = [];
+      // The element's wait is held here instead of started: the test ends it.
+      window.setTimeout = ((handler: () => void, ms?: number, ...rest: unknown[]) => {
+        if (ms !== SIGN_IN_NAVIGATION_MS) return realSetTimeout(handler, ms, ...rest);
+        waits.push({ handler, ms });
+        return 0;
+      }) as typeof window.setTimeout;
+      let el: MpSignInButton;
+      try {
+        ({ el } = await clicked());
+      } finally {
+        window.setTimeout = realSetTimeout;
+      }
+      expect([waits.length, busy(el)]).to.deep.equal([1, 'true']);
+      waits[0]!.handler();
+      await settle(el);
+      expect(busy(el)).to.equal('false');
+    });
   });
 
   it('does nothing when disabled', async () => {
