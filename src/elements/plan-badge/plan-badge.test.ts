@@ -21,6 +21,7 @@ const states = [
   { name: 'cancelled', kit: () => withEntitlement({ status: 'cancelled' }), status: 'cancelled', text: 'pro Cancelled' },
   { name: 'expired status', kit: () => withEntitlement({ status: 'expired' }), status: 'expired', text: 'pro Expired' },
   { name: 'active but past its end', kit: () => withEntitlement({ expires_at: '2020-01-01T00:00:00Z' }), status: 'expired', text: 'pro Expired' },
+  { name: 'cancelled and past its end', kit: () => withEntitlement({ status: 'cancelled', expires_at: '2020-01-01T00:00:00Z' }), status: 'cancelled', text: 'pro Cancelled' },
   { name: 'unknown status', kit: () => withEntitlement({ status: 'paused' }), status: 'paused', text: 'pro paused' },
   { name: 'no entitlement', kit: () => new FakeKit().setSession(sampleUser, null), status: 'none', text: 'No plan' },
   { name: 'signed out', kit: () => new FakeKit().setSignedOut(), text: 'Not signed in' },

@@ -57,7 +57,7 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
     strings: STRINGS_PROPERTY,
   };
 
-  /** The status shown: an entitlement status, `expired` once `expires_at` has passed, or `none`. Set by the element; reflected. */
+  /** The status shown: the entitlement's status (`expired` for an active or trialing one whose `expires_at` has passed), or `none`. Set by the element; reflected. */
   declare status: string | undefined;
   /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: one per status, `none`, `signedOut`, `until`, `loading`, `error`, `notConnected`. */
   declare strings: Partial<PlanBadgeStrings> | undefined;
