@@ -85,3 +85,12 @@ export const KIT_CHANGE_EVENT = 'change';
 export const KIT_CREATED_EVENT = 'mp-kit-created';
 /** Fired on `window` by `kit.destroy()`, with the kit as `detail`. */
 export const KIT_DESTROYED_EVENT = 'mp-kit-destroyed';
+
+declare global {
+  interface WindowEventMap {
+    /** A kit was created (`event.detail`), in state `loading`. */
+    'mp-kit-created': CustomEvent<Kit>;
+    /** `event.detail.destroy()` was called. */
+    'mp-kit-destroyed': CustomEvent<Kit>;
+  }
+}

@@ -35,4 +35,13 @@ describe('package', () => {
     assert.ok(existsSync(bin), `${bin} is missing (run npm run build)`);
     assert.match(readFileSync(bin, 'utf8'), /^#!\/usr\/bin\/env node\n/);
   });
+
+  it('lets an app copy FakeKit: it imports only the public runtime entry', () => {
+    // The README: copy test/support/fake-kit.ts and point its imports at `marketplace-app-kit`.
+    // Type-checking the test tree proves every name it imports is exported there.
+    const source = readFileSync(`${root}test/support/fake-kit.ts`, 'utf8');
+    const specifiers = [...source.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s+'([^']+)'/gms)].map((match) => match[1]);
+    assert.deepEqual(specifiers, ['../../src/runtime/index.js']);
+    assert.equal(pkg.exports['.'] && typeof pkg.exports['.'] === 'object' && pkg.exports['.'].default, './dist/runtime/index.js');
+  });
 });

@@ -9,11 +9,26 @@
  * kit.scriptUpgrade({ outcome: 'upgraded', entitlement: sampleEntitlement({ plan: 'pro' }) });
  * const gate = await fixture(html`<mp-gate plan="pro" .kit=${kit}>Reports</mp-gate>`);
  */
-import { checkAccess, type AccessDecision, type AccessRequirement } from '../../src/shared/access.js';
-import { MarketplaceKitError } from '../../src/shared/errors.js';
-import type { Entitlement, Profile, Theme } from '../../src/shared/schemas.js';
-import { KIT_CHANGE_EVENT, type HostBridge, type Kit, type KitState, type UpgradeOutcome } from '../../src/runtime/types.js';
-import { registerKit, unregisterKit } from '../../src/runtime/registry.js';
+// Only the package's public entry (`marketplace-app-kit`), so that a copy in an app's own tests
+// needs one path changed: test/node/package.test.ts keeps it so.
+import {
+  KIT_CHANGE_EVENT,
+  KIT_CREATED_EVENT,
+  KIT_DESTROYED_EVENT,
+  KIT_GLOBAL,
+  MarketplaceKitError,
+  checkAccess,
+  getKit,
+  type AccessDecision,
+  type AccessRequirement,
+  type Entitlement,
+  type HostBridge,
+  type Kit,
+  type KitState,
+  type Profile,
+  type Theme,
+  type UpgradeOutcome,
+} from '../../src/runtime/index.js';
 
 export const sampleUser: Profile = {
   id: 'usr_1',
@@ -119,7 +134,8 @@ export class FakeKit extends EventTarget implements Kit {
 
   /** Makes this the page's kit, as `createKit` does: the global symbol and `mp-kit-created`. */
   register(): this {
-    registerKit(this);
+    (globalThis as Record<symbol, unknown>)[KIT_GLOBAL] = this;
+    dispatchEvent(new CustomEvent(KIT_CREATED_EVENT, { detail: this }));
     return this;
   }
 
@@ -171,9 +187,11 @@ export class FakeKit extends EventTarget implements Kit {
     return () => this.removeEventListener(KIT_CHANGE_EVENT, handle);
   }
 
+  /** As `kit.destroy()`: no longer the page's kit, and `mp-kit-destroyed`. */
   destroy(): void {
     this.destroyed = true;
-    unregisterKit(this);
+    if (getKit() === this) delete (globalThis as Record<symbol, unknown>)[KIT_GLOBAL];
+    dispatchEvent(new CustomEvent(KIT_DESTROYED_EVENT, { detail: this }));
   }
 
   private _change(patch: Partial<Pick<FakeKit, 'state' | 'user' | 'entitlement' | 'theme' | 'locale' | 'error'>>): this {

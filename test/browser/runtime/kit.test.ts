@@ -610,7 +610,7 @@ describe('destroy', () => {
   });
 
   it('from an mp-kit-created listener: createKit resolves a dead kit without a session', async () => {
-    window.addEventListener(KIT_CREATED_EVENT, (event) => (event as CustomEvent<Kit>).detail.destroy(), { once: true });
+    window.addEventListener(KIT_CREATED_EVENT, (event) => event.detail.destroy(), { once: true });
     const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
     const kit = await createKit({ backend: '/api/marketplace', hostOrigins: [HOST_ORIGIN], fetch });
     let changes = 0;
