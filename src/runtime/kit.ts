@@ -90,8 +90,12 @@ export interface KitEnvironment {
   observeHeight(callback: (height: number) => void): () => void;
   /** The document's current height in CSS pixels. */
   measureHeight(): number;
+  /** The browser's language (`navigator.language`), for a page outside the dashboard. */
   defaultLocale: string;
+  /** The browser's color scheme (`prefers-color-scheme`), for a page outside the dashboard. */
   defaultTheme: Theme;
+  /** Calls `callback` when `defaultTheme` or `defaultLocale` changes; returns a stop function. */
+  observePreferences(callback: () => void): () => void;
   now(): number;
   /** Takes what the early exchange script left on the page, if anything (once). */
   takeEarlyLaunch(): EarlyLaunch | undefined;
@@ -125,6 +129,15 @@ export function browserEnvironment(): KitEnvironment {
     },
     get defaultTheme(): Theme {
       return window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+    },
+    observePreferences(callback) {
+      const scheme = window.matchMedia?.('(prefers-color-scheme: dark)');
+      scheme?.addEventListener('change', callback);
+      addEventListener('languagechange', callback);
+      return () => {
+        scheme?.removeEventListener('change', callback);
+        removeEventListener('languagechange', callback);
+      };
     },
     now: Date.now,
     takeEarlyLaunch() {
@@ -179,6 +192,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #refreshRunning: Promise<void> | null = null;
   #refreshQueued: Promise<void> | null = null;
   #stopResize: (() => void) | null = null;
+  #stopPreferences: (() => void) | null = null;
   #destroyed = false;
 
   constructor(options: KitOptions, env: KitEnvironment) {
@@ -334,6 +348,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#destroyed = true;
     clearTimeout(this.#openTimer);
     this.#stopResize?.();
+    this.#stopPreferences?.();
     // A bridge still loading is never opened (see `#connect`).
     this.#opened?.destroy();
     this.#host = null;
@@ -360,6 +375,11 @@ export class MarketplaceKit extends EventTarget implements Kit {
     // Destroyed already (say by an mp-kit-created listener): open nothing, drop the answer.
     if (this.#destroyed) return void request?.catch(() => undefined);
     if (launch.kind === 'rejected') return this.#set({ state: 'error', error: launch.error });
+    if (launch.kind === 'standalone') {
+      // On the developer's own site the browser's preferences are the theme and locale, live.
+      const env = this.#env;
+      this.#stopPreferences = env.observePreferences(() => this.#set({ theme: env.defaultTheme, locale: env.defaultLocale }));
+    }
     // The answer's schema is built while the request is on its way, not before it leaves.
     prepareSessionSchema();
     const openBridge = () => void (this.#host && this.#connect().catch(() => undefined));

@@ -183,6 +183,19 @@ describe('the script-tag bundle', () => {
     assert.deepEqual(errors, []);
   });
 
+  it('on the own site, follows the browser\'s color scheme as it changes', async () => {
+    const { tab, errors } = await open('/own-site.html', page(scriptTag()));
+    await waitForState(tab, 'signed-out');
+    const looks = () => tab.evaluate(() => [(window as unknown as PageWindow).MarketplaceKit.getKit()?.theme, document.querySelector('mp-gate[feature="export"]')?.getAttribute('theme')]);
+    assert.deepEqual(await looks(), ['light', 'light']);
+    await tab.emulateMedia({ colorScheme: 'dark' });
+    await tab.locator('mp-gate[feature="export"][theme="dark"]').waitFor({ state: 'attached', timeout: 5000 });
+    assert.deepEqual(await looks(), ['dark', 'dark']);
+    await tab.emulateMedia({ colorScheme: 'light' });
+    await tab.locator('mp-gate[feature="export"][theme="light"]').waitFor({ state: 'attached', timeout: 5000 });
+    assert.deepEqual(errors, []);
+  });
+
   it('signs in through the backend and the marketplace, then shows the user, plan, usage and unlocked content', async () => {
     const { tab, errors } = await open('/own-site.html', page(scriptTag()));
     await waitForState(tab, 'signed-out');

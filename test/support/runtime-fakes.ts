@@ -127,6 +127,10 @@ export interface FakeEnvironment extends KitEnvironment {
   resizeTo(height: number): void;
   /** How many times the kit asked for the bridge's code. */
   hostLinkLoads: number;
+  /** How many preference observers the kit has running. */
+  preferenceObservers: number;
+  /** The user changed the browser's color scheme or language: tells the kit's observer. */
+  changePreferences(preferences: Partial<Pick<KitEnvironment, 'defaultTheme' | 'defaultLocale'>>): void;
 }
 
 /** A page at `url`; `parent` set means framed by the window behind that handle. */
@@ -144,6 +148,7 @@ export function fakeEnvironment(
   let early = options.earlyLaunch;
   let offset = 0;
   let observer: ((height: number) => void) | null = null;
+  let preferencesChanged: (() => void) | null = null;
   const root = document.createElement('html');
   const env: FakeEnvironment = {
     url,
@@ -170,6 +175,19 @@ export function fakeEnvironment(
     measureHeight: () => env.height,
     defaultLocale: 'en-US',
     defaultTheme: 'light',
+    preferenceObservers: 0,
+    observePreferences(callback) {
+      env.preferenceObservers++;
+      preferencesChanged = callback;
+      return () => {
+        env.preferenceObservers--;
+        preferencesChanged = null;
+      };
+    },
+    changePreferences(preferences) {
+      Object.assign(env, preferences);
+      preferencesChanged?.();
+    },
     now: () => Date.now() + offset,
     advance: (ms) => void (offset += ms),
     takeEarlyLaunch() {

@@ -104,6 +104,21 @@ describe('kit on the developer\'s own site', () => {
     expect(env.replaced).to.deep.equal([], 'a URL without mp_* is left alone');
   });
 
+  it('follows the browser\'s color scheme and language live, and stops with destroy()', async () => {
+    const env = fakeEnvironment(`${APP_ORIGIN}/account`);
+    const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000))));
+    await kit.started;
+    const seen: string[] = [];
+    kit.subscribe(() => seen.push(`${kit.theme} ${kit.locale}`));
+    env.changePreferences({ defaultTheme: 'dark' });
+    env.changePreferences({ defaultLocale: 'fr-FR' });
+    env.changePreferences({}); // nothing changed: no notification
+    expect(seen).to.deep.equal(['dark en-US', 'dark fr-FR']);
+    expect(env.root!.dataset['mpTheme']).to.equal(undefined, 'the page\'s own CSS decides there');
+    kit.destroy();
+    expect(env.preferenceObservers).to.equal(0);
+  });
+
   it('is signed out on a 401, and kit.fetch then refuses with ERR_SESSION_MISSING', async () => {
     const fetch = scriptedFetch(() => jsonResponse({ error: { code: 'ERR_SESSION_MISSING', message: 'none' } }, 401));
     const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
@@ -266,6 +281,10 @@ describe('kit inside the dashboard', () => {
     expect(env.root!.dataset['mpTheme']).to.equal('dark');
     expect(env.root!.lang).to.equal('de-DE');
     expect(contexts()).to.equal(0);
+    // The dashboard's theme and locale win over the browser's preferences.
+    expect(env.preferenceObservers).to.equal(0);
+    env.changePreferences({ defaultTheme: 'light', defaultLocale: 'fr-FR' });
+    expect([kit.theme, kit.locale]).to.deep.equal(['dark', 'de-DE']);
   });
 
   it('removes the launch parameters before the exchange leaves, and sends the kit\'s requests without a Referer', async () => {
