@@ -32,9 +32,8 @@ export function registerKit(kit: Kit): void {
   const running = getKit();
   if (running && !running.destroyed) {
     console.warn(
-      '[marketplace-app-kit] createKit() was called while another kit is running (a script tag with data-backend starts one). ' +
-        'Elements now follow the new kit, which cannot see the launch parameters the first one scrubbed. ' +
-        'Use getKit() to reach the running kit, or destroy() it before creating another.',
+      '[marketplace-app-kit] createKit() replaced a running kit (a script tag with data-backend starts one); ' +
+        'the new kit cannot see the launch parameters the first one scrubbed. Use getKit(), or destroy() the running kit first.',
     );
   }
   (globalThis as Registry)[KIT_GLOBAL] = kit;

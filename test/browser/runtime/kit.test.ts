@@ -783,7 +783,7 @@ describe('global registration', () => {
       const first = await createKit(options);
       const second = await createKit(options);
       expect(warnings).to.have.length(1);
-      expect(String(warnings[0]?.[0])).to.contain('another kit is running');
+      expect(String(warnings[0]?.[0])).to.contain('replaced a running kit');
       expect(getKit() === second).to.equal(true);
       second.destroy();
       first.destroy();
