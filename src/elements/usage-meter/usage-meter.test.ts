@@ -72,10 +72,24 @@ describe('<mp-usage-meter>', () => {
     const kit = usage(850, 1000);
     const el = await meter(kit);
     expect(el.level).to.equal('warning');
-    Object.assign(el, { warning: '0.9', exceeded: ' 0.85 ' });
+    el.warning = '0.9';
+    el.exceeded = ' 0.85 ';
     await settle(el);
     expect(el.level).to.equal('exceeded');
-    Object.assign(el, { exceeded: '', warning: '0.9' });
+    el.exceeded = '';
+    await settle(el);
+    expect(el.level).to.equal('ok');
+  });
+
+  it('goes back to the defaults when an attribute is removed or a property set to null', async () => {
+    const kit = usage(120, 1000);
+    const el = await meter(kit, html`<mp-usage-meter .kit=${kit} warning="0.1" exceeded="0.5"></mp-usage-meter>`);
+    expect(el.level).to.equal('warning');
+    el.removeAttribute('warning');
+    el.removeAttribute('exceeded');
+    await settle(el);
+    expect(el.level).to.equal('ok');
+    Object.assign(el, { warning: null, exceeded: null });
     await settle(el);
     expect(el.level).to.equal('ok');
   });

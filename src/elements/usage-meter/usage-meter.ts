@@ -16,10 +16,10 @@ export type UsageMeterStrings = BaseStrings & {
 
 /**
  * A threshold from the attribute, a number, or a string set as a property (React 19 and Vue set
- * `warning="0.9"` that way). `Number`, except that an empty string is no number either (not 0):
- * NaN, and the default applies.
+ * `warning="0.9"` that way). Anything else is NaN, and the default applies: an empty string, a
+ * removed attribute, `null`.
  */
-const toThreshold = (value: unknown) => (typeof value === 'string' ? (value.trim() ? Number(value) : NaN) : Number(value));
+const toThreshold = (value: unknown) => (typeof value === 'number' ? value : typeof value === 'string' && value.trim() ? Number(value) : NaN);
 const THRESHOLD = { fromAttribute: toThreshold };
 const threshold = (value: unknown, fallback: number) => {
   const parsed = toThreshold(value);
@@ -72,10 +72,10 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     strings: STRINGS_PROPERTY,
   };
 
-  /** Share of the limit (0–1) from which the meter warns. */
-  declare warning: number;
-  /** Share of the limit (0–1) from which the meter shows the limit as reached. */
-  declare exceeded: number;
+  /** Share of the limit (0–1) from which the meter warns; a numeric string counts too. */
+  declare warning: number | string;
+  /** Share of the limit (0–1) from which the meter shows the limit as reached; a numeric string counts too. */
+  declare exceeded: number | string;
   /** `ok`, `warning` or `exceeded`; unset without usage data. Set by the element; reflected. */
   declare level: UsageLevel | undefined;
   /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `value`, `warningText`, `exceededText`, `none`, `signedOut`, `loading`, `error`, `notConnected`. */
