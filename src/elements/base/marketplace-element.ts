@@ -86,6 +86,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   private _timer: ReturnType<typeof setTimeout> | undefined;
   private _expiryTimer: ReturnType<typeof setTimeout> | undefined;
   private _noKit = false;
+  /** Aborted when the element lets go of its kit, which ends a wait for the page to navigate away. */
+  private _navigationWait: AbortController | undefined;
 
   constructor() {
     super();
@@ -138,6 +140,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     const candidate = this.isConnected ? this.kit ?? getKit() : null;
     const kit = candidate && !candidate.destroyed ? candidate : null;
     if (kit !== this._kit) {
+      this._navigationWait?.abort();
       this._unsubscribe?.();
       this._kit = kit;
       if (kit) this._noKit = false;
@@ -203,7 +206,9 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     if (!kit || this._busy || !this.dispatchEvent(request)) return;
     await this._run(async () => {
       await kit.signIn(returnTo);
-      if (!kit.embedded) await navigationOver();
+      if (kit.embedded || kit !== this._kit) return;
+      this._navigationWait = new AbortController();
+      await navigationOver(this._navigationWait.signal);
     });
   }
 
@@ -243,17 +248,20 @@ export const SIGN_IN_NAVIGATION_MS = 10_000;
 
 /**
  * Resolves when a navigation the page started is over without the page gone: the page is back from
- * the back-forward cache (`pageshow`), or `SIGN_IN_NAVIGATION_MS` passed.
+ * the back-forward cache (`pageshow`), or `SIGN_IN_NAVIGATION_MS` passed; or when `cancel` aborts
+ * (the element left the page or changed kit).
  */
-function navigationOver(): Promise<void> {
+function navigationOver(cancel: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
+    const listening = new AbortController();
     const over = () => {
+      listening.abort();
       clearTimeout(timer);
-      removeEventListener('pageshow', over);
       resolve();
     };
     const timer = setTimeout(over, SIGN_IN_NAVIGATION_MS);
-    addEventListener('pageshow', over);
+    addEventListener('pageshow', over, { signal: listening.signal });
+    cancel.addEventListener('abort', over, { signal: listening.signal });
   });
 }
 

@@ -106,6 +106,23 @@ describe('<mp-sign-in-button>', () => {
       expect(busy(el)).to.equal('false');
     });
 
+    it('stops waiting when its kit is destroyed, or when it leaves the page', async () => {
+      const destroyed = await clicked();
+      destroyed.kit.destroy();
+      const next = Object.assign(new FakeKit().setSignedOut(), { embedded: false });
+      destroyed.el.kit = next;
+      await settle(destroyed.el);
+      expect(busy(destroyed.el)).to.equal('false');
+      part(destroyed.el, 'base')!.click();
+      expect(next.calls.signIn.length).to.equal(1, 'the new kit is not kept waiting for the old navigation');
+      const moved = await clicked();
+      const parent = moved.el.parentNode!;
+      moved.el.remove();
+      parent.appendChild(moved.el);
+      await settle(moved.el);
+      expect(busy(moved.el)).to.equal('false');
+    });
+
     it(`stops being busy after ${SIGN_IN_NAVIGATION_MS} ms when the navigation never happened`, async () => {
       const realSetTimeout = window.setTimeout;
       const waits: { handler: () => void; ms: number | undefined }[] = [];
