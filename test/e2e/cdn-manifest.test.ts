@@ -76,6 +76,9 @@ describe('custom-elements.json', () => {
     for (const specifier of specifiers) {
       assert.match(specifier, /^dist\/elements\/[\w/.-]+\.js$/);
       assert.ok(existsSync(join(root, specifier)), `${specifier} is not built`);
+      // …and importable by an app: the package's exports map lets the path through.
+      const resolved = fileURLToPath(import.meta.resolve(`marketplace-app-kit/${specifier}`));
+      assert.equal(resolved, join(root, specifier));
     }
     assert.ok(packageJson.files.includes('dist'));
   });
