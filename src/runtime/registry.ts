@@ -5,7 +5,10 @@
  * and never the runtime's implementation, which keeps Lit out of the runtime entry and the
  * runtime out of element-only bundles.
  */
+import type { ErrorCode } from '../shared/errors.js';
 import { KIT_CREATED_EVENT, KIT_DESTROYED_EVENT, type Kit } from './types.js';
+
+const REPLACED: ErrorCode = 'ERR_KIT_REPLACED';
 
 /** `globalThis[KIT_GLOBAL]` holds the current kit. `Symbol.for`, so every copy of the package agrees. */
 export const KIT_GLOBAL = Symbol.for('marketplace-app-kit.kit');
@@ -32,8 +35,8 @@ export function registerKit(kit: Kit): void {
   const running = getKit();
   if (running && !running.destroyed) {
     console.warn(
-      '[marketplace-app-kit] createKit() replaced a running kit (a script tag with data-backend starts one); ' +
-        'the new kit cannot see the launch parameters the first one scrubbed. Use getKit(), or destroy() the running kit first.',
+      `[marketplace-app-kit] ${REPLACED}: createKit() replaced a running kit (a script tag with data-backend starts one); ` +
+        'the new kit cannot see the launch parameters the first one scrubbed. Use getKit(), or destroy() the running kit first (README "createKit").',
     );
   }
   (globalThis as Registry)[KIT_GLOBAL] = kit;

@@ -63,7 +63,9 @@ export type ErrorCode =
   | 'ERR_BRIDGE_INVALID_MESSAGE'
   | 'ERR_BRIDGE_CLOSED'
   | 'ERR_SESSION_REFRESH_FAILED'
-  // Elements: no kit was created (dev warning); an action failed with an error that was not the kit's.
+  // Dev warnings: a running kit was replaced by another; elements found no kit. Then an element's
+  // action that failed with an error that was not the kit's.
+  | 'ERR_KIT_REPLACED'
   | 'ERR_KIT_NOT_FOUND'
   | 'ERR_ACTION_FAILED'
   // Configuration mistakes by the developer.

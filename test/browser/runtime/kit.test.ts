@@ -779,18 +779,20 @@ describe('global registration', () => {
     const warnings: unknown[][] = [];
     const warn = console.warn;
     console.warn = (...args: unknown[]) => void warnings.push(args);
+    const created: Kit[] = [];
     try {
       const first = await createKit(options);
       const second = await createKit(options);
+      created.push(first, second);
       expect(warnings).to.have.length(1);
-      expect(String(warnings[0]?.[0])).to.contain('replaced a running kit');
+      expect(String(warnings[0]?.[0])).to.contain('ERR_KIT_REPLACED: createKit() replaced a running kit');
       expect(getKit() === second).to.equal(true);
       second.destroy();
       first.destroy();
-      const third = await createKit(options);
-      third.destroy();
+      created.push(await createKit(options));
     } finally {
       console.warn = warn;
+      for (const kit of created) kit.destroy();
     }
     expect(warnings).to.have.length(1);
   });
