@@ -15,16 +15,14 @@ export type UsageMeterStrings = BaseStrings & {
 };
 
 /**
- * A threshold from the attribute, a number, or a string set as a property (React 19 and Vue set
- * `warning="0.9"` that way). Anything else is NaN, and the default applies: an empty string, a
+ * A threshold given as a number, or as a string: the attribute, or a property set the way React 19
+ * and Vue set it (`warning="0.9"`). Anything else is `fallback`: an empty or non-numeric string, a
  * removed attribute, `null`.
  */
-const toThreshold = (value: unknown) => (typeof value === 'number' ? value : typeof value === 'string' && value.trim() ? Number(value) : NaN);
-const THRESHOLD = { fromAttribute: toThreshold };
-const threshold = (value: unknown, fallback: number) => {
-  const parsed = toThreshold(value);
+function threshold(value: unknown, fallback: number): number {
+  const parsed = typeof value === 'number' ? value : typeof value === 'string' && value.trim() ? Number(value) : NaN;
   return Number.isFinite(parsed) ? parsed : fallback;
-};
+}
 
 /**
  * @summary API calls used against the plan's limit (`entitlement.usage`), with warning and
@@ -66,8 +64,8 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   };
 
   static override properties = {
-    warning: { converter: THRESHOLD },
-    exceeded: { converter: THRESHOLD },
+    warning: {},
+    exceeded: {},
     level: { reflect: true },
     strings: STRINGS_PROPERTY,
   };
@@ -97,8 +95,6 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
     const ratio = this._ratio;
-    // A value that is not a number (`warning="high"`, `warning=""`) leaves the default threshold,
-    // the constructor's.
     const exceeded = threshold(this.exceeded, 1);
     const warning = threshold(this.warning, 0.8);
     this.level = ratio === undefined ? undefined : ratio >= exceeded ? 'exceeded' : ratio >= warning ? 'warning' : 'ok';
