@@ -19,6 +19,9 @@ export type UsageMeterStrings = BaseStrings & {
  * and Vue set it (`warning="0.9"`). Anything else is `fallback`: an empty or non-numeric string, a
  * removed attribute, `null`.
  */
+/** The thresholds when none (or no number) is given. */
+const DEFAULT_THRESHOLDS = { warning: 0.8, exceeded: 1 };
+
 function threshold(value: unknown, fallback: number): number {
   const parsed = typeof value === 'number' ? value : typeof value === 'string' && value.trim() ? Number(value) : NaN;
   return Number.isFinite(parsed) ? parsed : fallback;
@@ -81,8 +84,8 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
 
   constructor() {
     super();
-    this.warning = 0.8;
-    this.exceeded = 1;
+    this.warning = DEFAULT_THRESHOLDS.warning;
+    this.exceeded = DEFAULT_THRESHOLDS.exceeded;
   }
 
   /** Used share of the limit; a limit of 0 counts as spent, as in `isOverQuota`. */
@@ -95,8 +98,8 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
     const ratio = this._ratio;
-    const exceeded = threshold(this.exceeded, 1);
-    const warning = threshold(this.warning, 0.8);
+    const exceeded = threshold(this.exceeded, DEFAULT_THRESHOLDS.exceeded);
+    const warning = threshold(this.warning, DEFAULT_THRESHOLDS.warning);
     this.level = ratio === undefined ? undefined : ratio >= exceeded ? 'exceeded' : ratio >= warning ? 'warning' : 'ok';
   }
 
