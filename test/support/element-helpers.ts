@@ -26,6 +26,32 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
+/**
+ * Not operable: `disabled`, or `aria-disabled` (a kit that cannot act, or the current plan: the
+ * button keeps the focus).
+ */
+export function unavailable(button: Element | null): boolean {
+  return (button as HTMLButtonElement).disabled || button!.getAttribute('aria-disabled') === 'true';
+}
+
+/**
+ * Focuses `button`'s base part, runs `change` (which leaves the kit unable to act), and says
+ * whether the focus stayed, and whether a click then reached the kit (`calls`) or the page.
+ */
+export async function focusThroughChange(button: LitElement, change: () => void, calls: () => number): Promise<{ focused: boolean; calls: number; clicks: number }> {
+  const base = part(button, 'base')!;
+  base.focus();
+  change();
+  await settle(button);
+  // The focus fixup (a focused element that became disabled loses the focus) runs with rendering.
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  let clicks = 0;
+  button.addEventListener('click', () => clicks++);
+  base.click();
+  await settle(button);
+  return { focused: button.shadowRoot!.activeElement === base && document.activeElement === button, calls: calls(), clicks };
+}
+
 export const HOSTILE = '<img src=x onerror="window.__xss = 1">';
 
 /** The next `type` event on `target`, typed from `GlobalEventHandlersEventMap` (`mp-*` included). */

@@ -53,7 +53,8 @@ export const baseStyles = css`
     outline: 2px solid var(--_focus);
     outline-offset: 2px;
   }
-  button:disabled {
+  button:disabled,
+  button[aria-disabled='true'] {
     opacity: 0.6;
     cursor: not-allowed;
   }

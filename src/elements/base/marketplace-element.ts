@@ -158,6 +158,24 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     }, (this.constructor as typeof MarketplaceElement).kitTimeoutMs);
   }
 
+  /**
+   * True while the kit cannot act (it is starting, or there is none). Action buttons then say so
+   * with `aria-disabled` rather than `disabled`, so a button that has the focus when its kit goes
+   * away keeps it instead of dropping it to the start of the page; `_ignoreClick` drops their clicks.
+   */
+  protected get _unavailable(): boolean {
+    return this.state === 'loading' || this.state === 'not-connected';
+  }
+
+  /**
+   * For the click handler of an `aria-disabled` button: when `ignore`, stops the click before it
+   * reaches the page, as a disabled button's would be. Returns `ignore`.
+   */
+  protected _ignoreClick(event: Event, ignore: boolean): boolean {
+    if (ignore) event.stopPropagation();
+    return ignore;
+  }
+
   /** A text from `strings` or the class defaults, with `{name}` placeholders filled in. */
   protected _t(key: keyof S & string, values: Record<string, string | number> = {}): string {
     const own: unknown = (this as { strings?: Partial<Record<string, unknown>> }).strings?.[key];

@@ -5,7 +5,7 @@ import type { MpSignInButton } from '../index.js';
 import { SIGN_IN_NAVIGATION_MS } from '../base/marketplace-element.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { FakeKit } from '../../../test/support/fake-kit.js';
-import { HOSTILE, deferred, next, part, settle } from '../../../test/support/element-helpers.js';
+import { HOSTILE, deferred, focusThroughChange, next, part, settle, unavailable } from '../../../test/support/element-helpers.js';
 
 async function button(kit: FakeKit, template = html`<mp-sign-in-button .kit=${kit}></mp-sign-in-button>`) {
   const el = await fixture<MpSignInButton>(template);
@@ -14,10 +14,10 @@ async function button(kit: FakeKit, template = html`<mp-sign-in-button .kit=${ki
 }
 
 const states = [
-  { name: 'loading', kit: () => new FakeKit(), disabled: true, busy: 'true' },
-  { name: 'signed out', kit: () => new FakeKit().setSignedOut(), disabled: false, busy: 'false' },
-  { name: 'ready', kit: () => new FakeKit().setSession(), disabled: false, busy: 'false' },
-  { name: 'kit in error', kit: () => new FakeKit().setError(), disabled: false, busy: 'false' },
+  { name: 'loading', kit: () => new FakeKit(), unavailable: true, busy: 'true' },
+  { name: 'signed out', kit: () => new FakeKit().setSignedOut(), unavailable: false, busy: 'false' },
+  { name: 'ready', kit: () => new FakeKit().setSession(), unavailable: false, busy: 'false' },
+  { name: 'kit in error', kit: () => new FakeKit().setError(), unavailable: false, busy: 'false' },
 ];
 
 describe('<mp-sign-in-button>', () => {
@@ -26,7 +26,7 @@ describe('<mp-sign-in-button>', () => {
       it('has the right state', async () => {
         const el = await button(s.kit());
         const base = part(el, 'base') as HTMLButtonElement;
-        expect(base.disabled).to.equal(s.disabled);
+        expect(unavailable(base)).to.equal(s.unavailable);
         expect(base.getAttribute('aria-busy')).to.equal(s.busy);
         expect(!!part(el, 'spinner')).to.equal(s.busy === 'true');
         expect(part(el, 'label')!.textContent).to.equal('Sign in with Marketplace');
@@ -143,6 +143,22 @@ describe('<mp-sign-in-button>', () => {
       await settle(el);
       expect(busy(el)).to.equal('false');
     });
+  });
+
+  it('keeps the focus when its kit goes away, and then does nothing', async () => {
+    const kit = new FakeKit().setSignedOut();
+    const el = await button(kit);
+    const after = await focusThroughChange(el, () => kit.destroy(), () => kit.calls.signIn.length);
+    expect(after).to.deep.equal({ focused: true, calls: 0, clicks: 0 });
+    expect(part(el, 'base')!.getAttribute('aria-disabled')).to.equal('true');
+    await expect(el).to.be.accessible();
+  });
+
+  it('does nothing while the kit starts', async () => {
+    const kit = new FakeKit().setSignedOut();
+    const el = await button(kit);
+    const after = await focusThroughChange(el, () => kit.setState('loading'), () => kit.calls.signIn.length);
+    expect(after).to.deep.equal({ focused: true, calls: 0, clicks: 0 });
   });
 
   it('does nothing when disabled', async () => {

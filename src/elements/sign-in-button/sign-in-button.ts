@@ -60,12 +60,12 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
   }
 
   override render() {
-    const unavailable = this.state === 'loading' || this.state === 'not-connected';
     const text = this._busy ? this._t('busy') : this.state === 'not-connected' ? this._t('notConnected') : this.label ?? this._t('label');
     return html`<button
       part="base"
       type="button"
-      ?disabled=${this.disabled || unavailable}
+      ?disabled=${this.disabled}
+      aria-disabled=${this._unavailable ? 'true' : nothing}
       aria-busy=${this._busy || this.state === 'loading'}
       @click=${this._handleClick}
     >
@@ -74,7 +74,8 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
     </button>`;
   }
 
-  private _handleClick() {
+  private _handleClick(event: Event) {
+    if (this._ignoreClick(event, this._unavailable)) return;
     void this._signIn(this.returnTo || undefined);
   }
 }

@@ -4,7 +4,7 @@ export const upgradeButtonStyles = css`
   :host {
     display: inline-block;
   }
-  [part~='current'] {
+  button[part~='current'] {
     background: var(--_surface);
     color: var(--_success);
     box-shadow: inset 0 0 0 1px var(--_border);

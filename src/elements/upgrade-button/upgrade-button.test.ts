@@ -5,12 +5,10 @@ import type { MpUpgradeButton } from '../index.js';
 import { parsePlanList } from '../base/plans.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
-import { HOSTILE, deferred, next, part, settle } from '../../../test/support/element-helpers.js';
+import { HOSTILE, deferred, focusThroughChange, next, part, settle, unavailable } from '../../../test/support/element-helpers.js';
 
 const PAST = '2020-01-01T00:00:00Z';
 const basic = () => sampleEntitlement({ plan: 'basic', features: [] });
-/** Not operable: `disabled`, or `aria-disabled` (the current plan, which keeps the focus). */
-const unavailable = (button: HTMLButtonElement) => button.disabled || button.getAttribute('aria-disabled') === 'true';
 
 async function button(kit: FakeKit, plan = 'pro', feature = 'export') {
   const el = await fixture<MpUpgradeButton>(html`<mp-upgrade-button .kit=${kit} plan=${plan} feature=${feature}></mp-upgrade-button>`);
@@ -192,6 +190,15 @@ describe('<mp-upgrade-button>', () => {
     expect(parsePlanList('pro business')).to.deep.equal(['pro', 'business']);
     expect(parsePlanList(' pro,business ,, enterprise\t')).to.deep.equal(['pro', 'business', 'enterprise']);
     for (const none of ['', ' , ', null, undefined]) expect(parsePlanList(none)).to.equal(undefined);
+  });
+
+  it('keeps the focus when its kit goes away, and then does nothing', async () => {
+    const kit = new FakeKit().setSession(sampleUser, basic());
+    const el = await button(kit);
+    const after = await focusThroughChange(el, () => kit.destroy(), () => kit.calls.upgrade.length);
+    expect(after).to.deep.equal({ focused: true, calls: 0, clicks: 0 });
+    expect(part(el, 'base')!.getAttribute('aria-disabled')).to.equal('true');
+    await expect(el).to.be.accessible();
   });
 
   it('does nothing when disabled', async () => {

@@ -125,13 +125,13 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
         : offer !== 'upgrade'
           ? this._t(offer, { plan: this._kit?.entitlement?.plan ?? '' })
           : this.label ?? (plans ? this._t('planLabel', { plan: this._planNames(plans) }) : this._t('label'));
-    // The current plan is not `disabled` but `aria-disabled`: a button that had the focus when the
-    // upgrade went through keeps it, instead of dropping it to the page's start.
+    // The current plan, like a kit that cannot act, is not `disabled` but `aria-disabled`: a button
+    // that had the focus when the upgrade went through keeps it, instead of dropping it to the page's start.
     return html`<button
         part=${current ? 'base current' : 'base'}
         type="button"
-        ?disabled=${this.disabled || loading || state === 'not-connected'}
-        aria-disabled=${current ? 'true' : nothing}
+        ?disabled=${this.disabled}
+        aria-disabled=${current || this._unavailable ? 'true' : nothing}
         aria-busy=${this._busy || loading}
         @click=${this._handleClick}
       >
@@ -143,7 +143,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
 
   private async _handleClick(event: Event) {
     // Like a disabled button, the current plan's does nothing, and its clicks do not reach the page.
-    if (this._offer === 'current') return event.stopPropagation();
+    if (this._ignoreClick(event, this._offer === 'current' || this._unavailable)) return;
     const plan = this._offer === 'upgrade' ? parsePlanList(this.plan)?.[0] : this._kit?.entitlement?.plan;
     this._outcome = undefined;
     this._outcome = await this._upgrade(plan, this.feature || undefined);
