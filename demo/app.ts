@@ -22,7 +22,9 @@ interface ActivityEntry {
 const $ = <T extends HTMLElement>(selector: string) => document.querySelector<T>(selector)!;
 const hostOrigins = $<HTMLMetaElement>('meta[name="mp-host-origins"]').content.split(/\s+/).filter(Boolean);
 
-const kit = await createKit({ backend: '/api/marketplace', hostOrigins });
+// The names the plans have in the Developer Console (here, the simulator's), for the elements' texts.
+const planNames = { free: 'Free', pro_monthly: 'Pro monthly', pro_annual: 'Pro annual', lifetime: 'Lifetime' };
+const kit = await createKit({ backend: '/api/marketplace', hostOrigins, planNames });
 
 /** The app's own API. Open the console: `fieldNotes.api('/notes/export.csv')` on the free plan
  *  shows that the server refuses the paid feature too (403 ERR_ACCESS_DENIED). */

@@ -6,6 +6,7 @@
  *   <script src="/marketplace-app-kit.js" data-backend="/api/marketplace"
  *           data-host-origins="https://dashboard.example"></script>
  *
+ * `data-plan-names='{"pro_monthly":"Pro"}'` (JSON) gives `createKit`'s `planNames`.
  * Without `data-backend` it starts nothing: call `MarketplaceKit.createKit({...})` yourself.
  * Loading it twice neither throws (names already registered are left alone) nor starts a second
  * kit (a kit registered by the first copy is kept).
@@ -28,7 +29,15 @@ if (!script) {
   );
 } else if (backend && !getKit()) {
   const hostOrigins = (script.dataset.hostOrigins ?? '').split(/[\s,]+/).filter(Boolean);
-  createKit({ backend, hostOrigins }).catch((error: unknown) => {
+  // Not JSON goes on as the text itself, which createKit refuses with ERR_CONFIG like any bad option.
+  const names = script.dataset.planNames;
+  let planNames: unknown;
+  try {
+    planNames = names === undefined ? undefined : JSON.parse(names);
+  } catch {
+    planNames = names;
+  }
+  createKit({ backend, hostOrigins, planNames: planNames as Record<string, string> | undefined }).catch((error: unknown) => {
     console.error('[marketplace-app-kit] The kit could not start from the script tag:', error);
   });
 }

@@ -32,6 +32,16 @@ const bridgeClosed = () => new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The hos
 const noSession = () =>
   new MarketplaceKitError('ERR_SESSION_MISSING', 'There is no session: the user is not signed in, signed out, or the kit was destroyed');
 
+/**
+ * A copy of `names` that answers only its own keys (`planNames.constructor` is undefined), or
+ * `ERR_CONFIG` when it is not an object of texts.
+ */
+function ownNames(names: unknown, config: (message: string) => MarketplaceKitError): Readonly<Record<string, string>> {
+  const entries = names && typeof names === 'object' && !Array.isArray(names) ? Object.entries(names) : null;
+  if (!entries || entries.some(([, name]) => typeof name !== 'string')) throw config('createKit\'s planNames must be an object of texts, such as { pro_monthly: "Pro" }');
+  return Object.freeze(Object.assign(Object.create(null) as Record<string, string>, Object.fromEntries(entries)));
+}
+
 export interface KitOptions {
   /**
    * Base URL of the app backend's session routes (`createAppBackend`'s `basePath`), absolute or
@@ -66,6 +76,11 @@ export interface KitOptions {
    * milliseconds (default 60000).
    */
   refreshMarginMs?: number;
+  /**
+   * Display names of your plans, by the id entitlements carry: `{ pro_monthly: 'Pro' }`. The
+   * elements show these ("Upgrade to Pro"); a plan without a name shows its id (default: none).
+   */
+  planNames?: Readonly<Record<string, string>>;
 }
 
 /** The parts of the browser the kit touches, so tests can run it on fakes. */
@@ -164,6 +179,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   /** Settles when start-up is over, whatever its outcome (`state` then says which). */
   readonly started: Promise<void>;
   readonly embedded: boolean = false;
+  readonly planNames: Readonly<Record<string, string>>;
 
   /** What the getters answer; `#set` changes it. */
   #fields: Fields;
@@ -211,6 +227,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       if (typeof options?.backend !== 'string' || options.backend === '') throw config('createKit needs a backend URL');
       origins(options.hostOrigins, 'hostOrigins');
       origins(options.bearerOrigins ?? [], 'bearerOrigins');
+      this.planNames = ownNames(options.planNames ?? {}, config);
       let base: URL;
       try {
         base = new URL(options.backend, url);

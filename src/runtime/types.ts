@@ -46,6 +46,11 @@ export interface Kit extends EventTarget {
   readonly error: MarketplaceKitError | null;
   /** The host bridge inside the dashboard; null on the developer's own site. */
   readonly host: HostBridge | null;
+  /**
+   * Display names of the app's plans by id (`createKit`'s `planNames`), which the elements show;
+   * only own keys answer. A plan that is not in it goes by its id.
+   */
+  readonly planNames: Readonly<Record<string, string>>;
   /** True once `destroy()` ran; the elements let go of a destroyed kit. */
   readonly destroyed: boolean;
 

@@ -196,8 +196,9 @@ describe('the script-tag bundle', () => {
     assert.deepEqual(errors, []);
   });
 
-  it('signs in through the backend and the marketplace, then shows the user, plan, usage and unlocked content', async () => {
-    const { tab, errors } = await open('/own-site.html', page(scriptTag()));
+  it('signs in through the backend and the marketplace, then shows the user, plan (by data-plan-names), usage and unlocked content', async () => {
+    const names = `data-plan-names='${JSON.stringify({ [ENTITLEMENT.plan]: 'Gold', business: 'Business' })}'`;
+    const { tab, errors } = await open('/own-site.html', page(scriptTag(`data-backend="${BACKEND}" data-host-origins="${DASHBOARD}" ${names}`)));
     await waitForState(tab, 'signed-out');
     const callback = tab.waitForResponse((response) => response.url().includes(`${BACKEND}/oauth/callback`));
     await tab.locator('mp-sign-in-button').getByRole('button').click();
@@ -207,9 +208,10 @@ describe('the script-tag bundle', () => {
     await tab.locator('#export').waitFor({ state: 'visible' });
     assert.equal(await tab.locator('#sso').isVisible(), false);
     await cardHeading(tab, 'sso', 'Unlock sso');
-    await tab.locator('mp-gate[feature="sso"] [part~="text"]', { hasText: 'Included in the business plan.' }).waitFor();
+    await tab.locator('mp-gate[feature="sso"] [part~="text"]', { hasText: 'Included in the Business plan.' }).waitFor();
     await tab.locator('mp-user-badge').getByText(USER.name).waitFor();
     await tab.locator('mp-plan-badge').getByText('Active').waitFor();
+    assert.equal(await tab.locator('mp-plan-badge [part~="plan"]').textContent(), 'Gold');
     await tab.locator('mp-usage-meter').getByText('10 of 1,000').waitFor();
     assert.deepEqual(errors, []);
   });
@@ -265,6 +267,14 @@ describe('the script-tag bundle', () => {
     assert.deepEqual(sessionRequests(), [`GET ${BACKEND}/session`]);
     await cardHeading(tab, 'export', 'Sign in to use export');
     assert.deepEqual(errors, []);
+  });
+
+  it('refuses data-plan-names that are not JSON of texts, with ERR_CONFIG in the console', async () => {
+    const { tab, errors } = await open('/own-site.html', page(scriptTag(`data-backend="${BACKEND}" data-host-origins="${DASHBOARD}" data-plan-names="pro: Pro"`)));
+    for (let waited = 0; errors.length === 0 && waited < 5000; waited += 50) await new Promise((done) => setTimeout(done, 50));
+    assert.equal(errors.length, 1);
+    assert.match(errors[0]!, /could not start from the script tag.*planNames must be an object of texts/s);
+    assert.equal(await kitState(tab), null);
   });
 
   it('starts nothing without data-backend: elements say "not connected" until the page creates a kit', async () => {

@@ -62,7 +62,7 @@ describe('demo: the sample app in the dashboard', () => {
     const { context, app, errors } = await openDashboard(harness, { user: ADA });
     try {
       await app.locator('mp-user-badge').getByText('Ada Lovelace').waitFor();
-      await app.locator('mp-plan-badge').getByText('free').waitFor();
+      await app.locator('mp-plan-badge').getByText('Free', { exact: true }).waitFor();
       await app.locator('mp-usage-meter').getByText(/of 100/).waitFor();
       // Locked: the paywall instead of the export button.
       await app.locator('mp-gate').getByRole('button', { name: 'Upgrade' }).waitFor();
@@ -183,7 +183,7 @@ describe('demo: the sample app in the dashboard', () => {
       await chooser.waitFor({ state: 'hidden' });
 
       await app.locator('#export').waitFor({ timeout: 5000 });
-      await app.locator('mp-plan-badge').getByText('pro_annual').waitFor();
+      await app.locator('mp-plan-badge').getByText('Pro annual').waitFor();
       assert.equal(await app.evaluate(() => (window as { __sameDocument?: boolean }).__sameDocument), true, 'the app was reloaded');
 
       await app.locator('#export').click();

@@ -73,6 +73,7 @@ export class FakeKit extends EventTarget implements Kit {
   error: MarketplaceKitError | null = null;
   host: HostBridge | null = null;
   destroyed = false;
+  planNames: Readonly<Record<string, string>> = {};
 
   /** Every request the elements made, in order. */
   readonly calls = {
@@ -114,6 +115,11 @@ export class FakeKit extends EventTarget implements Kit {
 
   setLocale(locale: string): this {
     return this._change({ locale });
+  }
+
+  /** As `createKit`'s `planNames`: `{ pro: 'Pro' }`. */
+  setPlanNames(planNames: Readonly<Record<string, string>>): this {
+    return this._change({ planNames });
   }
 
   /** Outside the dashboard with no session: state `signed-out`, no user or entitlement. */
@@ -194,7 +200,7 @@ export class FakeKit extends EventTarget implements Kit {
     dispatchEvent(new CustomEvent(KIT_DESTROYED_EVENT, { detail: this }));
   }
 
-  private _change(patch: Partial<Pick<FakeKit, 'state' | 'user' | 'entitlement' | 'theme' | 'locale' | 'error'>>): this {
+  private _change(patch: Partial<Pick<FakeKit, 'state' | 'user' | 'entitlement' | 'theme' | 'locale' | 'error' | 'planNames'>>): this {
     Object.assign(this, patch);
     this.dispatchEvent(new Event(KIT_CHANGE_EVENT));
     return this;

@@ -193,9 +193,16 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     }
   }
 
-  /** Plans as the user reads them: `pro or business`, in the kit's locale. */
+  /** A plan as the user reads it: its name from `kit.planNames` (own keys only), else its id. */
+  protected _planName(plan: string): string {
+    const names = this._kit?.planNames;
+    const name = names && Object.hasOwn(names, plan) ? names[plan] : undefined;
+    return typeof name === 'string' && name ? name : plan;
+  }
+
+  /** Plans as the user reads them: `Pro or Business`, in the kit's locale. */
   protected _planNames(plans: readonly string[]): string {
-    return this._intl((locale) => new Intl.ListFormat(locale, { type: 'disjunction' })).format(plans);
+    return this._intl((locale) => new Intl.ListFormat(locale, { type: 'disjunction' })).format(plans.map((plan) => this._planName(plan)));
   }
 
   protected _number(value: number): string {

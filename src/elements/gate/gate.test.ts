@@ -132,6 +132,15 @@ describe('<mp-gate>', () => {
     expect(part(el, 'text')!.textContent).to.equal('Included in the business ou enterprise plan.');
   });
 
+  it('names plans by kit.planNames, always as text, and an unnamed plan by its id', async () => {
+    const kit = new FakeKit().setSession().setPlanNames({ business: 'Business', enterprise: HOSTILE });
+    const el = await gate(kit, { feature: 'sso', plan: 'business enterprise constructor' });
+    expect(part(el, 'text')!.textContent).to.equal(`Included in the Business, ${HOSTILE}, or constructor plan.`);
+    expect(el.shadowRoot!.querySelector('img')).to.equal(null);
+    const lapsed = await gate(new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'cancelled' })).setPlanNames({ pro: 'Pro' }));
+    expect(part(lapsed, 'heading')!.textContent).to.equal('Your Pro plan was cancelled');
+  });
+
   it('grants when one of several plans matches', async () => {
     const el = await gate(new FakeKit().setSession(), { plan: 'business pro' });
     expect(el.access).to.equal('granted');

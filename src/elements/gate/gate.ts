@@ -221,7 +221,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const values = {
       feature: this.feature || this._t('thisFeature'),
       plan: plans ? this._planNames(plans) : '',
-      current: entitlement?.plan ?? '',
+      current: entitlement ? this._planName(entitlement.plan) : '',
       date: this._date(entitlement?.expires_at),
       used: this._number(entitlement?.usage.api_calls ?? 0),
       limit: this._number(entitlement?.usage.limit ?? 0),

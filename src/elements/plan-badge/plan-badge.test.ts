@@ -63,6 +63,15 @@ describe('<mp-plan-badge>', () => {
     expect(part(el, 'expiry')!.textContent).to.match(/^until /);
   });
 
+  it('shows the plan by its name from kit.planNames, live', async () => {
+    const kit = withEntitlement({ plan: 'pro_monthly' });
+    const el = await badge(kit);
+    expect(part(el, 'plan')!.textContent).to.equal('pro_monthly');
+    kit.setPlanNames({ pro_monthly: 'Pro (monthly)' });
+    await settle(el);
+    expect(part(el, 'plan')!.textContent).to.equal('Pro (monthly)');
+  });
+
   it('renders a hostile plan name as text', async () => {
     const el = await badge(withEntitlement({ plan: HOSTILE }));
     expect(part(el, 'plan')!.textContent).to.equal(HOSTILE);

@@ -80,7 +80,7 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
     const date = this._date(entitlement.expires_at);
     const live = status === 'active' || status === 'trialing';
     return html`<span part="base">
-      <span part="plan">${entitlement.plan}</span>
+      <span part="plan">${this._planName(entitlement.plan)}</span>
       <span part="status">${known ? this._t(status as (typeof STATUSES)[number]) : status}</span>
       ${live && date ? html`<span part="expiry">${this._t('until', { date })}</span>` : nothing}
     </span>`;

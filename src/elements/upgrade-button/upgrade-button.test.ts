@@ -88,6 +88,13 @@ describe('<mp-upgrade-button>', () => {
     expect(pastDue.calls.upgrade).to.deep.equal([{ plan: 'business', feature: 'export' }]);
   });
 
+  it('names plans by kit.planNames: "Upgrade to Pro", "Renew Basic"', async () => {
+    const names = { pro: 'Pro', basic: 'Basic' };
+    expect(part(await button(new FakeKit().setSession(sampleUser, basic()).setPlanNames(names)), 'label')!.textContent).to.equal('Upgrade to Pro');
+    const lapsed = new FakeKit().setSession(sampleUser, { ...basic(), expires_at: PAST }).setPlanNames(names);
+    expect(part(await button(lapsed, 'basic', ''), 'label')!.textContent).to.equal('Renew Basic');
+  });
+
   it('offers an upgrade, not a renewal, after a trial that ended', async () => {
     const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'trialing', expires_at: PAST }));
     expect(part(await button(kit), 'label')!.textContent).to.equal('Upgrade to pro');

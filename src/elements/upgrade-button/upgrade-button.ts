@@ -123,7 +123,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
       : state === 'not-connected'
         ? this._t('notConnected')
         : offer !== 'upgrade'
-          ? this._t(offer, { plan: this._kit?.entitlement?.plan ?? '' })
+          ? this._t(offer, { plan: this._planName(this._kit?.entitlement?.plan ?? '') })
           : this.label ?? (plans ? this._t('planLabel', { plan: this._planNames(plans) }) : this._t('label'));
     // The current plan, like a kit that cannot act, is not `disabled` but `aria-disabled`: a button
     // that had the focus when the upgrade went through keeps it, instead of dropping it to the page's start.

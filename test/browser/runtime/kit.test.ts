@@ -187,6 +187,21 @@ describe('kit on the developer\'s own site', () => {
     expect((await rejection(kit.upgrade())).code).to.equal('ERR_NOT_EMBEDDED');
   });
 
+  it('keeps a frozen copy of planNames that answers only its own keys', () => {
+    const planNames = { pro_monthly: 'Pro', ['__proto__']: 'Proto' };
+    const kit = new MarketplaceKit({ backend: '/api', hostOrigins: [HOST_ORIGIN], planNames, fetch: scriptedFetch(() => jsonResponse({})) }, fakeEnvironment(LAUNCH));
+    planNames.pro_monthly = 'changed later';
+    expect(kit.planNames.pro_monthly).to.equal('Pro');
+    expect(kit.planNames.constructor).to.equal(undefined);
+    expect(Object.getPrototypeOf(kit.planNames)).to.equal(null);
+    expect(Object.isFrozen(kit.planNames)).to.equal(true);
+    expect(Object.keys(kit.planNames)).to.have.members(['pro_monthly', '__proto__']);
+    const plain = new MarketplaceKit({ backend: '/api', hostOrigins: [HOST_ORIGIN], fetch: scriptedFetch(() => jsonResponse({})) }, fakeEnvironment(LAUNCH));
+    expect(Object.keys(plain.planNames)).to.deep.equal([]);
+    kit.destroy();
+    plain.destroy();
+  });
+
   it('refuses a configuration mistake with ERR_CONFIG, after scrubbing the URL', () => {
     const env = fakeEnvironment(LAUNCH);
     const fetch = scriptedFetch(() => jsonResponse({}));
@@ -197,6 +212,11 @@ describe('kit on the developer\'s own site', () => {
     }
     for (const bearerOrigins of [['*'], [`${APP_ORIGIN}/api`], 'https://x.example' as unknown as string[]]) {
       expect(() => new MarketplaceKit({ backend: '/api', hostOrigins: [], bearerOrigins, fetch }, fakeEnvironment(LAUNCH))).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
+    }
+    for (const planNames of [['Pro'], 'Pro', { pro: 1 }, 7] as unknown as Record<string, string>[]) {
+      expect(() => new MarketplaceKit({ backend: '/api', hostOrigins: [], planNames, fetch }, fakeEnvironment(LAUNCH)), JSON.stringify(planNames))
+        .to.throw(MarketplaceKitError)
+        .with.property('code', 'ERR_CONFIG');
     }
     const unparsable = fakeEnvironment(LAUNCH);
     expect(() => new MarketplaceKit({ backend: 'http://[', hostOrigins: [HOST_ORIGIN], fetch }, unparsable)).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
