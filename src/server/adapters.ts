@@ -34,7 +34,7 @@ export function toNodeHandler(handler: FetchHandler, options: NodeAdapterOptions
     void (async () => {
       let response: Response;
       try {
-        response = await handler(toRequest(req, req.url ?? '/', undefined, options.origin));
+        response = await handler(toRequest(req, requestUrl(req, req.url ?? '/', options.origin), undefined));
       } catch (error) {
         response = toErrorResponse(error);
       }
@@ -79,7 +79,11 @@ export function toExpressMiddleware(
     void (async () => {
       let response: Response;
       try {
-        response = await handler(toRequest(req, target, bodyFromParser(expressReq, path === `${basePath}/webhooks`), options.origin));
+        // The webhook route as the backend's router sees it: dot segments resolved, trailing
+        // slashes dropped, so `/webhooks/` or `/x/../webhooks` cannot slip a parsed body past the check.
+        const url = requestUrl(req, target, options.origin);
+        const isWebhook = url.pathname.replace(/\/+$/, '') === `${basePath}/webhooks`;
+        response = await handler(toRequest(req, url, bodyFromParser(expressReq, isWebhook)));
       } catch (error) {
         response = toErrorResponse(error);
       }
@@ -227,8 +231,7 @@ function requestUrl(req: IncomingMessage, target: string, origin: string | undef
 }
 
 /** node:http request → Web Request. `body` undefined: stream the request; null: no body. */
-function toRequest(req: IncomingMessage, target: string, body: BodyInit | null | undefined, origin?: string): Request {
-  const url = requestUrl(req, target, origin);
+function toRequest(req: IncomingMessage, url: URL, body: BodyInit | null | undefined): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (name.startsWith(':') || value === undefined) continue;

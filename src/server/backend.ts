@@ -18,6 +18,7 @@ import { readBodyBytes } from './lib/body.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { readCookie, serializeCookie } from './lib/cookies.js';
 import { ExpiringSet } from './lib/expiring-set.js';
+import { numberOption } from './lib/options.js';
 import { isLoopbackOrigin } from './lib/origin.js';
 import { safeReturnTo } from './lib/return-to.js';
 import { safeEqual } from './lib/safe-equal.js';
@@ -485,6 +486,7 @@ function readConfig(options: AppBackendOptions): BackendConfig {
     }
     return set;
   };
+  numberOption(options.webhookToleranceSeconds, 0, 'createAppBackend: webhookToleranceSeconds');
   const hostOrigins = origins(options.hostOrigins, 'hostOrigins');
   if (hostOrigins.size === 0) throw configError('hostOrigins must list at least one dashboard origin');
   let publicOrigin: string | undefined;

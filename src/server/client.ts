@@ -8,6 +8,7 @@ import { MarketplaceKitError } from '../shared/errors.js';
 import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { answerError, readJsonAnswer, send, type Answer, type Transport } from './lib/http.js';
+import { numberOption } from './lib/options.js';
 import { Pacer, PacerWaitTooLong } from './lib/pacer.js';
 import {
   buildAuthorizationUrl,
@@ -105,7 +106,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   const clock = options.clock ?? systemClock;
   const transport: Transport = {
     fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    timeoutMs: numberOption(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'createMarketplaceClient: timeoutMs', 1),
     clock,
   };
   const keyKind = options.apiKey === undefined ? null : apiKeyKind(options.apiKey);
@@ -113,14 +114,14 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     keyKind === null
       ? null
       : new Pacer(
-          options.rateLimit?.limit ?? API_KEY_LIMITS[keyKind],
-          options.rateLimit?.windowMs ?? 60_000,
+          numberOption(options.rateLimit?.limit, API_KEY_LIMITS[keyKind], 'createMarketplaceClient: rateLimit.limit', 1),
+          numberOption(options.rateLimit?.windowMs, 60_000, 'createMarketplaceClient: rateLimit.windowMs', 1),
           clock,
-          options.maxQueueWaitMs ?? transport.timeoutMs,
+          numberOption(options.maxQueueWaitMs, transport.timeoutMs, 'createMarketplaceClient: maxQueueWaitMs'),
         );
-  const maxRetries = options.maxRetries ?? 2;
-  const maxRetryWaitMs = options.maxRetryWaitMs ?? 10_000;
-  const ttlMs = options.entitlementTtlMs ?? DEFAULT_ENTITLEMENT_TTL_MS;
+  const maxRetries = numberOption(options.maxRetries, 2, 'createMarketplaceClient: maxRetries');
+  const maxRetryWaitMs = numberOption(options.maxRetryWaitMs, 10_000, 'createMarketplaceClient: maxRetryWaitMs');
+  const ttlMs = numberOption(options.entitlementTtlMs, DEFAULT_ENTITLEMENT_TTL_MS, 'createMarketplaceClient: entitlementTtlMs');
 
   const credentials = () => {
     if (!options.clientId || !options.clientSecret) {

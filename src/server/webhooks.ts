@@ -10,6 +10,7 @@ import { compile } from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { KnownWebhookDelivery, parseWebhookDelivery, type WebhookDelivery } from '../shared/schemas.js';
 import { hmacKey } from './lib/hmac-key.js';
+import { numberOption } from './lib/options.js';
 import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 
 export const SIGNATURE_HEADER = 'X-Service-Signature';
@@ -117,7 +118,7 @@ interface Inspected {
   expiresAt: number;
 }
 
-/** Every check except the replay store, in order: input, secret, header, signature, body, timestamp. */
+/** Every check except the replay store, in order: input, secret and options, header, signature, body, timestamp. */
 function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, options: VerifyWebhookOptions): Inspected {
   const bytes = toBytes(rawBody);
   // One secret is checked without building a list: this runs for every delivery.
@@ -126,14 +127,14 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
   if (secrets === null ? !usableSecret(secret) : !Array.isArray(secrets) || secrets.length === 0 || !secrets.every(usableSecret)) {
     fail('ERR_WEBHOOK_NO_SECRET', 500, 'verifyWebhook needs a non-empty `secret` or `secrets`');
   }
+  const now = options.now === undefined ? Date.now() : numberOption(+options.now, 0, 'verifyWebhook: now');
+  const toleranceMs = numberOption(options.toleranceSeconds, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, 'verifyWebhook: toleranceSeconds') * 1000;
   const hex = readSignatureHeader(signatureHeader);
   if (!(secrets === null ? matches(bytes, secret as string) : matchesAnySecret(bytes, secrets))) {
     fail('ERR_WEBHOOK_SIGNATURE_MISMATCH', 401, `The ${SIGNATURE_HEADER} signature does not match the body for any configured secret`);
   }
 
   const delivery = parseBody(bytes);
-  const now = options.now === undefined ? Date.now() : +options.now;
-  const toleranceMs = (options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS) * 1000;
   const sentAt = TIMESTAMP_PATTERN.test(delivery.timestamp) ? Date.parse(delivery.timestamp) : Number.NaN;
   if (Number.isNaN(sentAt)) fail('ERR_WEBHOOK_TIMESTAMP_INVALID', 400, 'The delivery timestamp is not an ISO 8601 date-time');
   if (Math.abs(now - sentAt) > toleranceMs) {
@@ -148,7 +149,9 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
   // the signature (an HMAC of the exact bytes) names it. Hex never contains ":". The `webhook:`
   // prefix keeps these apart from context-token keys in a shared store.
   const key = delivery.id ? `webhook:id:${delivery.id}` : `webhook:${hex}`;
-  return { delivery, store: options.replayStore ?? defaultStore, key, now, expiresAt: sentAt + toleranceMs };
+  // Claimed one millisecond past the window: a delivery accepted at its very edge (|now - sent| =
+  // tolerance) must still be held then, when the store counts only claims that expire later than now.
+  return { delivery, store: options.replayStore ?? defaultStore, key, now, expiresAt: sentAt + toleranceMs + 1 };
 }
 
 function duplicate(): never {

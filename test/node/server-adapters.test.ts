@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { runInNewContext } from 'node:vm';
@@ -68,14 +68,24 @@ async function close(server: Server) {
   await new Promise((resolve) => server.close(resolve));
 }
 
-const webhook = (origin: string) => {
+const webhook = (origin: string, path = '/webhooks') => {
   const body = JSON.stringify({ event: 'user.authorized', timestamp: new Date().toISOString(), data: { user_id: 'usr_1', note: 'ünïcödé' } });
-  return fetch(`${origin}/api/marketplace/webhooks`, {
+  return fetch(`${origin}/api/marketplace${path}`, {
     method: 'POST',
     body,
     headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) },
   });
 };
+
+/** A POST with `path` sent exactly as written (fetch would resolve dot segments first). */
+const rawPost = (origin: string, path: string, body: string) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const request = httpRequest(`${origin}${path}`, { method: 'POST', path, headers: { 'content-type': 'application/json' } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+    });
+    request.on('error', reject).end(body);
+  });
 
 const newSession = async (origin: string) => {
   const context = await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: market.siteUrl, host: DASHBOARD, appId: 'app_1', user: USER });
@@ -135,6 +145,13 @@ describe('toExpressMiddleware with a real Express app', () => {
       const { error } = (await hook.json()) as { error: { code: string; message: string } };
       assert.equal(error.code, 'ERR_WEBHOOK_BODY_PARSED');
       assert.match(error.message, /express\.json\(\).*raw bytes/s);
+      // Spellings of the same route that the router accepts: the check must see them too.
+      for (const path of ['/webhooks/', '/webhooks//']) {
+        const other = await webhook(origin, path);
+        assert.deepEqual([path, other.status, ((await other.json()) as { error: { code: string } }).error.code], [path, 500, 'ERR_WEBHOOK_BODY_PARSED']);
+      }
+      const dotted = await rawPost(origin, '/api/marketplace/x/../webhooks', '{"event":"user.authorized"}');
+      assert.deepEqual([dotted.status, dotted.body.includes('ERR_WEBHOOK_BODY_PARSED')], [500, true]);
       assert.equal(events.length, 0);
     } finally {
       await close(server);

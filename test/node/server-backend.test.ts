@@ -254,6 +254,11 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.throws(() => backendWith({ hostOrigins: ['https://dash.example; script-src *'] }), { code: 'ERR_CONFIG' });
     assert.throws(() => backendWith({ apiKey: 'prod_123' }), { code: 'ERR_CONFIG' });
     assert.throws(() => backendWith({ sessionTtlSeconds: 901 }), { code: 'ERR_CONFIG' });
+    // Number(process.env.X) of an unset variable: a NaN tolerance would accept any timestamp.
+    for (const bad of [Number.NaN, -1, Infinity]) {
+      assert.throws(() => backendWith({ webhookToleranceSeconds: bad }), { code: 'ERR_CONFIG', message: /webhookToleranceSeconds must be a finite number/ });
+      assert.throws(() => backendWith({ timeoutMs: bad }), { code: 'ERR_CONFIG', message: /timeoutMs must be a finite number/ });
+    }
   });
 
   it('accepts only exact origins, as the browser runtime does (no trailing slash, no upper case, no path)', () => {

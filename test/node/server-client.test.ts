@@ -292,6 +292,18 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     assert.throws(() => client({ siteUrl: 'ftp://x' }), { code: 'ERR_CONFIG' });
   });
 
+  it('refuses numeric options that are not finite numbers (a NaN retry limit would retry 429s forever)', () => {
+    const numbers = ['timeoutMs', 'maxQueueWaitMs', 'entitlementTtlMs', 'maxRetries', 'maxRetryWaitMs'] as const;
+    for (const name of numbers) {
+      for (const bad of [Number.NaN, -1, Infinity, '5' as unknown as number]) {
+        assert.throws(() => client({ [name]: bad }), { code: 'ERR_CONFIG', message: new RegExp(`${name} must be a finite number`) }, `${name}: ${String(bad)}`);
+      }
+    }
+    assert.throws(() => client({ rateLimit: { limit: Number.NaN } }), { code: 'ERR_CONFIG', message: /rateLimit\.limit/ });
+    assert.throws(() => client({ rateLimit: { limit: 10, windowMs: 0 } }), { code: 'ERR_CONFIG', message: /rateLimit\.windowMs/ });
+    assert.equal(client({ maxRetries: 0, entitlementTtlMs: 0 }).client.keyKind, 'test', 'zero is a valid choice');
+  });
+
   it('needs an API key to call by userId', async () => {
     await assert.rejects(createMarketplaceClient({ siteUrl: server.url }).whoami({ userId: 'usr_1' }), { code: 'ERR_CONFIG', message: /apiKey/ });
   });

@@ -11,6 +11,7 @@ import {
   type VerifyWebhookOptions,
 } from '../../src/server/index.js';
 import { parseWebhookDelivery } from '../../src/shared/schemas.js';
+import { isKitError } from '../../src/shared/errors.js';
 import { NOW, WEBHOOK_SECRET, asyncReplayStore } from '../support/server-http.js';
 
 const body = (overrides: Record<string, unknown> = {}) =>
@@ -262,6 +263,31 @@ describe('verifyWebhook (DESIGN D)', () => {
     await rejects(verifyWebhook(text, signature, options(undefined, { toleranceSeconds: 59 })), 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE', /tolerance 59 s/, 400);
   });
 
+  it('refuses a tolerance or clock that is not a finite number with ERR_CONFIG, before looking at the delivery', async () => {
+    // Number(process.env.X) of an unset or "5m" variable: NaN would turn the window and the replay claim off.
+    const old = body({ timestamp: '2025-01-01T00:00:00Z' });
+    const signature = signWebhookBody(old, WEBHOOK_SECRET);
+    for (const extra of [{ toleranceSeconds: Number.NaN }, { toleranceSeconds: Infinity }, { toleranceSeconds: -1 }, { now: Number.NaN }, { now: new Date('no') }]) {
+      const store = countingStore();
+      await assert.rejects(verifyWebhook(old, signature, options(store, extra)), (error: unknown) => {
+        assert.ok(isKitError(error, 'ERR_CONFIG'), `${JSON.stringify(extra)}: ${String(error)}`);
+        assert.equal(error.status, 500);
+        assert.match(error.message, /verifyWebhook: (toleranceSeconds|now) must be a finite number/);
+        return true;
+      });
+      assert.deepEqual(store.claims, []);
+    }
+  });
+
+  it('holds a delivery accepted at the very edge of the window as a duplicate there', async () => {
+    const store = countingStore();
+    const raw = body();
+    const signature = signWebhookBody(raw, WEBHOOK_SECRET);
+    const edge = { now: NOW + 300_000, toleranceSeconds: 300 };
+    await verifyWebhook(raw, signature, options(store, edge));
+    await rejects(verifyWebhook(raw, signature, options(store, edge)), 'ERR_WEBHOOK_DUPLICATE', /already received/, 409);
+  });
+
   it('reports a replayed delivery as a duplicate within the window, and only after it verified', async () => {
     const store = countingStore();
     const raw = body();
@@ -320,7 +346,7 @@ describe('verifyWebhook (DESIGN D)', () => {
     const raw = body();
     const signature = signWebhookBody(raw, WEBHOOK_SECRET);
     await verifyWebhook(raw, signature, options(store));
-    assert.deepEqual([...store.keys], [[`webhook:${signature.slice(7)}`, NOW + 300_000]], 'kept until the timestamp leaves the window');
+    assert.deepEqual([...store.keys], [[`webhook:${signature.slice(7)}`, NOW + 300_001]], 'kept until the timestamp has left the window');
     await rejects(verifyWebhook(raw, signature, options(store)), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
     const copies = await Promise.allSettled([1, 2].map(() => verifyWebhook(body({ id: 'dlv_2' }), signWebhookBody(body({ id: 'dlv_2' }), WEBHOOK_SECRET), options(store))));
     assert.deepEqual(copies.map((copy) => copy.status).sort(), ['fulfilled', 'rejected'], 'one of two concurrent copies passes');
