@@ -633,7 +633,9 @@ export class MarketplaceKit extends EventTarget implements Kit {
   async #runRenewal(): Promise<string> {
     const generation = this.#generation;
     const standalone = !this.embedded;
-    if (standalone ? !this.#session : !this.#host) throw noSession();
+    // Inside the dashboard `signed-out` comes only from signOut(), which lasts until the app is
+    // launched again: no fresh context is asked for behind the user's back.
+    if (standalone ? !this.#session : !this.#host || this.#fields.state === 'signed-out') throw noSession();
     const request = standalone
       ? this.#backend.session({ credentials: 'include' })
       : this.#call('getContext', {}).then(({ context }) => this.#exchange(context));

@@ -722,6 +722,22 @@ describe('sign-out and destroy while session work is under way', () => {
   }
 });
 
+describe('sign-out inside the dashboard', () => {
+  it('lasts: a later kit.fetch or refresh asks the dashboard for no new context and sends nothing', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, fetch, contexts } = embedded(backend(state));
+    await kit.started;
+    expect(kit.state).to.equal('ready');
+    await kit.signOut();
+    const exchanges = state.exchanges;
+    const contextsBefore = contexts();
+    expect((await rejection(kit.fetch('/api/data'))).code).to.equal('ERR_SESSION_MISSING');
+    expect((await rejection(kit.refresh())).code).to.equal('ERR_SESSION_MISSING');
+    expect([kit.state, state.exchanges, contexts()]).to.deep.equal(['signed-out', exchanges, contextsBefore]);
+    expect(fetch.calls.filter((c) => c.url.endsWith('/api/data'))).to.deep.equal([]);
+  });
+});
+
 describe('change notifications', () => {
   it('notify each listener once per change, and nobody for an update that changes nothing', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
