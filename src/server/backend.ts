@@ -13,7 +13,7 @@ import { exactOrigin } from '../shared/origin.js';
 import { SIGN_IN_ERROR_PARAM, type Entitlement, type Profile, type SessionResponse, type WebhookDelivery } from '../shared/schemas.js';
 import { assertAccess } from './access.js';
 import { createMarketplaceClient, type MarketplaceClient } from './client.js';
-import { verifyContextToken } from './context-token.js';
+import { contextTokenKey, verifyContextToken } from './context-token.js';
 import { readBodyBytes } from './lib/body.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { readCookie, serializeCookie } from './lib/cookies.js';
@@ -200,9 +200,16 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     }
     const cookie = readCookie(request.headers.get('cookie'), SESSION_COOKIE);
     if (!cookie) throw sessionError('ERR_SESSION_MISSING', 'No session: send "Authorization: Bearer <session token>" or sign in');
-    // A cookie rides along on requests other sites make; for anything that changes state, the
-    // browser's Origin header must name this app or a CORS origin (SameSite=Lax alone still
-    // trusts sibling sites).
+    assertCookieOrigin(request);
+    return verifySessionToken(cookie, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });
+  }
+
+  /**
+   * A cookie rides along on requests other sites make; for anything that changes state, the
+   * browser's Origin header must name this app or a CORS origin (SameSite=Lax alone still trusts
+   * sibling sites).
+   */
+  function assertCookieOrigin(request: Request): void {
     const origin = request.headers.get('origin');
     if (
       !SAFE_METHODS.has(request.method) &&
@@ -211,7 +218,6 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     ) {
       throw sessionError('ERR_SESSION_INVALID', 'A cookie session accepts state-changing requests only from the app’s own origin');
     }
-    return verifySessionToken(cookie, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });
   }
 
   async function requireEntitlement(request: Request, requirement: AccessRequirement = {}) {
@@ -269,9 +275,16 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       replayStore,
     });
     const user: Profile = { id: claims.sub, email: claims.email, name: claims.name, avatar_url: claims.avatar_url };
-    const entitlement = await client.entitlements({ userId: user.id });
-    const session = await mint(user, claims.app_id, claims.host);
-    return sessionAnswer(session, user, entitlement, claims.host);
+    try {
+      const entitlement = await client.entitlements({ userId: user.id });
+      const session = await mint(user, claims.app_id, claims.host);
+      return sessionAnswer(session, user, entitlement, claims.host);
+    } catch (error) {
+      // The token made no session (the marketplace was rate limited or down): its jti is freed,
+      // so the retry that the answer's Retry-After asks for can still use it.
+      await Promise.resolve(replayStore.release(contextTokenKey(claims))).catch((releaseError: unknown) => report(releaseError, request));
+      throw error;
+    }
   }
 
   /** GET /session: the current session, with the cached (or, with ?refresh=1, reloaded) entitlement. */
@@ -285,8 +298,11 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   }
 
   function deleteSession(request: Request): Response {
+    // Another site must not sign the user out (logout CSRF): a cookie without a Bearer header
+    // counts only from the app's own origin, as for every state-changing request.
+    const bearer = (request.headers.get('authorization')?.trim() ?? '') !== '';
+    if (!bearer && readCookie(request.headers.get('cookie'), SESSION_COOKIE)) assertCookieOrigin(request);
     const response = new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
-    // Clearing a cookie is harmless wherever the origin came from.
     const origin = config.publicOrigin ?? new URL(request.url).origin;
     response.headers.append('set-cookie', serializeCookie(SESSION_COOKIE, '', cookieAttributes(origin, '/', 0)));
     return response;
@@ -392,8 +408,9 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     try {
       await options.onEvent?.(delivery);
     } catch (error) {
-      report(error, request);
-      // Released: the marketplace retries, and the retry is handled. The answer is 500 either way.
+      // Released: the marketplace retries, and the retry is handled. The answer is 500 either way,
+      // and onError hears of it once, from the handler's catch-all, as ERR_WEBHOOK_HANDLER_FAILED
+      // with the app's error as `cause`.
       await received.release().catch((releaseError: unknown) => report(releaseError, request));
       throw new MarketplaceKitError('ERR_WEBHOOK_HANDLER_FAILED', `The app failed to handle the ${delivery.event} delivery`, { status: 500, cause: error });
     }

@@ -77,10 +77,17 @@ export async function verifyContextToken(token: string, options: VerifyContextTo
   }
   const replayStore = options.replayStore ?? defaultReplayStore;
   const expiresAt = (claims.exp + CLOCK_TOLERANCE_SECONDS) * 1000;
-  // The `jti:` prefix keeps these apart from webhook keys in a shared store.
-  const first = claimAnswer(await replayStore.claim(`jti:${claims.iss} ${claims.aud} ${claims.jti}`, expiresAt, now));
+  const first = claimAnswer(await replayStore.claim(contextTokenKey(claims), expiresAt, now));
   if (!first) fail('ERR_CONTEXT_TOKEN_REPLAYED', 'This context token was already used; ask the dashboard for a fresh one');
   return claims;
+}
+
+/**
+ * The replay-store key of a context token's `jti`. The `jti:` prefix keeps these apart from
+ * webhook keys in a shared store.
+ */
+export function contextTokenKey(claims: Pick<ContextTokenClaims, 'iss' | 'aud' | 'jti'>): string {
+  return `jti:${claims.iss} ${claims.aud} ${claims.jti}`;
 }
 
 function fail(code: ErrorCode, message: string): never {

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import {
   createAppBackend,
   createMarketplaceClient,
+  isKitError,
   OAUTH_STATE_COOKIE,
   REFRESH_MIN_INTERVAL_MS,
   SESSION_COOKIE,
@@ -151,6 +152,21 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(await errorCode(refused), 'ERR_RATE_LIMITED');
     assert.equal(refused.headers.get('retry-after'), '60', 'the slot taken by POST /session frees up 60 s later');
     assert.equal(market.calls.get('/api/v1/entitlements'), 1);
+  });
+
+  it('POST /session refused for a marketplace failure (503) leaves the context token usable for the retry', async () => {
+    const clock = createVirtualClock(NOW);
+    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clock, rateLimit: { limit: 1 } });
+    const { backend } = backendWith({ clock, client });
+    await client.entitlements({ userId: 'usr_other' }); // takes the only slot of the minute
+    const request = { context: await contextToken(), host: DASHBOARD };
+    const refused = await postSession(backend, request);
+    assert.equal(refused.status, 503);
+    assert.equal(await errorCode(refused), 'ERR_RATE_LIMITED');
+    clock.advance(Number(refused.headers.get('retry-after')) * 1000);
+    const retried = await postSession(backend, request);
+    assert.equal(retried.status, 200, 'the jti was freed: the retry is not a replay');
+    assert.equal(await errorCode(await postSession(backend, request)), 'ERR_CONTEXT_TOKEN_REPLAYED', 'once it made a session, the token is spent');
   });
 
   it('answers entitlement null when the marketplace holds none', async () => {
@@ -317,6 +333,15 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     const signOut = await backend(new Request(`${BASE}/session`, { method: 'DELETE' }));
     assert.equal(signOut.status, 204);
     assert.match(signOut.headers.getSetCookie()[0]!, new RegExp(`^${SESSION_COOKIE}=;.*Max-Age=0`));
+
+    // With the cookie, only the app's own origin signs the user out (no logout CSRF).
+    const sessionCookie = session.split(';')[0]!;
+    const signOutFrom = (origin: string) => backend(new Request(`${BASE}/session`, { method: 'DELETE', headers: { cookie: sessionCookie, origin } }));
+    const foreign = await signOutFrom('https://evil.example');
+    assert.equal(foreign.status, 401);
+    assert.equal(await errorCode(foreign), 'ERR_SESSION_INVALID');
+    assert.deepEqual(foreign.headers.getSetCookie(), [], 'the cookie stays');
+    assert.equal((await signOutFrom(new URL(BASE).origin)).status, 204);
   });
 
   it('uses an insecure cookie only when the public origin is http', async () => {
@@ -495,7 +520,9 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     const failed = await post(backend, body);
     assert.equal(failed.status, 500);
     assert.equal(await errorCode(failed), 'ERR_WEBHOOK_HANDLER_FAILED');
-    assert.equal((errors[0] as Error).message, 'database down');
+    assert.equal(errors.length, 1, 'onError hears of the failure once');
+    assert.ok(isKitError(errors[0], 'ERR_WEBHOOK_HANDLER_FAILED'));
+    assert.equal((errors[0] as Error & { cause: Error }).cause.message, 'database down');
     fail = false;
     const retried = await post(backend, body);
     assert.equal(retried.status, 200);
