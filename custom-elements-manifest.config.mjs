@@ -23,15 +23,24 @@ function rewriteModules(node, fromModule) {
   }
 }
 
+/** Only what a page can use: private and protected members (`_kit`, `_run`, `#…`) are implementation. */
+function publicMembers(declaration) {
+  if (!Array.isArray(declaration.members)) return;
+  declaration.members = declaration.members.filter(
+    (member) => member.privacy !== 'private' && member.privacy !== 'protected' && !/^[_#]/.test(member.name),
+  );
+}
+
 export default {
   globs: ['src/elements/**/*.ts'],
   exclude: ['**/*.test.ts'],
   litelement: true,
   plugins: [
     {
-      name: 'mpkit-dist-paths',
+      name: 'mpkit-public-dist',
       packageLinkPhase({ customElementsManifest }) {
         for (const module of customElementsManifest.modules) {
+          for (const declaration of module.declarations ?? []) publicMembers(declaration);
           rewriteModules(module, module.path);
           module.path = toDist(module.path, module.path);
         }

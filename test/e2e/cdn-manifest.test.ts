@@ -25,6 +25,7 @@ interface Declaration {
   cssParts?: Named[];
   cssProperties?: Named[];
   events?: (Named & { type?: { text: string } })[];
+  members?: (Named & { privacy?: string })[];
 }
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -81,6 +82,12 @@ describe('custom-elements.json', () => {
       assert.equal(resolved, join(root, specifier));
     }
     assert.ok(packageJson.files.includes('dist'));
+  });
+
+  it('lists only public members: no private or protected ones (`_kit`, `_run`) for wrapper generators to filter', () => {
+    const members = manifest.modules.flatMap((module) => module.declarations ?? []).flatMap((d) => d.members ?? []);
+    assert.ok(members.some((member) => member.name === 'plan'), 'public members are listed');
+    assert.deepEqual(members.filter((member) => member.privacy === 'private' || member.privacy === 'protected' || /^[_#]/.test(member.name)).map((member) => member.name), []);
   });
 
   it('describes exactly the six elements', () => {
