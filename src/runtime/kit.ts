@@ -227,7 +227,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       if (typeof options?.backend !== 'string' || options.backend === '') throw config('createKit needs a backend URL');
       origins(options.hostOrigins, 'hostOrigins');
       origins(options.bearerOrigins ?? [], 'bearerOrigins');
-      this.planNames = ownNames(options.planNames ?? {}, config);
+      this.planNames = ownNames(options.planNames === undefined ? {} : options.planNames, config);
       let base: URL;
       try {
         base = new URL(options.backend, url);

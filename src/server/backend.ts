@@ -282,7 +282,9 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     } catch (error) {
       // The token made no session (the marketplace was rate limited or down): its jti is freed,
       // so the retry that the answer's Retry-After asks for can still use it.
-      await Promise.resolve(replayStore.release(contextTokenKey(claims))).catch((releaseError: unknown) => report(releaseError, request));
+      await Promise.resolve()
+        .then(() => replayStore.release(contextTokenKey(claims)))
+        .catch((releaseError: unknown) => report(releaseError, request));
       throw error;
     }
   }

@@ -106,7 +106,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   const clock = options.clock ?? systemClock;
   const transport: Transport = {
     fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
-    timeoutMs: numberOption(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'createMarketplaceClient: timeoutMs', 1),
+    timeoutMs: numberOption(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'createMarketplaceClient: timeoutMs', { min: 1 }),
     clock,
   };
   const keyKind = options.apiKey === undefined ? null : apiKeyKind(options.apiKey);
@@ -114,14 +114,14 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     keyKind === null
       ? null
       : new Pacer(
-          numberOption(options.rateLimit?.limit, API_KEY_LIMITS[keyKind], 'createMarketplaceClient: rateLimit.limit', 1),
-          numberOption(options.rateLimit?.windowMs, 60_000, 'createMarketplaceClient: rateLimit.windowMs', 1),
+          numberOption(options.rateLimit?.limit, API_KEY_LIMITS[keyKind], 'createMarketplaceClient: rateLimit.limit', { min: 1 }),
+          numberOption(options.rateLimit?.windowMs, 60_000, 'createMarketplaceClient: rateLimit.windowMs', { min: 1 }),
           clock,
-          numberOption(options.maxQueueWaitMs, transport.timeoutMs, 'createMarketplaceClient: maxQueueWaitMs'),
+          numberOption(options.maxQueueWaitMs, transport.timeoutMs, 'createMarketplaceClient: maxQueueWaitMs', { unlimited: true }),
         );
   const maxRetries = numberOption(options.maxRetries, 2, 'createMarketplaceClient: maxRetries');
-  const maxRetryWaitMs = numberOption(options.maxRetryWaitMs, 10_000, 'createMarketplaceClient: maxRetryWaitMs');
-  const ttlMs = numberOption(options.entitlementTtlMs, DEFAULT_ENTITLEMENT_TTL_MS, 'createMarketplaceClient: entitlementTtlMs');
+  const maxRetryWaitMs = numberOption(options.maxRetryWaitMs, 10_000, 'createMarketplaceClient: maxRetryWaitMs', { unlimited: true });
+  const ttlMs = numberOption(options.entitlementTtlMs, DEFAULT_ENTITLEMENT_TTL_MS, 'createMarketplaceClient: entitlementTtlMs', { unlimited: true });
 
   const credentials = () => {
     if (!options.clientId || !options.clientSecret) {

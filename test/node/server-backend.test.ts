@@ -169,6 +169,24 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(await errorCode(await postSession(backend, request)), 'ERR_CONTEXT_TOKEN_REPLAYED', 'once it made a session, the token is spent');
   });
 
+  it('POST /session: a store whose release throws is reported, and the marketplace failure still answers', async () => {
+    const clock = createVirtualClock(NOW);
+    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clock, rateLimit: { limit: 1 } });
+    const claimed = new Set<string>();
+    const errors: unknown[] = [];
+    const replayStore = {
+      claim: (key: string) => !claimed.has(key) && !!claimed.add(key),
+      release: (): void => {
+        throw new Error('store down');
+      },
+    };
+    const { backend } = backendWith({ clock, client, replayStore, onError: (error) => errors.push(error) });
+    await client.entitlements({ userId: 'usr_other' });
+    const refused = await postSession(backend, { context: await contextToken(), host: DASHBOARD });
+    assert.deepEqual([refused.status, await errorCode(refused), refused.headers.has('retry-after')], [503, 'ERR_RATE_LIMITED', true]);
+    assert.deepEqual(errors.map((error) => (error as Error).message), ['store down']);
+  });
+
   it('answers entitlement null when the marketplace holds none', async () => {
     market.entitlements.delete(USER.id);
     const { backend } = backendWith();

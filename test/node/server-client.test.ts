@@ -295,10 +295,13 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
   it('refuses numeric options that are not finite numbers (a NaN retry limit would retry 429s forever)', () => {
     const numbers = ['timeoutMs', 'maxQueueWaitMs', 'entitlementTtlMs', 'maxRetries', 'maxRetryWaitMs'] as const;
     for (const name of numbers) {
-      for (const bad of [Number.NaN, -1, Infinity, '5' as unknown as number]) {
-        assert.throws(() => client({ [name]: bad }), { code: 'ERR_CONFIG', message: new RegExp(`${name} must be a finite number`) }, `${name}: ${String(bad)}`);
+      for (const bad of [Number.NaN, -1, -Infinity, '5' as unknown as number]) {
+        assert.throws(() => client({ [name]: bad }), { code: 'ERR_CONFIG', message: new RegExp(`${name} must be a (finite )?number`) }, `${name}: ${String(bad)}`);
       }
     }
+    // Infinity is "no limit" where that makes sense: queue or wait as long as it takes, cache forever.
+    for (const name of ['maxQueueWaitMs', 'entitlementTtlMs', 'maxRetryWaitMs'] as const) assert.doesNotThrow(() => client({ [name]: Infinity }), name);
+    for (const name of ['timeoutMs', 'maxRetries'] as const) assert.throws(() => client({ [name]: Infinity }), { code: 'ERR_CONFIG' }, name);
     assert.throws(() => client({ rateLimit: { limit: Number.NaN } }), { code: 'ERR_CONFIG', message: /rateLimit\.limit/ });
     assert.throws(() => client({ rateLimit: { limit: 10, windowMs: 0 } }), { code: 'ERR_CONFIG', message: /rateLimit\.windowMs/ });
     assert.equal(client({ maxRetries: 0, entitlementTtlMs: 0 }).client.keyKind, 'test', 'zero is a valid choice');

@@ -213,7 +213,7 @@ describe('kit on the developer\'s own site', () => {
     for (const bearerOrigins of [['*'], [`${APP_ORIGIN}/api`], 'https://x.example' as unknown as string[]]) {
       expect(() => new MarketplaceKit({ backend: '/api', hostOrigins: [], bearerOrigins, fetch }, fakeEnvironment(LAUNCH))).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
     }
-    for (const planNames of [['Pro'], 'Pro', { pro: 1 }, 7] as unknown as Record<string, string>[]) {
+    for (const planNames of [['Pro'], 'Pro', { pro: 1 }, 7, null] as unknown as Record<string, string>[]) {
       expect(() => new MarketplaceKit({ backend: '/api', hostOrigins: [], planNames, fetch }, fakeEnvironment(LAUNCH)), JSON.stringify(planNames))
         .to.throw(MarketplaceKitError)
         .with.property('code', 'ERR_CONFIG');
