@@ -39,7 +39,7 @@ const noSession = () =>
 function ownNames(names: unknown, config: (message: string) => MarketplaceKitError): Readonly<Record<string, string>> {
   const entries = names && typeof names === 'object' && !Array.isArray(names) ? Object.entries(names) : null;
   if (!entries || entries.some(([, name]) => typeof name !== 'string')) throw config('createKit\'s planNames must be an object of texts, such as { pro_monthly: "Pro" }');
-  return Object.freeze(Object.assign(Object.create(null) as Record<string, string>, Object.fromEntries(entries)));
+  return Object.freeze(Object.assign(Object.create(null) as Record<string, string>, names));
 }
 
 export interface KitOptions {
