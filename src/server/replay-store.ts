@@ -24,8 +24,10 @@ export interface ReplayStore {
 }
 
 /**
- * The default replay store: in memory, bounded (when full, the oldest half of the keys is
- * dropped), keys forgotten once expired.
+ * The default replay store: in memory, bounded, keys forgotten once expired. It fails closed:
+ * when `maxEntries` keys are still live, a claim throws `ERR_REPLAY_STORE_FULL` (503) instead of
+ * forgetting one, which would let its replay through. The marketplace retries a webhook answered
+ * 503; a launch answered 503 can be retried once keys expire (at most about five minutes).
  *
  * @example
  * const replayStore = createMemoryReplayStore({ maxEntries: 50_000 });
@@ -37,6 +39,14 @@ export function createMemoryReplayStore(options: { maxEntries?: number } = {}): 
   return {
     claim(key, expiresAt, now) {
       if (set.has(key, now)) return false;
+      if (set.isFull(now)) {
+        const seconds = Math.ceil((set.fullUntil - now) / 1000);
+        throw new MarketplaceKitError(
+          'ERR_REPLAY_STORE_FULL',
+          `The replay store holds maxEntries unexpired keys: nothing new is accepted for up to ${seconds} s. Raise maxEntries or pass a shared replayStore`,
+          { status: 503 },
+        );
+      }
       set.add(key, expiresAt);
       return true;
     },

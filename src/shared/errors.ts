@@ -36,6 +36,8 @@ export type ErrorCode =
   | 'ERR_WEBHOOK_DUPLICATE'
   | 'ERR_WEBHOOK_NO_SECRET'
   | 'ERR_WEBHOOK_HANDLER_FAILED'
+  // The default in-memory replay store (webhooks and context tokens), full of unexpired keys.
+  | 'ERR_REPLAY_STORE_FULL'
   // Context tokens and app session tokens.
   | 'ERR_CONTEXT_TOKEN_MALFORMED'
   | 'ERR_CONTEXT_TOKEN_ALGORITHM'

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import {
   createAppBackend,
   createMarketplaceClient,
+  createMemoryReplayStore,
   isKitError,
   OAUTH_STATE_COOKIE,
   REFRESH_MIN_INTERVAL_MS,
@@ -210,6 +211,19 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     const replay = await postSession(backend, { context: token, host: DASHBOARD });
     assert.equal(replay.status, 401);
     assert.equal(await errorCode(replay), 'ERR_CONTEXT_TOKEN_REPLAYED');
+  });
+
+  it('answers 503 ERR_REPLAY_STORE_FULL, reported to onError, when the memory store is full of live tokens', async () => {
+    const errors: unknown[] = [];
+    const { backend } = backendWith({ replayStore: createMemoryReplayStore({ maxEntries: 2 }), onError: (error) => errors.push(error) });
+    const first = await contextToken();
+    assert.equal((await postSession(backend, { context: first, host: DASHBOARD })).status, 200);
+    assert.equal((await postSession(backend, { context: await contextToken(), host: DASHBOARD })).status, 200);
+    const full = await postSession(backend, { context: await contextToken(), host: DASHBOARD });
+    assert.equal(full.status, 503);
+    assert.equal(await errorCode(full), 'ERR_REPLAY_STORE_FULL');
+    assert.deepEqual(errors.map((error) => isKitError(error) && error.code), ['ERR_REPLAY_STORE_FULL']);
+    assert.equal(await errorCode(await postSession(backend, { context: first, host: DASHBOARD })), 'ERR_CONTEXT_TOKEN_REPLAYED', 'the first token is not forgotten');
   });
 
   it('refuses a body without context or host, and non-JSON', async () => {

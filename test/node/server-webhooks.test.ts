@@ -368,32 +368,45 @@ describe('verifyWebhook (DESIGN D)', () => {
     }
   });
 
-  it('the memory store is bounded, forgets expired keys, and release() frees a key', async () => {
+  it('the memory store forgets expired keys, and release() frees a key', async () => {
     const store = createMemoryReplayStore({ maxEntries: 2 });
     assert.equal(await store.claim('a', NOW + 1000, NOW), true);
     assert.equal(await store.claim('a', NOW + 1000, NOW), false);
-    assert.equal(await store.claim('b', NOW + 1000, NOW), true);
-    assert.equal(await store.claim('c', NOW + 1000, NOW), true);
-    assert.equal(await store.claim('b', NOW + 1000, NOW), false);
-    assert.equal(await store.claim('c', NOW + 1000, NOW), false);
-    assert.equal(await store.claim('a', NOW + 1000, NOW), true, 'oldest dropped when full');
     assert.equal(await store.claim('a', NOW + 3000, NOW + 1000), true, 'expired keys are forgotten');
-    await store.release('c');
-    assert.equal(await store.claim('c', NOW + 1000, NOW), true, 'released');
+    await store.release('a');
+    assert.equal(await store.claim('a', NOW + 3000, NOW + 1000), true, 'released');
     // Released from the older generation too (with maxEntries 2, each holds one key).
-    assert.equal(await store.claim('d', NOW + 1000, NOW), true);
-    await store.release('c');
-    assert.equal(await store.claim('c', NOW + 1000, NOW), true, 'released from the older generation');
+    assert.equal(await store.claim('b', NOW + 2000, NOW + 1000), true);
+    await store.release('a');
+    assert.equal(await store.claim('a', NOW + 3000, NOW + 1000), true, 'released from the older generation');
   });
 
-  it('the memory store keeps at most maxEntries keys under a flood', async () => {
+  it('the full memory store fails closed: 503 ERR_REPLAY_STORE_FULL, and no live key is forgotten', async () => {
     const store = createMemoryReplayStore({ maxEntries: 100 });
-    for (let i = 0; i < 10_000; i++) assert.equal(await store.claim(`k${i}`, NOW + 1000, NOW), true);
-    // Newest first, up to the first forgotten key: a refused claim changes nothing.
-    let kept = 0;
-    while (kept < 10_000 && !(await store.claim(`k${9_999 - kept}`, NOW + 1000, NOW))) kept++;
-    assert.ok(kept <= 100, `kept ${kept}`);
-    assert.ok(kept >= 50, `kept ${kept}: the newest half at least`);
+    for (let i = 0; i < 100; i++) assert.equal(await store.claim(`k${i}`, NOW + 60_000 + i, NOW), true);
+    await assert.rejects(async () => store.claim('new', NOW + 60_000, NOW + 1), {
+      code: 'ERR_REPLAY_STORE_FULL',
+      status: 503,
+      message: /up to 61 s\. Raise maxEntries or pass a shared replayStore/,
+    });
+    for (let i = 0; i < 100; i++) assert.equal(await store.claim(`k${i}`, NOW + 60_000, NOW + 1), false, `k${i} is still a replay`);
+    // Once the older half has expired, there is room again.
+    assert.equal(await store.claim('new', NOW + 120_000, NOW + 60_050), true);
+    assert.equal(await store.claim('k99', NOW + 120_000, NOW + 60_050), false, 'the newer half is kept');
+
+    // Through verifyWebhook, the delivery is answered 503 (so the marketplace retries), not as a duplicate.
+    const full = createMemoryReplayStore({ maxEntries: 2 });
+    await full.claim('x', NOW + 600_000, NOW);
+    await full.claim('y', NOW + 600_000, NOW);
+    const raw = body();
+    await assert.rejects(verifyWebhook(raw, signWebhookBody(raw, WEBHOOK_SECRET), options(full)), { code: 'ERR_REPLAY_STORE_FULL', status: 503 });
+  });
+
+  it('the memory store never fills under steady traffic of up to maxEntries / 2 keys per key lifetime', async () => {
+    const store = createMemoryReplayStore({ maxEntries: 100 });
+    // Each key lives 1 s and one arrives every 25 ms: 40 live keys at any time.
+    for (let i = 0; i < 10_000; i++) assert.equal(await store.claim(`k${i}`, NOW + i * 25 + 1000, NOW + i * 25), true);
+    assert.equal(await store.claim('k9999', NOW + 300_000, NOW + 9_999 * 25), false, 'the newest key is still held');
   });
 });
 

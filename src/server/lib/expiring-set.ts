@@ -6,10 +6,14 @@
  * budget it becomes `_previous` and the older generation is dropped whole. So at most
  * `maxEntries` keys are kept, and under a flood the oldest half goes first. (Deleting single
  * entries from the front of one big Map instead leaves holes that make each scan O(n) in V8.)
+ * A caller that must not forget live keys (the replay store) asks `isFull(now)` first.
  */
 export class ExpiringSet {
   private _current = new Map<string, number>();
   private _previous = new Map<string, number>();
+  /** The latest expiry in each generation: the older one may be dropped once it has passed. */
+  private _currentLatest = 0;
+  private _previousLatest = 0;
   private readonly _generationSize: number;
 
   constructor(maxEntries: number) {
@@ -24,14 +28,30 @@ export class ExpiringSet {
     return older !== undefined && older > now;
   }
 
-  /** Adds `key` until `expiresAt` (ms since the epoch). */
+  /**
+   * True when adding a key now would drop keys that may not have expired yet. Until it answers
+   * false, at the latest at `fullUntil`, the set holds `maxEntries` live keys.
+   */
+  isFull(now: number): boolean {
+    return this._current.size >= this._generationSize && this._previous.size > 0 && this._previousLatest > now;
+  }
+
+  /** When a full set has room again: the latest expiry in the older generation (ms since the epoch). */
+  get fullUntil(): number {
+    return this._previousLatest;
+  }
+
+  /** Adds `key` until `expiresAt` (ms since the epoch); when full, the older generation is dropped. */
   add(key: string, expiresAt: number): void {
     if (this._current.size >= this._generationSize) {
       this._previous = this._current;
+      this._previousLatest = this._currentLatest;
       this._current = new Map();
+      this._currentLatest = 0;
     }
     // A stale copy left in `_previous` is harmless: `has` reads `_current` first.
     this._current.set(key, expiresAt);
+    if (expiresAt > this._currentLatest) this._currentLatest = expiresAt;
   }
 
   /** Forgets `key`, from both generations: a copy left in `_previous` would still count. */
