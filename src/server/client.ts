@@ -303,11 +303,13 @@ function toFullEntitlement(entitlement: AnyEntitlement): Entitlement {
 /** A call the pacer refused to queue fails like a 429 of the marketplace would. */
 function rethrowPacing(error: unknown, endpoint: MarketplaceEndpoint, pacer: Pacer): never {
   if (!(error instanceof PacerWaitTooLong)) throw error;
-  const limit = `${pacer.limit} requests per ${pacer.windowMs / 1000} s`;
+  const why = error.paused
+    ? 'the marketplace answered an earlier request with 429, and the pause it asked for (or the backoff)'
+    : `the API key's rate limit (${pacer.limit} requests per ${pacer.windowMs / 1000} s)`;
   throw new MarketplaceApiError(
     'ERR_RATE_LIMITED',
     endpoint,
-    `The marketplace ${endpoint} request was not sent: the API key's rate limit (${limit}) would hold it for more than ${pacer.maxWaitMs} ms; retry after ${Math.ceil(error.retryAfterMs / 1000)} s`,
+    `The marketplace ${endpoint} request was not sent: ${why} would hold it for more than ${pacer.maxWaitMs} ms (maxQueueWaitMs); retry after ${Math.ceil(error.retryAfterMs / 1000)} s`,
     { status: 429, retryAfterMs: error.retryAfterMs, cause: error },
   );
 }

@@ -487,6 +487,19 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     assert.equal(clock.now(), NOW + 60_000, 'the next request waited for the pause');
   });
 
+  it('a call refused during a 429 pause longer than maxQueueWaitMs says the marketplace asked for it', async () => {
+    handler = (_req, res) => res.writeHead(429, { 'retry-after': '60' }).end();
+    const { client: c } = client({ maxQueueWaitMs: 5_000 });
+    await assert.rejects(c.whoami({ userId: 'usr_1' }), { code: 'ERR_RATE_LIMITED', message: /failed with HTTP 429: rate limited; retry after 60 s/ });
+    await assert.rejects(c.whoami({ userId: 'usr_2' }), (error: MarketplaceApiError) => {
+      assert.equal(error.retryAfterMs, 60_000);
+      assert.match(error.message, /not sent: the marketplace answered an earlier request with 429.*more than 5000 ms \(maxQueueWaitMs\); retry after 60 s/);
+      assert.doesNotMatch(error.message, /requests per/);
+      return true;
+    });
+    assert.equal(server.requests.length, 1, 'the second call was not sent');
+  });
+
   it('a test_ key never sends more than 100 requests in any minute', async () => {
     const sent: number[] = [];
     const clock = createVirtualClock(NOW);

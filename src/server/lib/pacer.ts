@@ -6,10 +6,16 @@
  */
 import type { Clock } from './clock.js';
 
-/** The wait for a slot would exceed the pacer's `maxWaitMs`; the next slot frees up in `retryAfterMs`. */
+/**
+ * The wait for a slot would exceed the pacer's `maxWaitMs`; the next slot frees up in
+ * `retryAfterMs`. `paused`: the wait is the marketplace's (a 429's pause), not the pacer's window.
+ */
 export class PacerWaitTooLong extends Error {
   override name = 'PacerWaitTooLong';
-  constructor(readonly retryAfterMs: number) {
+  constructor(
+    readonly retryAfterMs: number,
+    readonly paused: boolean,
+  ) {
     super(`The next slot frees up in ${Math.ceil(retryAfterMs / 1000)} s`);
   }
 }
@@ -48,13 +54,14 @@ export class Pacer {
       const now = this._clock.now();
       while (this._sent.length > 0 && this._sent[0]! <= now - this.windowMs) this._sent.shift();
       const windowWait = this._sent.length >= this.limit ? this._sent[0]! + this.windowMs - now : 0;
-      const wait = Math.max(windowWait, this._pausedUntil - now);
+      const pause = this._pausedUntil - now;
+      const wait = Math.max(windowWait, pause);
       if (wait <= 0) {
         this._sent.push(now);
         return;
       }
       // Earlier callers are served in order, so this caller has waited at most `maxWaitMs` so far.
-      if (now + wait - since > this.maxWaitMs) throw new PacerWaitTooLong(wait);
+      if (now + wait - since > this.maxWaitMs) throw new PacerWaitTooLong(wait, pause > windowWait);
       await this._clock.sleep(wait, signal);
     }
   }
