@@ -351,7 +351,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
 
   async upgrade(options: { plan?: string; feature?: string } = {}): Promise<UpgradeOutcome> {
     const { outcome } = await this.#requireHost().openUpgrade(options);
-    if (outcome === 'upgraded') await this.refresh();
+    // After signOut() there is no session to reload: the next launch shows the new plan.
+    if (outcome === 'upgraded' && this.#fields.state !== 'signed-out') await this.refresh();
     return outcome;
   }
 

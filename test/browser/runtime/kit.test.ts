@@ -736,6 +736,16 @@ describe('sign-out inside the dashboard', () => {
     expect([kit.state, state.exchanges, contexts()]).to.deep.equal(['signed-out', exchanges, contextsBefore]);
     expect(fetch.calls.filter((c) => c.url.endsWith('/api/data'))).to.deep.equal([]);
   });
+
+  it('kit.upgrade still answers the plan chooser\'s outcome, and reloads nothing', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, fetch } = embedded(backend(state), { openUpgrade: () => ({ outcome: 'upgraded' }) });
+    await kit.started;
+    await kit.signOut();
+    const calls = fetch.calls.length;
+    expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
+    expect([kit.state, fetch.calls.length]).to.deep.equal(['signed-out', calls]);
+  });
 });
 
 describe('change notifications', () => {
