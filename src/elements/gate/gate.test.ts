@@ -312,6 +312,17 @@ describe('<mp-gate>', () => {
     expect(retried.shadowRoot!.activeElement === part(retried, 'action'), "the paywall card's button has the focus").to.equal(true);
   });
 
+  it('keeps the focus when a focused button of the unlocked content is hidden by a lapsed plan', async () => {
+    const kit = new FakeKit().setSession();
+    const el = await fixture<MpGate>(html`<mp-gate feature="export" .kit=${kit}><button id="export">Export CSV</button></mp-gate>`);
+    await settle(el);
+    el.querySelector<HTMLButtonElement>('#export')!.focus();
+    kit.setEntitlement(sampleEntitlement({ status: 'cancelled' }));
+    await settle(el);
+    expect(el.access).to.equal('expired');
+    expect(el.shadowRoot!.activeElement === part(el, 'action'), "the card's Renew button has the focus").to.equal(true);
+  });
+
   it('locks by itself when the entitlement ends while the page is open', async () => {
     const soon = new Date(Date.now() + 300).toISOString();
     const el = await gate(new FakeKit().setSession(sampleUser, sampleEntitlement({ expires_at: soon })));

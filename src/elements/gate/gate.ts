@@ -160,7 +160,8 @@ export class MpGate extends MarketplaceElement<GateStrings> {
 
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
-    this._hadFocus = !!this.shadowRoot?.activeElement;
+    // The card's button, or page content in a slot (a button in the unlocked content).
+    this._hadFocus = this.matches(':focus-within');
     const kit = this._kit;
     const decided = kit && (this.state === 'ready' || this.state === 'signed-out');
     const requirement = { feature: this.feature || undefined, plan: this._plans, metered: this.metered };
@@ -251,14 +252,17 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   }
 
   /**
-   * When the card's button had the focus and the new look removed or replaced it (access granted
-   * after an upgrade, a retry that ended in a paywall), the focus goes to the new card's button,
-   * or to the gate itself, instead of falling back to the page's start.
+   * When the card's button or the unlocked content had the focus and the new look removed or
+   * replaced it (access granted after an upgrade, a retry that ended in a paywall, a plan that
+   * lapsed), the focus goes to the new card's button, or to the gate itself, instead of falling
+   * back to the page's start.
    */
   private _keepFocus(): void {
     if (!this._hadFocus || this.shadowRoot?.activeElement) return;
     const active = document.activeElement;
-    if (active && active !== document.body) return; // the page moved the focus elsewhere itself
+    // Page content whose slot is no longer rendered keeps the focus until the browser notices.
+    const hidden = active && this.contains(active) && !active.checkVisibility();
+    if (active && active !== document.body && !hidden) return; // the page moved the focus elsewhere itself
     // Inside the dashboard the plan chooser has the focus, in the parent page: leave it there.
     if (!document.hasFocus()) return;
     // The card's button, unless page content in the `locked` slot replaces the card.
