@@ -32,6 +32,11 @@ export const baseStyles = css`
     background: var(--_surface);
     color: var(--_text);
     font: var(--_font);
+    /* A long plan, feature or user name wraps instead of widening the element past its container. */
+    overflow-wrap: anywhere;
+  }
+  :host {
+    max-width: 100%;
   }
   :host([theme='dark']) [part~='base'] {
     color-scheme: dark;
@@ -40,8 +45,10 @@ export const baseStyles = css`
     display: inline-flex;
     align-items: center;
     gap: 0.5em;
+    max-width: 100%;
     padding: 0.5em 1em;
-    border: 0;
+    /* Transparent, but drawn in forced colors (high contrast), where backgrounds are not. */
+    border: 1px solid transparent;
     border-radius: var(--_radius);
     background: var(--_accent);
     color: var(--_on-accent);

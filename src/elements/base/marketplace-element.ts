@@ -14,6 +14,8 @@ export type BaseStrings = {
   loading: string;
   error: string;
   notConnected: string;
+  /** Shown and announced when an action of the element (sign-in, upgrade, retry) failed. */
+  failed: string;
 };
 
 const NOT_FOUND: ErrorCode = 'ERR_KIT_NOT_FOUND';
@@ -60,6 +62,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     loading: 'Loading…',
     error: 'Unavailable',
     notConnected: 'Not connected to Marketplace',
+    failed: 'That did not work. Please try again.',
   };
 
   static override properties: PropertyDeclarations = {
@@ -68,6 +71,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     state: { reflect: true },
     // `attribute: false` is implied by `state`; spelled out so the manifest lists no attribute.
     _busy: { state: true, attribute: false },
+    _failed: { state: true, attribute: false },
   };
 
   /** The kit to read. By default the one `createKit` registered (found even if created later). */
@@ -78,6 +82,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   declare state: ElementState;
   /** True while an action started by this element (sign-in, upgrade, retry) is under way. */
   protected declare _busy: boolean;
+  /** True when the element's last action failed (an `mp-error` told the page why), until the next one starts. */
+  protected declare _failed: boolean;
 
   /** The kit in use: `kit` when set, else the registered one. */
   protected _kit: Kit | null = null;
@@ -95,6 +101,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     this.theme = 'light';
     this.state = 'loading';
     this._busy = false;
+    this._failed = false;
   }
 
   override connectedCallback(): void {
@@ -215,10 +222,18 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     return Number.isNaN(time) ? '' : this._intl((locale) => new Intl.DateTimeFormat(locale, { dateStyle: 'medium' })).format(time);
   }
 
-  /** The one-line look of the states without data: `key`'s text, or loading, error or not connected. */
+  /**
+   * The one-line look of the states without data: `key`'s text, or loading, error or not connected.
+   * Not a live region: a page of badges would otherwise announce "Not signed in" once for each.
+   */
   protected _notice(key?: keyof S & string): TemplateResult {
     const text = this._t(key ?? (this.state === 'not-connected' ? 'notConnected' : this.state === 'error' ? 'error' : 'loading'));
-    return html`<span part="base notice" role="status" class="muted">${text}</span>`;
+    return html`<span part="base notice" class="muted">${text}</span>`;
+  }
+
+  /** The visually hidden live region of an action element: says that its last action failed. */
+  protected _failureStatus(): TemplateResult {
+    return html`<span part="status" class="sr-only" role="status">${this._failed ? this._t('failed') : ''}</span>`;
   }
 
   /**
@@ -250,14 +265,16 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     });
   }
 
-  /** Runs an action with the busy flag set; a failure becomes an `mp-error` event. */
+  /** Runs an action with the busy flag set; a failure becomes an `mp-error` event and the `failed` text. */
   protected async _run<T>(action: () => Promise<T>): Promise<T | undefined> {
     this._busy = true;
+    this._failed = false;
     try {
       return await action();
     } catch (error) {
       const failed = new MpErrorEvent(asKitError(error));
       this.dispatchEvent(failed);
+      this._failed = true;
       return undefined;
     } finally {
       this._busy = false;

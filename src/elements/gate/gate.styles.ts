@@ -10,7 +10,7 @@ export const gateStyles = css`
     justify-items: start;
     padding: var(--mp-gate-padding, 1.25em);
     border: 1px solid var(--_border);
-    border-left: 4px solid var(--_tone, var(--_accent));
+    border-inline-start: 4px solid var(--_tone, var(--_accent));
     border-radius: var(--_radius);
   }
   :host([access='expired']),
@@ -26,7 +26,8 @@ export const gateStyles = css`
     font-weight: 600;
     font-size: 1.1em;
   }
-  [part~='text'] {
+  [part~='text'],
+  [part~='detail'] {
     margin: 0;
   }
   [part~='loading'] {

@@ -377,7 +377,41 @@ describe('<mp-gate>', () => {
       expect(part(el, 'status') === region, 'the same live region').to.equal(true);
       seen.push(region!.textContent!);
     }
-    expect(seen).to.deep.equal(['Unlock export', 'Unlocked', 'Could not check your access']);
+    // The first decision is page content, not news: only the changes after it are announced.
+    expect(seen).to.deep.equal(['', 'Unlocked', 'Could not check your access']);
+  });
+
+  it('says so, in the card and its live region, when a retry fails', async () => {
+    const kit = new FakeKit().setError();
+    kit.onRefresh = () => Promise.reject(new MarketplaceKitError('ERR_NETWORK', 'offline'));
+    const el = await gate(kit);
+    expect(part(el, 'detail')).to.equal(null);
+    const failed = next(el, 'mp-error');
+    part(el, 'action')!.click();
+    expect((await failed).error.code).to.equal('ERR_NETWORK');
+    await settle(el);
+    expect([part(el, 'detail')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['That did not work. Please try again.', 'That did not work. Please try again.']);
+    await expect(el).to.be.accessible();
+  });
+
+  it('announces nothing for a paywall of page content in the locked slot', async () => {
+    const kit = new FakeKit().setSession();
+    const el = await fixture<MpGate>(html`<mp-gate feature="export" .kit=${kit}><p slot="locked">Ask your admin</p></mp-gate>`);
+    await settle(el);
+    kit.setEntitlement(null);
+    await settle(el);
+    expect([el.access, part(el, 'status')!.textContent]).to.deep.equal(['locked', '']);
+  });
+
+  it('wraps long names inside a narrow container, and puts its accent on the start side in RTL', async () => {
+    const long = 'Enterprise_unlimited_plan_for_very_large_organisations_worldwide_2026';
+    const box = await fixture<HTMLElement>(html`<div dir="rtl" style="width: 300px"><mp-gate feature=${long} .kit=${new FakeKit().setSession(sampleUser, null)}></mp-gate></div>`);
+    const el = box.querySelector('mp-gate')!;
+    await settle(el);
+    const card = part(el, 'card')!;
+    expect(part(el, 'heading')!.getBoundingClientRect().width).to.be.at.most(300);
+    expect(card.scrollWidth).to.equal(card.clientWidth, 'nothing spills out of the card');
+    expect([getComputedStyle(card).borderRightWidth, getComputedStyle(card).borderLeftWidth]).to.deep.equal(['4px', '1px']);
   });
 
   it('renders hostile feature and plan names as text', async () => {

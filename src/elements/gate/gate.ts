@@ -78,9 +78,9 @@ interface Card {
  * @csspart loading - The box shown while loading or when not connected.
  * @csspart heading - The card's heading.
  * @csspart text - The card's explanation.
- * @csspart detail - The card's extra line (the end date of an expired plan).
+ * @csspart detail - The card's extra line: the end date of an expired plan, or that the card's action failed.
  * @csspart action - The card's button (upgrade, renew, update payment, sign in, retry).
- * @csspart status - The visually hidden live region announcing changes.
+ * @csspart status - The visually hidden live region announcing changes after the first decision.
  *
  * @cssproperty --mp-color-accent - Accent of the locked card and the action button.
  * @cssproperty --mp-color-danger - Accent of the expired, past-due and error cards.
@@ -148,6 +148,8 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   decision: AccessDecision | null = null;
   private _announced: string | undefined;
   private _hadFocus = false;
+  /** Once the gate has shown its first decided look, later changes are announced (the first is page content). */
+  private _settled = false;
 
   constructor() {
     super();
@@ -166,7 +168,10 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const decided = kit && (this.state === 'ready' || this.state === 'signed-out');
     const requirement = { feature: this.feature || undefined, plan: this._plans, metered: this.metered };
     this.decision = decided ? kit.access(requirement) : null;
+    const before = this.access;
     this.access = this.decision ? this._look(this.decision, requirement) : undefined;
+    // A failure of the card's action is news about that card only.
+    if (this.access !== before) this._failed = false;
   }
 
   /** The look for a decision. A lapsed plan that would not give access anyway is not worth renewing: that is an upgrade. */
@@ -177,6 +182,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   }
 
   protected override updated(): void {
+    this._settled ||= this.state !== 'loading' && this.state !== 'not-connected';
     this._keepFocus();
     const decision = this.decision;
     const key = decision && decision.reason;
@@ -191,7 +197,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     // One outer template for every look: the live region stays the same node, so a screen reader
     // announces its new text (a live region just inserted is often not read).
     const [body, status] = this._body();
-    return html`${body}<span part="status" class="sr-only" role="status">${status}</span>`;
+    return html`${body}<span part="status" class="sr-only" role="status">${this._settled ? status : ''}</span>`;
   }
 
   /** What the gate shows, and what its live region says. */
@@ -203,6 +209,8 @@ export class MpGate extends MarketplaceElement<GateStrings> {
       return [html`<div part="base loading" class="muted" aria-busy=${state === 'loading'}>${text}</div>`, text];
     }
     const card = this._card();
+    if (this._failed) card.detail = this._t('failed');
+    const said = this._failed ? card.detail! : card.heading;
     const content = html`<div part="base card" role="group" aria-labelledby="heading">
       <p part="heading" id="heading">${card.heading}</p>
       <p part="text">${card.text}</p>
@@ -211,7 +219,10 @@ export class MpGate extends MarketplaceElement<GateStrings> {
         ${this._busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}${card.action}
       </button>
     </div>`;
-    return [state === 'error' ? content : html`<slot name="locked">${content}</slot>`, card.heading];
+    if (state === 'error') return [content, said];
+    // Page content in the `locked` slot says what it says: the hidden card's heading is not announced.
+    const own = this.querySelector(':scope > [slot="locked"]');
+    return [html`<slot name="locked">${content}</slot>`, own ? '' : said];
   }
 
   /** What the paywall card says and does in the current state. */

@@ -19,8 +19,9 @@ export const planBadgeStyles = css`
   }
   [part~='base'] {
     display: inline-flex;
+    flex-wrap: wrap;
     align-items: baseline;
-    gap: 0.5em;
+    gap: 0 0.5em;
     padding: 0.2em 0.75em;
     border: 1px solid var(--_border);
     border-radius: 999px;

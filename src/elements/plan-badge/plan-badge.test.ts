@@ -97,5 +97,25 @@ describe('<mp-plan-badge>', () => {
     el.strings = { active: 'Actif' };
     await settle(el);
     expect(part(el, 'status')!.textContent).to.equal('Actif');
+    const paused = await badge(withEntitlement({ status: 'paused' }));
+    paused.setAttribute('strings', '{"paused": "En pause"}');
+    await settle(paused);
+    expect(part(paused, 'status')!.textContent).to.equal('En pause', 'a status the kit does not know can be named too');
+  });
+
+  it('wraps a long plan name inside a narrow container', async () => {
+    const kit = withEntitlement({ plan: 'enterprise', expires_at: '2030-12-21T00:00:00Z' }).setPlanNames({ enterprise: 'Enterprise_unlimited_plan_for_very_large_organisations_worldwide_2026' });
+    const box = await fixture<HTMLElement>(html`<div style="width: 300px"><mp-plan-badge .kit=${kit}></mp-plan-badge></div>`);
+    const el = box.querySelector('mp-plan-badge')!;
+    await settle(el);
+    expect(el.getBoundingClientRect().width).to.be.at.most(300);
+    // The date stays on one line: "until Dec 21, 2030" is not broken word by word.
+    const expiry = part(el, 'expiry')!;
+    expect(expiry.getBoundingClientRect().height).to.be.below(parseFloat(getComputedStyle(expiry).lineHeight) * 1.5);
+  });
+
+  it('is no live region when signed out: a page of badges would announce it once for each', async () => {
+    const el = await badge(new FakeKit().setSignedOut());
+    expect(el.shadowRoot!.querySelector('[role="status"], [aria-live]')).to.equal(null);
   });
 });

@@ -3,7 +3,10 @@ import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/
 import { baseStyles } from '../base/base.styles.js';
 import { planBadgeStyles } from './plan-badge.styles.js';
 
-/** One text per status, plus `none`, `signedOut`, and `until` (placeholder `{date}`). */
+/**
+ * One text per status, plus `none`, `signedOut`, and `until` (placeholder `{date}`). A status the
+ * kit does not know (`paused`) shows as it is, unless `strings` has a text for it.
+ */
 export type PlanBadgeStrings = BaseStrings & {
   active: string;
   trialing: string;
@@ -81,7 +84,7 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
     const live = status === 'active' || status === 'trialing';
     return html`<span part="base">
       <span part="plan">${this._planName(entitlement.plan)}</span>
-      <span part="status">${known ? this._t(status as (typeof STATUSES)[number]) : status}</span>
+      <span part="status">${known || (this.strings && Object.hasOwn(this.strings, status)) ? this._t(status as (typeof STATUSES)[number]) : status}</span>
       ${live && date ? html`<span part="expiry">${this._t('until', { date })}</span>` : nothing}
     </span>`;
   }

@@ -177,6 +177,14 @@ describe('<mp-sign-in-button>', () => {
     const failed = next(el, 'mp-error');
     part(el, 'base')!.click();
     expect((await failed).error.code).to.equal('ERR_BRIDGE_TIMEOUT');
+    await settle(el);
+    // Seen and announced, not only told to the page: until the next try.
+    expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Could not start sign-in. Try again.', 'Could not start sign-in. Try again.']);
+    expect(part(el, 'status')!.getAttribute('role')).to.equal('status');
+    kit.onSignIn = undefined;
+    part(el, 'base')!.click();
+    await settle(el);
+    expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Sign in with Marketplace', '']);
   });
 
   it('works by keyboard, with a visible focus ring', async () => {
@@ -198,5 +206,9 @@ describe('<mp-sign-in-button>', () => {
     el.strings = { label: 'Se connecter' };
     await settle(el);
     expect(part(el, 'label')!.textContent).to.equal('Se connecter');
+    el.label = '';
+    el.strings = undefined;
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Sign in with Marketplace', 'an empty label would leave the button nameless');
   });
 });

@@ -22,6 +22,7 @@ export type SignInButtonStrings = BaseStrings & {
  * @csspart base - The button.
  * @csspart spinner - The progress indicator shown while busy.
  * @csspart label - The label.
+ * @csspart status - The visually hidden live region that announces a failed sign-in.
  *
  * @cssproperty --mp-color-accent - Button background.
  * @cssproperty --mp-color-on-accent - Button text.
@@ -36,6 +37,7 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
     ...MarketplaceElement.defaultStrings,
     label: 'Sign in with Marketplace',
     busy: 'Signing in…',
+    failed: 'Could not start sign-in. Try again.',
   };
 
   static override properties = {
@@ -51,7 +53,7 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
   declare returnTo: string | undefined;
   /** Disables the button. */
   declare disabled: boolean;
-  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `busy`, `notConnected`. */
+  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `busy`, `failed`, `notConnected`. */
   declare strings: Partial<SignInButtonStrings> | undefined;
 
   constructor() {
@@ -60,7 +62,14 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
   }
 
   override render() {
-    const text = this._busy ? this._t('busy') : this.state === 'not-connected' ? this._t('notConnected') : this.label ?? this._t('label');
+    // An empty label counts as none: a button needs an accessible name.
+    const text = this._busy
+      ? this._t('busy')
+      : this.state === 'not-connected'
+        ? this._t('notConnected')
+        : this._failed
+          ? this._t('failed')
+          : this.label || this._t('label');
     return html`<button
       part="base"
       type="button"
@@ -71,7 +80,7 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
     >
       ${this._busy || this.state === 'loading' ? html`<span part="spinner" class="spinner" aria-hidden="true"></span>` : nothing}
       <span part="label">${text}</span>
-    </button>`;
+    </button>${this._failureStatus()}`;
   }
 
   private _handleClick(event: Event) {

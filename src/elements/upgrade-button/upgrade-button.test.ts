@@ -153,6 +153,18 @@ describe('<mp-upgrade-button>', () => {
     expect((await failed).error.code).to.equal('ERR_NOT_EMBEDDED');
     await settle(el);
     expect(part(el, 'base')!.getAttribute('aria-busy')).to.equal('false');
+    expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Could not open the plans. Try again.', 'Could not open the plans. Try again.']);
+    kit.scriptUpgrade({ outcome: 'dismissed' });
+    part(el, 'base')!.click();
+    await settle(el);
+    expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Upgrade to pro', 'No change to your plan']);
+  });
+
+  it('an empty label gives the built-in one: a button needs a name', async () => {
+    const kit = new FakeKit().setSession(sampleUser, basic());
+    const el = await fixture<MpUpgradeButton>(html`<mp-upgrade-button .kit=${kit} plan="pro" label=""></mp-upgrade-button>`);
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Upgrade to pro');
   });
 
   it('reports a failure that is not a kit error as mp-error ERR_ACTION_FAILED, keeping the cause', async () => {

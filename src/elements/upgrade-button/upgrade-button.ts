@@ -39,7 +39,7 @@ export type UpgradeButtonStrings = BaseStrings & {
  * @csspart current - The button, when it shows the current plan.
  * @csspart spinner - The progress indicator.
  * @csspart label - The label.
- * @csspart status - The visually hidden live region announcing the outcome.
+ * @csspart status - The visually hidden live region announcing the outcome, or a failure.
  *
  * @cssproperty --mp-color-accent - Button background.
  * @cssproperty --mp-color-on-accent - Button text.
@@ -63,6 +63,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     updatePayment: 'Update payment',
     upgraded: 'Upgrade complete',
     dismissed: 'No change to your plan',
+    failed: 'Could not open the plans. Try again.',
   };
 
   static override properties = {
@@ -85,7 +86,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   declare label: string | undefined;
   /** Disables the button. */
   declare disabled: boolean;
-  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `planLabel`, `busy`, `current`, `renew`, `updatePayment`, `upgraded`, `dismissed`, `notConnected`. */
+  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `planLabel`, `busy`, `current`, `renew`, `updatePayment`, `upgraded`, `dismissed`, `failed`, `notConnected`. */
   declare strings: Partial<UpgradeButtonStrings> | undefined;
   private declare _outcome: UpgradeOutcome | undefined;
   /**
@@ -122,9 +123,11 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
       ? this._t('busy')
       : state === 'not-connected'
         ? this._t('notConnected')
-        : offer !== 'upgrade'
-          ? this._t(offer, { plan: this._planName(this._kit?.entitlement?.plan ?? '') })
-          : this.label ?? (plans ? this._t('planLabel', { plan: this._planNames(plans) }) : this._t('label'));
+        : this._failed
+          ? this._t('failed')
+          : offer !== 'upgrade'
+            ? this._t(offer, { plan: this._planName(this._kit?.entitlement?.plan ?? '') })
+            : this.label || (plans ? this._t('planLabel', { plan: this._planNames(plans) }) : this._t('label'));
     // The current plan, like a kit that cannot act, is not `disabled` but `aria-disabled`: a button
     // that had the focus when the upgrade went through keeps it, instead of dropping it to the page's start.
     return html`<button
@@ -138,7 +141,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
         ${this._busy || loading ? html`<span part="spinner" class="spinner" aria-hidden="true"></span>` : nothing}
         <span part="label">${text}</span>
       </button>
-      <span part="status" class="sr-only" role="status">${this._outcome ? this._t(this._outcome) : ''}</span>`;
+      <span part="status" class="sr-only" role="status">${this._outcome ? this._t(this._outcome) : this._failed ? this._t('failed') : ''}</span>`;
   }
 
   private async _handleClick(event: Event) {

@@ -37,4 +37,14 @@ export const usageMeterStyles = css`
   [part~='message']:empty {
     display: none;
   }
+  /* Forced colors (high contrast) drop backgrounds: outline the track, paint the fill in Highlight. */
+  @media (forced-colors: active) {
+    [part~='track'] {
+      border: 1px solid CanvasText;
+    }
+    [part~='indicator'] {
+      forced-color-adjust: none;
+      background: Highlight;
+    }
+  }
 `;

@@ -45,8 +45,29 @@ describe('<mp-usage-meter>', () => {
     expect(track.getAttribute('aria-valuemax')).to.equal('1000');
     expect(track.getAttribute('aria-valuenow')).to.equal('1000');
     expect(track.getAttribute('aria-valuetext')).to.equal('1,200 of 1,000');
-    expect(part(el, 'message')!.getAttribute('role')).to.equal('status');
     expect(part(el, 'indicator')!.style.width).to.equal('100%');
+  });
+
+  it('announces a new level, not the first one nor every new percentage', async () => {
+    const kit = usage(850, 1000);
+    const el = await meter(kit);
+    const status = part(el, 'status')!;
+    expect([status.getAttribute('role'), status.textContent]).to.deep.equal(['status', ''], 'the first level is page content');
+    kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 860, limit: 1000 } }));
+    await settle(el);
+    expect([part(el, 'message')!.textContent, status.textContent]).to.deep.equal(['Approaching your limit (86%)', '']);
+    kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } }));
+    await settle(el);
+    expect(status.textContent).to.equal('Limit reached');
+    kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 10, limit: 1000 } }));
+    await settle(el);
+    expect(status.textContent).to.equal('', 'back to ok: nothing to say');
+  });
+
+  it('rounds the share down: 996 of 1,000 is 99%, not yet 100%', async () => {
+    expect(part(await meter(usage(996, 1000)), 'message')!.textContent).to.equal('Approaching your limit (99%)');
+    const kit = usage(29, 100); // 0.29 * 100 is 28.999… in floating point
+    expect(part(await meter(kit, html`<mp-usage-meter .kit=${kit} warning="0.1"></mp-usage-meter>`), 'message')!.textContent).to.equal('Approaching your limit (29%)');
   });
 
   it('takes its thresholds from attributes', async () => {

@@ -1,6 +1,7 @@
 import { html, nothing, type PropertyValues } from 'lit';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
+import type { Usage } from '../../shared/schemas.js';
 import { MpUsageLevelEvent, type UsageLevel } from '../events.js';
 import { usageMeterStyles } from './usage-meter.styles.js';
 
@@ -40,7 +41,8 @@ function threshold(value: unknown, fallback: number): number {
  * @csspart value - "1,200 of 5,000".
  * @csspart track - The bar (`role="meter"`).
  * @csspart indicator - The filled part of the bar.
- * @csspart message - The warning or exceeded message (a live region).
+ * @csspart message - The warning or exceeded message.
+ * @csspart status - The visually hidden live region that announces a new level.
  * @csspart notice - The loading, error, not-connected or no-data line.
  *
  * @cssproperty --mp-color-accent - Bar color below the warning threshold.
@@ -71,6 +73,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     exceeded: {},
     level: { reflect: true },
     strings: STRINGS_PROPERTY,
+    _announcement: { state: true, attribute: false },
   };
 
   /** Share of the limit (0–1) from which the meter warns; a numeric string counts too. */
@@ -81,11 +84,13 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   declare level: UsageLevel | undefined;
   /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `value`, `warningText`, `exceededText`, `none`, `signedOut`, `loading`, `error`, `notConnected`. */
   declare strings: Partial<UsageMeterStrings> | undefined;
+  private declare _announcement: string;
 
   constructor() {
     super();
     this.warning = DEFAULT_THRESHOLDS.warning;
     this.exceeded = DEFAULT_THRESHOLDS.exceeded;
+    this._announcement = '';
   }
 
   /** Used share of the limit; a limit of 0 counts as spent, as in `isOverQuota`. */
@@ -100,7 +105,10 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     const ratio = this._ratio;
     const exceeded = threshold(this.exceeded, DEFAULT_THRESHOLDS.exceeded);
     const warning = threshold(this.warning, DEFAULT_THRESHOLDS.warning);
+    const before = this.level;
     this.level = ratio === undefined ? undefined : ratio >= exceeded ? 'exceeded' : ratio >= warning ? 'warning' : 'ok';
+    // Announced: a new level after the first one (that one is page content), not every new percentage.
+    if (before && this.level && this.level !== before) this._announcement = this._message() ?? '';
   }
 
   protected override updated(changed: PropertyValues): void {
@@ -109,17 +117,30 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     this.dispatchEvent(crossed);
   }
 
+  /** The figures the texts show. */
+  private _values(usage: Usage, ratio: number) {
+    return {
+      used: this._number(usage.api_calls),
+      limit: this._number(usage.limit),
+      // Rounded down: 99.6% is not yet "100%".
+      percent: this._intl((locale) => new Intl.NumberFormat(locale, { style: 'percent' })).format(Math.floor(ratio * 100 + 1e-9) / 100),
+    };
+  }
+
+  /** The warning or exceeded message, if the level has one. */
+  private _message(): string | undefined {
+    const usage = this._kit?.entitlement?.usage;
+    const ratio = this._ratio;
+    const key = this.level === 'exceeded' ? 'exceededText' : this.level === 'warning' ? 'warningText' : undefined;
+    return key && usage && ratio !== undefined ? this._t(key, this._values(usage, ratio)) : undefined;
+  }
+
   override render() {
     const usage = this._kit?.entitlement?.usage;
     const ratio = this._ratio;
     if (!usage || ratio === undefined) return this._notice(this.state === 'ready' ? 'none' : this.state === 'signed-out' ? 'signedOut' : undefined);
-    const values = {
-      used: this._number(usage.api_calls),
-      limit: this._number(usage.limit),
-      percent: this._intl((locale) => new Intl.NumberFormat(locale, { style: 'percent' })).format(ratio),
-    };
+    const values = this._values(usage, ratio);
     const value = this._t('value', values);
-    const message = this.level === 'exceeded' ? 'exceededText' : this.level === 'warning' ? 'warningText' : undefined;
     // The indicator's width is a `.style` property binding (CSSOM), which a strict CSP allows,
     // unlike a `style` attribute.
     return html`<div part="base">
@@ -138,7 +159,8 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
       >
         <div part="indicator" .style=${`width:${Math.min(ratio, 1) * 100}%`}></div>
       </div>
-      <div part="message" role="status">${message ? this._t(message, values) : nothing}</div>
+      <div part="message">${this._message() ?? nothing}</div>
+      <span part="status" class="sr-only" role="status">${this._announcement}</span>
     </div>`;
   }
 }

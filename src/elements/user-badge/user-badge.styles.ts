@@ -8,7 +8,8 @@ export const userBadgeStyles = css`
     display: inline-flex;
     align-items: center;
     gap: 0.6em;
-    padding: 0.25em 0.75em 0.25em 0.25em;
+    padding-block: 0.25em;
+    padding-inline: 0.25em 0.75em;
     border-radius: 999px;
   }
   [part~='avatar'] {

@@ -81,4 +81,14 @@ describe('<mp-user-badge>', () => {
     await settle(el);
     expect(text(el)).to.equal('Non connecté');
   });
+
+  it('wraps a long name and email inside a narrow container, its padding following the text direction', async () => {
+    const long = { ...user, name: 'Wolfeschlegelsteinhausenbergerdorff_the_very_long_name', email: 'a.very.long.address.for.testing.wrapping@example.com' };
+    const box = await fixture<HTMLElement>(html`<div dir="rtl" style="width: 240px"><mp-user-badge .kit=${new FakeKit().setSession(long)}></mp-user-badge></div>`);
+    const el = box.querySelector('mp-user-badge')!;
+    await settle(el);
+    expect(el.getBoundingClientRect().width).to.be.at.most(240);
+    const base = getComputedStyle(part(el, 'base')!);
+    expect([base.paddingRight, base.paddingLeft]).to.deep.equal(['3.5px', '10.5px'], '0.25em beside the avatar (start), 0.75em after the text');
+  });
 });
