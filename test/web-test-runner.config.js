@@ -38,6 +38,19 @@ export default {
   ],
   plugins: [
     {
+      // `executeServerCommand('emulate-forced-colors', { active })`: Windows high contrast, which the
+      // runner's own emulateMedia does not offer for Chrome.
+      name: 'emulate-forced-colors',
+      async executeCommand({ command, payload, session }) {
+        if (command !== 'emulate-forced-colors') return undefined;
+        const page = session.browser.getPage(session.id);
+        const cdp = await page.createCDPSession();
+        const value = /** @type {{ active?: boolean }} */ (payload)?.active ? 'active' : 'none';
+        await cdp.send('Emulation.setEmulatedMedia', { features: [{ name: 'forced-colors', value }] });
+        return true;
+      },
+    },
+    {
       name: 'vite-middleware',
       async serverStart() {
         vite = await createServer({

@@ -1,4 +1,5 @@
 import { expect, fixture, html } from '@open-wc/testing';
+import { executeServerCommand } from '@web/test-runner-commands';
 import '../index.js';
 import type { MpUsageMeter } from '../index.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
@@ -62,6 +63,24 @@ describe('<mp-usage-meter>', () => {
     kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 10, limit: 1000 } }));
     await settle(el);
     expect(status.textContent).to.equal('', 'back to ok: nothing to say');
+  });
+
+  it('keeps its track and fill, and buttons their outline, in forced colors (high contrast)', async () => {
+    const el = await meter(usage(500, 1000));
+    const button = await fixture<HTMLElement>(html`<mp-upgrade-button .kit=${usage(500, 1000)} plan="business"></mp-upgrade-button>`);
+    await settle(button as MpUsageMeter);
+    await executeServerCommand('emulate-forced-colors', { active: true });
+    try {
+      expect(matchMedia('(forced-colors: active)').matches).to.equal(true);
+      const track = getComputedStyle(part(el, 'track')!);
+      const fill = getComputedStyle(part(el, 'indicator')!);
+      expect(track.borderTopStyle).to.equal('solid');
+      expect(fill.backgroundColor).to.not.equal(track.backgroundColor, 'the fill stands out from the track');
+      expect(getComputedStyle(part(button, 'base')!).borderTopStyle).to.equal('solid');
+      expect(getComputedStyle(part(button, 'base')!).borderTopColor).to.not.equal('rgba(0, 0, 0, 0)');
+    } finally {
+      await executeServerCommand('emulate-forced-colors', { active: false });
+    }
   });
 
   it('rounds the share down: 996 of 1,000 is 99%, not yet 100%', async () => {
