@@ -177,6 +177,9 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
   let rejectClosed!: (error: unknown) => void;
   const closedSignal = new Promise<never>((_, reject) => (rejectClosed = reject));
   closedSignal.catch(() => undefined);
+  // Calls under way, told when the bridge closes. Each call races its own promise, not
+  // `closedSignal`: a race against that long-lived promise would keep every result until destroy().
+  const onClose = new Set<(error: unknown) => void>();
 
   const rpc = new RPC({
     serviceId: BRIDGE_SERVICE_ID,
@@ -274,8 +277,10 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
         return reply;
       };
       let result: unknown;
+      let stop!: (error: unknown) => void;
+      const closing = new Promise<never>((_, reject) => onClose.add((stop = reject)));
       try {
-        result = await Promise.race([ready.then(send), timeout, closedSignal]);
+        result = await Promise.race([ready.then(send), timeout, closing]);
       } catch (error) {
         // Our own timeout and closing are kit errors; anything else is the peer's error reply.
         if (isKitError(error)) throw error;
@@ -283,6 +288,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
         throw new MarketplaceKitError('ERR_BRIDGE_REMOTE', `${method} failed on the other side: ${message}`, { cause: error });
       } finally {
         clearTimeout(timer);
+        onClose.delete(stop);
       }
       const invalid = (message: string) => new MarketplaceKitError('ERR_BRIDGE_INVALID_MESSAGE', message);
       if (!resultSchema) {
@@ -296,7 +302,9 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
     destroy() {
       if (closed) return;
       closed = true;
-      rejectClosed(new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed'));
+      const error = new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed');
+      rejectClosed(error);
+      for (const stop of onClose) stop(error);
       rpc.destroy();
     },
   };
