@@ -45,8 +45,9 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     try {
       body = await response.json();
     } catch (error) {
-      // The timeout also covers reading the body; a body that is not JSON is judged below.
-      if (error instanceof DOMException) throw failure(error);
+      // The timeout also covers reading the body, and a connection lost in its middle is a
+      // TypeError; a body that is not JSON (a SyntaxError) is judged below.
+      if (error instanceof DOMException || error instanceof TypeError) throw failure(error);
       body = undefined;
     }
     if (!response.ok) throw errorFromResponse(response.status, body);

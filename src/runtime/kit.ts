@@ -8,6 +8,7 @@ import { checkAccess, type AccessDecision, type AccessRequirement } from '../sha
 import type { AppMethods, Bridge, HandlerTable, HostMethods, MessagePeer, MessageSource, ParamsOf, ResultOf } from '../shared/bridge.js';
 import { EARLY_LAUNCH_KEY, type EarlyLaunch } from '../shared/early-launch.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';
+import { MAX_TIMER_MS, numberOption } from '../shared/options.js';
 import { assertOrigin } from '../shared/origin.js';
 import { prepareSessionSchema, type Entitlement, type Profile, type SessionResponse, type Theme } from '../shared/schemas.js';
 import { createBackendClient, type BackendClient } from './backend.js';
@@ -31,6 +32,17 @@ const RENEW_RETRY_MS = 5_000;
 const bridgeClosed = () => new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed: the kit was destroyed');
 const noSession = () =>
   new MarketplaceKitError('ERR_SESSION_MISSING', 'There is no session: the user is not signed in, signed out, or the kit was destroyed');
+
+/** `work`, unless `signal` aborts first: then its reason (an `AbortError`, as `fetch` rejects). */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
 
 /**
  * A copy of `names` that answers only its own keys (`planNames.constructor` is undefined), or
@@ -210,6 +222,12 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #stopResize: (() => void) | null = null;
   #stopPreferences: (() => void) | null = null;
   #destroyed = false;
+  /** The launch was on the developer's own site: the session is the backend's cookie. */
+  #cookieLaunch = false;
+  /** `signOut()`'s request to the backend, until it has ended: a refresh waits for it. */
+  #signingOut: Promise<unknown> | null = null;
+  /** The timing options, checked. */
+  readonly #timing: { request: number; bridge: number | undefined; upgrade: number; margin: number };
 
   constructor(options: KitOptions, env: KitEnvironment) {
     super();
@@ -228,6 +246,15 @@ export class MarketplaceKit extends EventTarget implements Kit {
       origins(options.hostOrigins, 'hostOrigins');
       origins(options.bearerOrigins ?? [], 'bearerOrigins');
       this.planNames = ownNames(options.planNames === undefined ? {} : options.planNames, config);
+      const timer = (value: number | undefined, fallback: number, name: string, min = 1) =>
+        numberOption(value, fallback, `createKit's ${name}`, { min, max: MAX_TIMER_MS });
+      this.#timing = {
+        request: timer(options.timeoutMs, REQUEST_TIMEOUT_MS, 'timeoutMs'),
+        // Unset: the bridge's own default (its code is not loaded yet).
+        bridge: options.bridgeTimeoutMs === undefined ? undefined : timer(options.bridgeTimeoutMs, 0, 'bridgeTimeoutMs'),
+        upgrade: timer(options.upgradeTimeoutMs, UPGRADE_TIMEOUT_MS, 'upgradeTimeoutMs'),
+        margin: timer(options.refreshMarginMs, 60_000, 'refreshMarginMs', 0),
+      };
       let base: URL;
       try {
         base = new URL(options.backend, url);
@@ -236,7 +263,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       }
       this.#bearerOrigins = [base.origin, ...(options.bearerOrigins ?? [])];
       this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-      this.#backend = createBackendClient(base.href.replace(/\/+$/, ''), this.#fetch, options.timeoutMs ?? REQUEST_TIMEOUT_MS);
+      this.#backend = createBackendClient(base.href.replace(/\/+$/, ''), this.#fetch, this.#timing.request);
       // The early exchange scrubbed the URL and sent the request: the launch it was handed is
       // checked as ours would be, and its request adopted only if it went to this kit's backend.
       const early = env.takeEarlyLaunch();
@@ -250,6 +277,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
         launch = { ...launch, context: null };
       }
       if (launch.kind === 'embedded') this.embedded = true;
+      this.#cookieLaunch = launch.kind === 'standalone';
     } finally {
       // Scrub before anything is sent, even after a configuration error: the context token must
       // not stay in the address bar, history or a copied link, nor go out as the Referer.
@@ -321,7 +349,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       const attempt = request.clone();
       attempt.headers.set('Authorization', `Bearer ${token}`);
       return this.#fetch(attempt);
-    });
+    }, request.signal);
   }
 
   async signIn(returnTo?: string): Promise<void> {
@@ -339,11 +367,18 @@ export class MarketplaceKit extends EventTarget implements Kit {
     const token = this.#session?.token;
     // Forget locally first: even if the backend cannot be reached, this page is signed out.
     this.#signedOut();
-    const response = await this.#backend.send(`${this.#backend.base}/session`, {
+    const deleting = this.#backend.send(`${this.#backend.base}/session`, {
       method: 'DELETE',
       credentials: 'include',
       headers: token ? { Authorization: `Bearer ${token}` } : {},
     });
+    // A refresh asked for now must not read the cookie before it is deleted.
+    const ended = deleting.catch(() => undefined);
+    this.#signingOut = ended;
+    void ended.then(() => {
+      if (this.#signingOut === ended) this.#signingOut = null;
+    });
+    const response = await deleting;
     if (!response.ok && response.status !== 401) {
       throw new MarketplaceKitError('ERR_HTTP', `Sign-out answered ${response.status}`, { status: response.status });
     }
@@ -444,7 +479,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       resize: (height?: number) => this.#call('resize', { height: height ?? this.#env.measureHeight() }).then(done),
       navigate: (path: string) => this.#call('navigate', { path }).then(done),
       openExternal: (url: string) => this.#call('openExternal', { url }).then(done),
-      openUpgrade: (options = {}) => this.#call('openUpgrade', options, { timeoutMs: this.#options.upgradeTimeoutMs ?? UPGRADE_TIMEOUT_MS }),
+      openUpgrade: (options = {}) => this.#call('openUpgrade', options, { timeoutMs: this.#timing.upgrade }),
       toast: (message: string, tone?: ToastTone) => this.#call('toast', tone ? { message, tone } : { message }).then(done),
       setTitle: (title: string) => this.#call('setTitle', { title }).then(done),
     };
@@ -466,7 +501,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #connect(): Promise<Bridge<HostMethods>> {
     if (this.#bridge) return this.#bridge;
     if (this.#destroyed) return Promise.reject(bridgeClosed());
-    const timeoutMs = this.#options.timeoutMs ?? REQUEST_TIMEOUT_MS;
+    const timeoutMs = this.#timing.request;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new MarketplaceKitError('ERR_TIMEOUT', `The host bridge's code did not load within ${timeoutMs} ms`)), timeoutMs);
@@ -495,7 +530,12 @@ export class MarketplaceKit extends EventTarget implements Kit {
     const env = this.#env;
     const handlers: HandlerTable<AppMethods> = {
       themeChanged: ({ theme }) => this.#applyTheme(theme),
-      localeChanged: ({ locale }) => this.#applyLocale(normalizeLocale(locale, this.#fields.locale)),
+      localeChanged: ({ locale }) => {
+        const tag = normalizeLocale(locale, null);
+        // Refused, so the dashboard hears that its value was not used.
+        if (!tag) throw new Error(`locale ${JSON.stringify(locale.slice(0, 40))} is not a BCP 47 language tag`);
+        this.#applyLocale(tag);
+      },
       // Answer at once; the reload runs on its own (a failure leaves the last known entitlement).
       entitlementsChanged: () => void this.refresh().catch(() => undefined),
     };
@@ -504,7 +544,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       peer: () => env.parent,
       origin: this.#hostOrigin,
       handlers,
-      timeoutMs: this.#options.bridgeTimeoutMs,
+      timeoutMs: this.#timing.bridge,
     });
     this.#opened = bridge;
     if (this.#options.autoResize !== false) {
@@ -549,7 +589,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #acceptSession(response: SessionResponse): void {
     const now = this.#env.now();
     const lifetime = Date.parse(response.session.expires_at) - now;
-    const margin = this.#options.refreshMarginMs ?? 60_000;
+    const margin = this.#timing.margin;
     const known = this.embedded && lifetime > 0;
     this.#session = {
       token: response.session.token,
@@ -591,14 +631,19 @@ export class MarketplaceKit extends EventTarget implements Kit {
    * Only a missing or expired session is waited for: before expiry the renewal runs alongside, and
    * if it fails the token stays in use and the renewal is tried again later.
    */
-  async #authorized(send: (token: string) => Promise<Response>): Promise<Response> {
-    await this.started;
+  async #authorized(send: (token: string) => Promise<Response>, signal?: AbortSignal): Promise<Response> {
+    await unlessAborted(this.started, signal);
     const generation = this.#generation;
-    const lost = (error: unknown) => Promise.reject(this.#lost(error));
+    // The caller's signal also ends its wait for a renewal (which goes on for other callers).
+    const renewed = (stale: string | null) =>
+      unlessAborted(
+        this.#renew(stale).catch((error: unknown) => Promise.reject(this.#lost(error))),
+        signal,
+      );
     const attempt = async (token: string) => send(await this.#unlessForgotten(generation, token));
     const session = this.#session;
     const now = this.#env.now();
-    if (!session || now >= session.expiresAt) return attempt(await this.#renew(session?.token ?? null).catch(lost));
+    if (!session || now >= session.expiresAt) return attempt(await renewed(session?.token ?? null));
     if (now >= session.renewAt) {
       this.#renew(session.token).catch(() => {
         session.renewAt = Math.min(this.#env.now() + RENEW_RETRY_MS, session.expiresAt);
@@ -606,7 +651,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     }
     const response = await attempt(session.token);
     if (response.status !== 401) return response;
-    return attempt(await this.#renew(session.token).catch(lost));
+    return attempt(await renewed(session.token));
   }
 
   /** After a failed renewal: signs out or records the error (state `error`); returns the error to throw. */
@@ -635,8 +680,12 @@ export class MarketplaceKit extends EventTarget implements Kit {
     const generation = this.#generation;
     const standalone = !this.embedded;
     // Inside the dashboard `signed-out` comes only from signOut(), which lasts until the app is
-    // launched again: no fresh context is asked for behind the user's back.
-    if (standalone ? !this.#session : !this.#host || this.#fields.state === 'signed-out') throw noSession();
+    // launched again: no fresh context is asked for behind the user's back. On the developer's
+    // site the cookie is read again after a failed start-up (state `error`), not after a sign-out.
+    const signedOut = this.#fields.state === 'signed-out';
+    if (this.#destroyed || (standalone ? !this.#cookieLaunch || (!this.#session && (signedOut || this.#fields.state !== 'error')) : !this.#host || signedOut)) {
+      throw noSession();
+    }
     const request = standalone
       ? this.#backend.session({ credentials: 'include' })
       : this.#call('getContext', {}).then(({ context }) => this.#exchange(context));
@@ -654,6 +703,9 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #runRefresh(): Promise<void> {
     const run = (async () => {
       await this.started;
+      await this.#signingOut;
+      // A destroyed kit keeps no session: nothing is read for it.
+      if (this.#destroyed) throw noSession();
       const generation = this.#generation;
       const token = this.#session?.token;
       const reading = this.embedded

@@ -18,7 +18,7 @@ import { readBodyBytes } from './lib/body.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { readCookie, serializeCookie } from './lib/cookies.js';
 import { ExpiringSet } from './lib/expiring-set.js';
-import { numberOption } from './lib/options.js';
+import { numberOption } from '../shared/options.js';
 import { isLoopbackOrigin } from './lib/origin.js';
 import { safeReturnTo } from './lib/return-to.js';
 import { safeEqual } from './lib/safe-equal.js';

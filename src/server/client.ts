@@ -8,7 +8,7 @@ import { MarketplaceKitError } from '../shared/errors.js';
 import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { answerError, readJsonAnswer, send, type Answer, type Transport } from './lib/http.js';
-import { numberOption } from './lib/options.js';
+import { numberOption } from '../shared/options.js';
 import { Pacer, PacerWaitTooLong } from './lib/pacer.js';
 import {
   buildAuthorizationUrl,

@@ -10,7 +10,7 @@ import { compile } from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { KnownWebhookDelivery, parseWebhookDelivery, type WebhookDelivery } from '../shared/schemas.js';
 import { hmacKey } from './lib/hmac-key.js';
-import { numberOption } from './lib/options.js';
+import { numberOption } from '../shared/options.js';
 import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 
 export const SIGNATURE_HEADER = 'X-Service-Signature';

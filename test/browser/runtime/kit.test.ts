@@ -1050,3 +1050,109 @@ describe('the bridge\'s code (loaded on first use)', () => {
     expect([kit.state, env.hostLinkLoads, spied.added]).to.deep.equal(['ready', 1, 1]);
   });
 });
+
+describe('edge cases found by review', () => {
+  it('a destroyed kit on the developer\'s site reads no session on refresh()', async () => {
+    const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok-1', 600_000)));
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+    await kit.started;
+    kit.destroy();
+    expect((await rejection(kit.refresh())).code).to.equal('ERR_SESSION_MISSING');
+    expect((await rejection(kit.fetch('/api/data'))).code).to.equal('ERR_SESSION_MISSING');
+    expect(fetch.calls.map((c) => c.url)).to.deep.equal([`${BACKEND}/session`], 'nothing was sent after destroy()');
+  });
+
+  it('refresh() right after signOut() waits for the cookie to be deleted, and stays signed out', async () => {
+    let cookie = true;
+    const deleted = gate();
+    const fetch = scriptedFetch(async (call) => {
+      if (call.method === 'DELETE') {
+        await deleted.promise;
+        cookie = false;
+        return new Response(null, { status: 204 });
+      }
+      return cookie ? jsonResponse(sessionBody('tok-1', 600_000)) : jsonResponse({ error: { code: 'ERR_SESSION_MISSING', message: 'none' } }, 401);
+    });
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+    await kit.started;
+    const signingOut = kit.signOut();
+    const refreshing = kit.refresh();
+    await tick(20);
+    expect(fetch.calls.map((c) => c.method)).to.deep.equal(['GET', 'DELETE'], 'the refresh waits for the DELETE');
+    deleted.open();
+    await signingOut;
+    await refreshing;
+    expect([kit.state, kit.user]).to.deep.equal(['signed-out', null]);
+  });
+
+  it('on the developer\'s site, kit.fetch after a failed start-up reads the cookie session again', async () => {
+    let reads = 0;
+    const fetch = scriptedFetch((call) => {
+      if (call.url.endsWith('/session')) {
+        reads++;
+        return reads === 1 ? new Response('<html>Bad gateway</html>', { status: 503, headers: { 'content-type': 'text/html' } }) : jsonResponse(sessionBody('tok-1', 600_000));
+      }
+      return jsonResponse({ ok: call.authorization });
+    });
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+    await kit.started;
+    expect([kit.state, kit.error?.code]).to.deep.equal(['error', 'ERR_HTTP']);
+    const response = await kit.fetch('/api/data');
+    expect(await response.json()).to.deep.equal({ ok: 'Bearer tok-1' });
+    expect(kit.state).to.equal('ready');
+  });
+
+  it('kit.fetch gives up waiting for a renewal when its signal aborts', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const never = new Promise<{ context: string }>(() => undefined);
+    const { kit, env } = embedded(backend(state), { getContext: () => never }, { bridgeTimeoutMs: 3000 });
+    await kit.started;
+    env.advance(700_000); // the session has expired: kit.fetch must renew first
+    const controller = new AbortController();
+    const sent = performance.now();
+    const pending = kit.fetch('/api/data', { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    const error = await pending.then(() => null, (reason: unknown) => reason);
+    expect(error).to.be.instanceOf(DOMException);
+    expect((error as DOMException).name).to.equal('AbortError');
+    expect(performance.now() - sent).to.be.below(1000);
+  });
+
+  it('refuses timing options that are not usable timers with ERR_CONFIG', () => {
+    const fetch = scriptedFetch(() => jsonResponse({}));
+    for (const bad of [{ timeoutMs: Infinity }, { timeoutMs: -1 }, { timeoutMs: 0 }, { upgradeTimeoutMs: 30 * 86_400_000 }, { bridgeTimeoutMs: NaN }, { refreshMarginMs: NaN }, { timeoutMs: '5000' as unknown as number }]) {
+      expect(() => new MarketplaceKit({ backend: '/api', hostOrigins: [], fetch, ...bad }, fakeEnvironment(`${APP_ORIGIN}/`)), JSON.stringify(bad))
+        .to.throw(MarketplaceKitError, /createKit's \w+ must be a finite number from/)
+        .with.property('code', 'ERR_CONFIG');
+    }
+    expect(fetch.calls).to.have.length(0);
+  });
+
+  it('a connection that breaks in the middle of the answer is ERR_NETWORK, not an invalid answer', async () => {
+    const broken = () =>
+      new Response(
+        new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode('{"session":{"tok'));
+            controller.error(new TypeError('network error'));
+          },
+        }),
+        { status: 200, headers: { 'content-type': 'application/json' } },
+      );
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(broken));
+    await kit.started;
+    expect([kit.state, kit.error?.code]).to.deep.equal(['error', 'ERR_NETWORK']);
+  });
+
+  it('answers the dashboard\'s localeChanged with an error for a value that is no language tag', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, hostSide } = embedded(backend(state));
+    await kit.started;
+    await hostSide.call('localeChanged', { locale: 'fr-CA' });
+    expect(kit.locale).to.equal('fr-CA');
+    const error = await rejection(hostSide.call('localeChanged', { locale: 'not a locale!!' }));
+    expect(error.code).to.equal('ERR_BRIDGE_REMOTE');
+    expect(error.message).to.contain('is not a BCP 47 language tag');
+    expect(kit.locale).to.equal('fr-CA');
+  });
+});

@@ -1,0 +1,22 @@
+import { MarketplaceKitError } from './errors.js';
+
+/** The longest delay `setTimeout` takes (about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A numeric option: `value`, or `fallback` when it is not given. Anything but a number from `min`
+ * to `max` is `ERR_CONFIG` (status 500, what a server answers), at once: a `NaN` from `Number(process.env.X)` would otherwise turn a
+ * comparison off without a word (a tolerance that accepts every timestamp, a retry limit that
+ * never stops), and a timer past `MAX_TIMER_MS` fires at once. `Infinity` counts only where it
+ * means "no limit" (`unlimited`).
+ */
+export function numberOption(value: unknown, fallback: number, name: string, { min = 0, max = Infinity, unlimited = false } = {}): number {
+  if (value === undefined) return fallback;
+  const valid = typeof value === 'number' && value >= min && (value <= max || (unlimited && value === Infinity)) && (Number.isFinite(value) || unlimited);
+  if (!valid) {
+    const kind = unlimited ? 'a number (or Infinity)' : 'a finite number';
+    const range = max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`;
+    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be ${kind} ${range}, got ${String(value)}`, { status: 500 });
+  }
+  return value;
+}
