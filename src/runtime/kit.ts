@@ -427,7 +427,12 @@ export class MarketplaceKit extends EventTarget implements Kit {
     await null;
     // Destroyed already (say by an mp-kit-created listener): open nothing, drop the answer.
     if (this.#destroyed) return void request?.catch(() => undefined);
-    if (launch.kind === 'rejected') return this.#set({ state: 'error', error: launch.error });
+    if (launch.kind === 'rejected') {
+      // A configuration mistake as often as an attack (hostOrigins not matching the dashboard):
+      // said in the console too, where the developer looks first.
+      console.error(`[marketplace-app-kit] ${launch.error.code}: ${launch.error.message}`);
+      return this.#set({ state: 'error', error: launch.error });
+    }
     if (launch.kind === 'standalone') {
       // On the developer's own site the browser's preferences are the theme and locale, live.
       const env = this.#env;
@@ -704,8 +709,10 @@ export class MarketplaceKit extends EventTarget implements Kit {
     const run = (async () => {
       await this.started;
       await this.#signingOut;
-      // A destroyed kit keeps no session: nothing is read for it.
+      // A destroyed kit keeps no session: nothing is read for it. A refused launch stays refused:
+      // no cookie session is read inside a frame the kit did not accept.
       if (this.#destroyed) throw noSession();
+      if (!this.embedded && !this.#cookieLaunch) throw this.#fields.error ?? noSession();
       const generation = this.#generation;
       const token = this.#session?.token;
       const reading = this.embedded

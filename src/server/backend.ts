@@ -172,6 +172,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   // Twice the default budget: webhooks and context tokens share it.
   const replayStore = options.replayStore ?? createMemoryReplayStore({ maxEntries: 20_000 });
   const recentRefreshes = new ExpiringSet(MAX_TRACKED_REFRESHES);
+  const trailingReloads = new Map<string, Promise<Entitlement | null>>();
   const stateKey = new Uint8Array(hkdfSync('sha256', options.sessionSecret, 'marketplace-app-kit', 'oauth-state-cookie', 32));
   const { basePath } = config;
 
@@ -292,11 +293,32 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   /** GET /session: the current session, with the cached (or, with ?refresh=1, reloaded) entitlement. */
   async function getSession(request: Request, url: URL): Promise<Response> {
     const session = await requireSession(request);
-    const now = clock.now();
-    const fresh = url.searchParams.get('refresh') === '1' && !recentRefreshes.has(session.userId, now);
-    if (fresh) recentRefreshes.add(session.userId, now + REFRESH_MIN_INTERVAL_MS);
-    const entitlement = await client.entitlements({ userId: session.userId, fresh });
+    const entitlement = url.searchParams.get('refresh') === '1' ? await reload(session.userId) : await client.entitlements({ userId: session.userId });
     return sessionAnswer(session, session.user, entitlement, session.host);
+  }
+
+  /**
+   * The user's entitlement from the marketplace, at most once every `REFRESH_MIN_INTERVAL_MS`.
+   * A refresh asked for sooner waits for the end of that interval and then reloads, once for
+   * everybody who asked meanwhile: what changed since the last reload is never answered from the
+   * cache (a change that sent no webhook, say through the simulator's control API).
+   */
+  function reload(userId: string): Promise<Entitlement | null> {
+    const now = clock.now();
+    const until = recentRefreshes.expiresAt(userId, now);
+    if (until === undefined) {
+      recentRefreshes.add(userId, now + REFRESH_MIN_INTERVAL_MS);
+      return client.entitlements({ userId, fresh: true });
+    }
+    const waiting = trailingReloads.get(userId);
+    if (waiting) return waiting;
+    const pending: Promise<Entitlement | null> = clock.sleep(until - now).then(() => {
+      // Those who ask from now on wait for the next interval.
+      trailingReloads.delete(userId);
+      return reload(userId);
+    });
+    trailingReloads.set(userId, pending);
+    return pending;
   }
 
   function deleteSession(request: Request): Response {

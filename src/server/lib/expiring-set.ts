@@ -22,10 +22,13 @@ export class ExpiringSet {
 
   /** True when `key` was added and has not expired at `now`. */
   has(key: string, now: number): boolean {
-    const expiresAt = this._current.get(key);
-    if (expiresAt !== undefined) return expiresAt > now;
-    const older = this._previous.get(key);
-    return older !== undefined && older > now;
+    return this.expiresAt(key, now) !== undefined;
+  }
+
+  /** When `key` expires (ms since the epoch), or undefined when it is not held at `now`. */
+  expiresAt(key: string, now: number): number | undefined {
+    const expiresAt = this._current.get(key) ?? this._previous.get(key);
+    return expiresAt !== undefined && expiresAt > now ? expiresAt : undefined;
   }
 
   /**

@@ -325,11 +325,25 @@ describe('kit inside the dashboard', () => {
   it('refuses a host outside the allowlist without any request', async () => {
     const fetch = scriptedFetch(() => jsonResponse({}));
     const env = fakeEnvironment(LAUNCH.replace(encodeURIComponent(HOST_ORIGIN), encodeURIComponent('https://evil.example')), { parent: windowPair()[0] });
-    const kit = start(env, fetch);
-    await kit.started;
+    const logged: unknown[] = [];
+    const error = console.error;
+    console.error = (...args: unknown[]) => void logged.push(args[0]);
+    let kit: Kit;
+    try {
+      kit = start(env, fetch);
+      await kit.started;
+    } finally {
+      console.error = error;
+    }
     expect(kit.state).to.equal('error');
     expect(kit.error?.code).to.equal('ERR_HOST_NOT_ALLOWED');
+    expect(logged).to.have.length(1);
+    expect(String(logged[0])).to.match(/^\[marketplace-app-kit\] ERR_HOST_NOT_ALLOWED: .*evil\.example/);
     expect(env.replaced).to.deep.equal(['/embed?view=1']);
+    // A retry (the gate's "Try again") stays refused: no cookie session is read in that frame.
+    expect((await rejection(kit.refresh())).code).to.equal('ERR_HOST_NOT_ALLOWED');
+    expect((await rejection(kit.fetch('/api/data'))).code).to.equal('ERR_SESSION_MISSING');
+    expect([kit.state, kit.error?.code]).to.deep.equal(['error', 'ERR_HOST_NOT_ALLOWED']);
     expect(fetch.calls).to.have.length(0);
   });
 
