@@ -292,7 +292,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
 export function apiKeyKind(apiKey: string): ApiKeyKind {
   if (apiKey.startsWith('test_') && apiKey.length > 5) return 'test';
   if (apiKey.startsWith('live_') && apiKey.length > 5) return 'live';
-  throw new MarketplaceKitError('ERR_CONFIG', 'An API key must start with test_ or live_ (seed §5.3)');
+  throw new MarketplaceKitError('ERR_CONFIG', 'An API key must start with test_ (development) or live_ (production), as the Developer Console issues them');
 }
 
 /** A short-form entitlement counts as active without expiry (DESIGN C); give it that status. */

@@ -288,7 +288,7 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     assert.equal(client().client.keyKind, 'test');
     assert.equal(client({ apiKey: 'live_abc' }).client.keyKind, 'live');
     assert.equal(createMarketplaceClient({ siteUrl: server.url }).keyKind, null);
-    assert.throws(() => client({ apiKey: 'sk_abc' }), { code: 'ERR_CONFIG', message: /test_ or live_/ });
+    assert.throws(() => client({ apiKey: 'sk_abc' }), { code: 'ERR_CONFIG', message: /test_ \(development\) or live_/ });
     assert.throws(() => client({ siteUrl: 'ftp://x' }), { code: 'ERR_CONFIG' });
   });
 
