@@ -328,7 +328,7 @@ describe('kit inside the dashboard', () => {
     const logged: unknown[] = [];
     const error = console.error;
     console.error = (...args: unknown[]) => void logged.push(args[0]);
-    let kit: Kit;
+    let kit!: MarketplaceKit;
     try {
       kit = start(env, fetch);
       await kit.started;
