@@ -298,15 +298,16 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   }
 
   /**
-   * The user's entitlement from the marketplace, at most once every `REFRESH_MIN_INTERVAL_MS`.
-   * A refresh asked for sooner waits for the end of that interval and then reloads, once for
-   * everybody who asked meanwhile: what changed since the last reload is never answered from the
-   * cache (a change that sent no webhook, say through the simulator's control API).
+   * The user's entitlement from the marketplace, at most once every `REFRESH_MIN_INTERVAL_MS`
+   * while it is cached. A refresh asked for sooner waits for the end of that interval and then
+   * reloads, once for everybody who asked meanwhile: what changed since the last reload is never
+   * answered from the cache (a change that sent no webhook, say through the simulator's control
+   * API). A webhook empties the cache, so the refresh after it reloads at once.
    */
   function reload(userId: string): Promise<Entitlement | null> {
     const now = clock.now();
     const until = recentRefreshes.expiresAt(userId, now);
-    if (until === undefined) {
+    if (until === undefined || !client.isCached(userId)) {
       recentRefreshes.add(userId, now + REFRESH_MIN_INTERVAL_MS);
       return client.entitlements({ userId, fresh: true });
     }

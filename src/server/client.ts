@@ -83,6 +83,8 @@ export interface MarketplaceClient {
   entitlements(who: UserSelector & { fresh?: boolean }): Promise<Entitlement | null>;
   /** Drops the user's cached entitlement (and stops an in-flight load from being cached). */
   invalidate(userId: string): void;
+  /** True when the user's entitlement is cached and unexpired, so `entitlements()` would not ask the marketplace. */
+  isCached(userId: string): boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -280,6 +282,11 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     },
 
     invalidate,
+
+    isCached(userId) {
+      const hit = ttlMs > 0 ? cache.get(userId) : undefined;
+      return !!hit && hit.expiresAt > clock.now();
+    },
   };
 }
 

@@ -112,7 +112,16 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
   });
 
   it('GET /session?refresh=1 reloads the entitlement from the marketplace, at most once per user every 5 s, and never answers a refresh from the cache', async () => {
-    const { backend, clock } = backendWith();
+    // Virtual time that moves only when the test lets a wait end: the whole burst asks first.
+    const clock = createVirtualClock(NOW);
+    let endWaits!: () => void;
+    const waitsEnd = new Promise<void>((resolve) => (endWaits = resolve));
+    clock.sleep = async (ms) => {
+      clock.sleeps.push(ms);
+      await waitsEnd;
+      clock.advance(ms);
+    };
+    const { backend } = backendWith({ clock });
     const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
     market.entitlements.set(USER.id, { ...ENTITLEMENT, plan: 'business' });
     const headers = { authorization: `Bearer ${body.session.token}` };
@@ -121,7 +130,11 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal((await read('?refresh=1')).entitlement?.plan, 'business', 'reloaded');
     market.entitlements.set(USER.id, { ...ENTITLEMENT, plan: 'enterprise' });
     clock.advance(1_000);
-    const burst = await Promise.all(Array.from({ length: 20 }, () => read('?refresh=1')));
+    const asking = Promise.all(Array.from({ length: 20 }, () => read('?refresh=1')));
+    // Every request has verified its session and is waiting by then (each takes well under 1 ms).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    endWaits();
+    const burst = await asking;
     // Within 5 s of the last reload: all wait for the interval to end, then share one reload.
     assert.ok(burst.every((answer) => answer.entitlement?.plan === 'enterprise'), 'the change is seen, not the cached plan');
     assert.equal(market.calls.get('/api/v1/entitlements'), 3, 'the burst cost the API key one call');
@@ -133,8 +146,8 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(market.calls.get('/api/v1/entitlements'), 4);
   });
 
-  it('GET /session?refresh=1 within 5 s of a reload still sees what a webhook changed', async () => {
-    const { backend } = backendWith();
+  it('GET /session?refresh=1 within 5 s of a reload sees what a webhook changed, at once', async () => {
+    const { backend, clock } = backendWith();
     const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
     const headers = { authorization: `Bearer ${body.session.token}` };
     const read = async () => SessionResponse.parse(await (await backend(new Request(`${BASE}/session?refresh=1`, { headers }))).json());
@@ -146,6 +159,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     );
     assert.equal(hook.status, 200);
     assert.equal((await read()).entitlement?.status, 'cancelled');
+    assert.deepEqual(clock.sleeps, [], 'no wait for the interval: the webhook said it changed');
   });
 
   it('GET /session?refresh=1 answers 503 ERR_RATE_LIMITED with Retry-After when the API key is exhausted', async () => {

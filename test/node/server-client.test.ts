@@ -340,13 +340,17 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     it('serves a user from the cache until the TTL passes or invalidate(userId)', async () => {
       handler = (_req, res) => sendJson(res, 200, ENTITLEMENT);
       const { client: c, clock } = client({ entitlementTtlMs: 5_000 });
+      assert.equal(c.isCached('usr_1'), false);
       await c.entitlements({ userId: 'usr_1' });
+      assert.equal(c.isCached('usr_1'), true);
       await c.entitlements({ userId: 'usr_1' });
       assert.equal(server.requests.length, 1);
       clock.advance(5_001);
+      assert.equal(c.isCached('usr_1'), false, 'expired');
       await c.entitlements({ userId: 'usr_1' });
       assert.equal(server.requests.length, 2);
       c.invalidate('usr_1');
+      assert.equal(c.isCached('usr_1'), false, 'invalidated');
       await c.entitlements({ userId: 'usr_1' });
       assert.equal(server.requests.length, 3);
       await c.entitlements({ userId: 'usr_1', fresh: true });

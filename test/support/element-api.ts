@@ -15,7 +15,7 @@ export interface ElementApi {
 export const ELEMENT_API: Record<string, ElementApi> = {
   'mp-sign-in-button': {
     attributes: ['label', 'return-to', 'disabled'],
-    parts: ['base', 'spinner', 'label'],
+    parts: ['base', 'spinner', 'label', 'status'],
     events: ['mp-sign-in-request', 'mp-error'],
     cssProperties: ['--mp-color-accent', '--mp-color-on-accent', '--mp-color-focus', '--mp-radius', '--mp-font'],
   },
@@ -56,7 +56,7 @@ export const ELEMENT_API: Record<string, ElementApi> = {
   },
   'mp-usage-meter': {
     attributes: ['warning', 'exceeded', 'level'],
-    parts: ['base', 'header', 'label', 'value', 'track', 'indicator', 'message', 'notice'],
+    parts: ['base', 'header', 'label', 'value', 'track', 'indicator', 'message', 'status', 'notice'],
     events: ['mp-usage-level'],
     cssProperties: [
       '--mp-color-accent',
