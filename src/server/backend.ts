@@ -307,10 +307,12 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   function reload(userId: string): Promise<Entitlement | null> {
     const now = clock.now();
     const until = recentRefreshes.expiresAt(userId, now);
-    if (until === undefined || !client.isCached(userId)) {
+    if (until === undefined) {
       recentRefreshes.add(userId, now + REFRESH_MIN_INTERVAL_MS);
       return client.entitlements({ userId, fresh: true });
     }
+    // Not cached (a webhook emptied it, or a load is on its way): load, or join the load under way.
+    if (!client.isCached(userId)) return client.entitlements({ userId });
     const waiting = trailingReloads.get(userId);
     if (waiting) return waiting;
     const pending: Promise<Entitlement | null> = clock.sleep(until - now).then(() => {

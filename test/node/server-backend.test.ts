@@ -146,6 +146,16 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(market.calls.get('/api/v1/entitlements'), 4);
   });
 
+  it('GET /session?refresh=1 costs one marketplace call for a burst of refreshes, also with an empty cache', async () => {
+    const { backend } = backendWith();
+    const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
+    const headers = { authorization: `Bearer ${body.session.token}` };
+    backend.client.invalidate(USER.id);
+    const before = market.calls.get('/api/v1/entitlements') ?? 0;
+    await Promise.all(Array.from({ length: 10 }, () => backend(new Request(`${BASE}/session?refresh=1`, { headers }))));
+    assert.equal((market.calls.get('/api/v1/entitlements') ?? 0) - before, 1, 'the burst shared one load');
+  });
+
   it('GET /session?refresh=1 within 5 s of a reload sees what a webhook changed, at once', async () => {
     const { backend, clock } = backendWith();
     const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());

@@ -272,7 +272,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     if (!this._hadFocus || this.shadowRoot?.activeElement) return;
     const active = document.activeElement;
     // Page content whose slot is no longer rendered keeps the focus until the browser notices.
-    const hidden = active && this.contains(active) && !active.checkVisibility();
+    const hidden = active && this.contains(active) && typeof active.checkVisibility === 'function' && !active.checkVisibility();
     if (active && active !== document.body && !hidden) return; // the page moved the focus elsewhere itself
     // Inside the dashboard the plan chooser has the focus, in the parent page: leave it there.
     if (!document.hasFocus()) return;

@@ -63,6 +63,13 @@ describe('<mp-usage-meter>', () => {
     kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 10, limit: 1000 } }));
     await settle(el);
     expect(status.textContent).to.equal('', 'back to ok: nothing to say');
+    kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } }));
+    await settle(el);
+    kit.setSignedOut();
+    await settle(el);
+    kit.setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 900, limit: 1000 } }));
+    await settle(el);
+    expect(part(el, 'status')!.textContent).to.equal('', 'back from signed out: the old "Limit reached" is not said again');
   });
 
   it('keeps its track and fill, and buttons their outline, in forced colors (high contrast)', async () => {

@@ -109,6 +109,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     this.level = ratio === undefined ? undefined : ratio >= exceeded ? 'exceeded' : ratio >= warning ? 'warning' : 'ok';
     // Announced: a new level after the first one (that one is page content), not every new percentage.
     if (before && this.level && this.level !== before) this._announcement = this._message() ?? '';
+    else if (!this.level) this._announcement = ''; // no figures (signed out, say): nothing old to say when they return
   }
 
   protected override updated(changed: PropertyValues): void {
