@@ -224,7 +224,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #destroyed = false;
   /** The launch was on the developer's own site: the session is the backend's cookie. */
   #cookieLaunch = false;
-  /** `signOut()`'s request to the backend, until it has ended: a refresh waits for it. */
+  /** `signOut()`'s last request to the backend, settled or not: a refresh waits for it. */
   #signingOut: Promise<unknown> | null = null;
   /** The timing options, checked. */
   readonly #timing: { request: number; bridge: number | undefined; upgrade: number; margin: number };
@@ -373,11 +373,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       headers: token ? { Authorization: `Bearer ${token}` } : {},
     });
     // A refresh asked for now must not read the cookie before it is deleted.
-    const ended = deleting.catch(() => undefined);
-    this.#signingOut = ended;
-    void ended.then(() => {
-      if (this.#signingOut === ended) this.#signingOut = null;
-    });
+    this.#signingOut = deleting.catch(() => undefined);
     const response = await deleting;
     if (!response.ok && response.status !== 401) {
       throw new MarketplaceKitError('ERR_HTTP', `Sign-out answered ${response.status}`, { status: response.status });
@@ -681,16 +677,23 @@ export class MarketplaceKit extends EventTarget implements Kit {
     return this.#renewal;
   }
 
+  /**
+   * Whether a session may be obtained now. Inside the dashboard `signed-out` comes only from
+   * signOut(), which lasts until the app is launched again: no fresh context is asked for behind
+   * the user's back. On the developer's site the cookie is read again while there is a session, or
+   * after a failed start-up (state `error`), never after a sign-out or a refused launch.
+   */
+  #mayRenew(): boolean {
+    if (this.#destroyed) return false;
+    const { state } = this.#fields;
+    if (this.embedded) return !!this.#host && state !== 'signed-out';
+    return this.#cookieLaunch && (!!this.#session || state === 'error');
+  }
+
   async #runRenewal(): Promise<string> {
     const generation = this.#generation;
     const standalone = !this.embedded;
-    // Inside the dashboard `signed-out` comes only from signOut(), which lasts until the app is
-    // launched again: no fresh context is asked for behind the user's back. On the developer's
-    // site the cookie is read again after a failed start-up (state `error`), not after a sign-out.
-    const signedOut = this.#fields.state === 'signed-out';
-    if (this.#destroyed || (standalone ? !this.#cookieLaunch || (!this.#session && (signedOut || this.#fields.state !== 'error')) : !this.#host || signedOut)) {
-      throw noSession();
-    }
+    if (!this.#mayRenew()) throw noSession();
     const request = standalone
       ? this.#backend.session({ credentials: 'include' })
       : this.#call('getContext', {}).then(({ context }) => this.#exchange(context));

@@ -12,7 +12,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 export function numberOption(value: unknown, fallback: number, name: string, { min = 0, max = Infinity, unlimited = false } = {}): number {
   if (value === undefined) return fallback;
-  const valid = typeof value === 'number' && value >= min && (value <= max || (unlimited && value === Infinity)) && (Number.isFinite(value) || unlimited);
+  const valid = (unlimited && value === Infinity) || (typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max);
   if (!valid) {
     const kind = unlimited ? 'a number (or Infinity)' : 'a finite number';
     const range = max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`;
