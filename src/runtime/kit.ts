@@ -383,7 +383,11 @@ export class MarketplaceKit extends EventTarget implements Kit {
   async upgrade(options: { plan?: string; feature?: string } = {}): Promise<UpgradeOutcome> {
     const { outcome } = await this.#requireHost().openUpgrade(options);
     // After signOut() there is no session to reload: the next launch shows the new plan.
-    if (outcome === 'upgraded' && this.#fields.state !== 'signed-out') await this.refresh();
+    if (outcome === 'upgraded' && this.#fields.state !== 'signed-out') {
+      // The user did upgrade: a reload that fails must not turn that into a failure. It is said in
+      // the console; the next refresh (the dashboard's entitlementsChanged, say) shows the plan.
+      await this.refresh().catch((error: unknown) => console.error('[marketplace-app-kit] The entitlement could not be reloaded after the upgrade:', error));
+    }
     return outcome;
   }
 

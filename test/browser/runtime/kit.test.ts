@@ -558,6 +558,27 @@ describe('kit inside the dashboard', () => {
     expect(asked).to.deep.equal([{ feature: 'export' }, { plan: 'pro' }]);
   });
 
+  it('upgrade answers upgraded even when the reload after it fails, and says so in the console', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const serve = backend(state);
+    const { kit } = embedded(
+      (call) => (call.url.endsWith('?refresh=1') ? new Response('<h1>Bad gateway</h1>', { status: 502 }) : serve(call)),
+      { openUpgrade: () => ({ outcome: 'upgraded' }) },
+    );
+    await kit.started;
+    const logged: unknown[][] = [];
+    const error = console.error;
+    console.error = (...args: unknown[]) => void logged.push(args);
+    try {
+      expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
+    } finally {
+      console.error = error;
+    }
+    expect(logged).to.have.length(1);
+    expect((logged[0]![1] as MarketplaceKitError).status).to.equal(502);
+    expect([kit.state, kit.entitlement]).to.deep.equal(['ready', ENTITLEMENT]);
+  });
+
   it('upgrade waits for the plan chooser longer than other bridge calls (upgradeTimeoutMs)', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
     const slowChooser = () => new Promise<{ outcome: 'dismissed' }>((resolve) => setTimeout(() => resolve({ outcome: 'dismissed' }), 600));
