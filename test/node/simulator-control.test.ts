@@ -81,6 +81,9 @@ describe('simulator: control API', () => {
     assert.deepEqual(await (await send(sim, 'PUT', '/_simulator/users/usr_ada/entitlement', full)).json(), { user_id: 'usr_ada', app_id: 'app_simulated', ...full });
     const lifetime = await send(sim, 'PUT', '/_simulator/users/usr_ada/entitlement', { expires_at: null });
     assert.equal(((await lifetime.json()) as Entitlement).expires_at, null);
+    // A status the marketplace may add later is accepted, as the kit accepts it.
+    const paused = await send(sim, 'PUT', '/_simulator/users/usr_ada/entitlement', { status: 'paused' });
+    assert.equal(((await paused.json()) as Entitlement).status, 'paused');
   });
 
   it('refuses invalid entitlement changes with 400 and keeps the old entitlement', async () => {
