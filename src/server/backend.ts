@@ -325,10 +325,9 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   }
 
   function deleteSession(request: Request): Response {
-    // Another site must not sign the user out (logout CSRF): a cookie without a Bearer header
-    // counts only from the app's own origin, as for every state-changing request.
-    const bearer = (request.headers.get('authorization')?.trim() ?? '') !== '';
-    if (!bearer && readCookie(request.headers.get('cookie'), SESSION_COOKIE)) assertCookieOrigin(request);
+    // Another site must not sign the user out (logout CSRF): a request that carries the cookie
+    // counts only from the app's own origin (or a CORS origin), as every state-changing request.
+    if (readCookie(request.headers.get('cookie'), SESSION_COOKIE)) assertCookieOrigin(request);
     const response = new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
     const origin = config.publicOrigin ?? new URL(request.url).origin;
     response.headers.append('set-cookie', serializeCookie(SESSION_COOKIE, '', cookieAttributes(origin, '/', 0)));

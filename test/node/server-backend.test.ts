@@ -397,11 +397,14 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
 
     // With the cookie, only the app's own origin signs the user out (no logout CSRF).
     const sessionCookie = session.split(';')[0]!;
-    const signOutFrom = (origin: string) => backend(new Request(`${BASE}/session`, { method: 'DELETE', headers: { cookie: sessionCookie, origin } }));
-    const foreign = await signOutFrom('https://evil.example');
-    assert.equal(foreign.status, 401);
-    assert.equal(await errorCode(foreign), 'ERR_SESSION_INVALID');
-    assert.deepEqual(foreign.headers.getSetCookie(), [], 'the cookie stays');
+    const signOutFrom = (origin: string, headers: Record<string, string> = {}) =>
+      backend(new Request(`${BASE}/session`, { method: 'DELETE', headers: { cookie: sessionCookie, origin, ...headers } }));
+    // Any Authorization header (a forged one included) changes nothing: the cookie decides.
+    for (const foreign of [await signOutFrom('https://evil.example'), await signOutFrom('https://evil.example', { authorization: 'Bearer junk' })]) {
+      assert.equal(foreign.status, 401);
+      assert.equal(await errorCode(foreign), 'ERR_SESSION_INVALID');
+      assert.deepEqual(foreign.headers.getSetCookie(), [], 'the cookie stays');
+    }
     assert.equal((await signOutFrom(new URL(BASE).origin)).status, 204);
   });
 
