@@ -79,6 +79,21 @@ export interface HostConnection {
  * iframe.src = embedUrl;
  * await connection.themeChanged('dark');
  */
+/**
+ * The iframe's window once it holds a page of its own. Until then it holds the initial
+ * `about:blank` document, of the dashboard's origin: a message to it would reach nobody and only
+ * make the browser log an origin mismatch that misleads whoever debugs the app's origins.
+ */
+function appWindow(iframe: HTMLIFrameElement): Window | null {
+  const win = iframe.contentWindow;
+  try {
+    if (win?.location.href === 'about:blank') return null;
+  } catch {
+    // Another origin's page, which is what is expected.
+  }
+  return win;
+}
+
 export function connectApp(iframe: HTMLIFrameElement, options: ConnectAppOptions): HostConnection {
   if (typeof options?.handlers?.getContext !== 'function') {
     throw new MarketplaceKitError('ERR_CONFIG', 'connectApp needs handlers.getContext');
@@ -88,7 +103,7 @@ export function connectApp(iframe: HTMLIFrameElement, options: ConnectAppOptions
   if (!view) throw new MarketplaceKitError('ERR_CONFIG', 'connectApp needs an iframe that is in a document');
   const bridge = openBridge({
     self: view,
-    peer: () => iframe.contentWindow,
+    peer: () => appWindow(iframe),
     origin: appOrigin,
     local: bridgeSchemas().host,
     remote: bridgeSchemas().app,

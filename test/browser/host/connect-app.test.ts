@@ -77,6 +77,22 @@ describe('connectApp', () => {
     expect(replies.find((r) => r.id === 1)?.error).to.equal(undefined);
   });
 
+  it('sends nothing to the frame\'s empty document before the app\'s page arrives', async () => {
+    const titles: string[] = [];
+    const iframe = document.createElement('iframe');
+    document.body.append(iframe);
+    const sent: unknown[] = [];
+    (iframe.contentWindow as Window).postMessage = (message: unknown) => void sent.push(message);
+    const connection = connect(iframe, { getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sent).to.deep.equal([]);
+    // The app's page then arrives and the handshake happens as usual.
+    iframe.srcdoc = frameThatPosts([packet(-1, 'ready', { protocolVersion: '1' }), packet(1, 'setTitle', { title: 'Reports' })]).srcdoc;
+    await connection.ready;
+    await until(() => repliesIn(iframe).some((r) => r.id === 1));
+    expect(titles).to.deep.equal(['Reports']);
+  });
+
   it('times out calls to an app that never loads the kit, and fails them once destroyed', async () => {
     const iframe = document.createElement('iframe');
     const connection = connect(iframe, { getContext: () => ({ context: 'c' }) });
