@@ -207,9 +207,21 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     return typeof name === 'string' && name ? name : plan;
   }
 
-  /** Plans as the user reads them: `Pro or Business`, in the kit's locale. */
+  /**
+   * Plans as the user reads them: `Pro or Business`. The "or" belongs to the sentence around it, so
+   * it follows the language of the texts: the closest `lang` (the element's, an ancestor's, else
+   * `<html lang>`), or English, the language of the built-in texts. Figures and dates follow the
+   * user's locale instead.
+   */
   protected _planNames(plans: readonly string[]): string {
-    return this._intl((locale) => new Intl.ListFormat(locale, { type: 'disjunction' })).format(plans.map((plan) => this._planName(plan)));
+    const lang = (this.closest('[lang]') ?? document.documentElement).getAttribute('lang') || 'en';
+    let list: Intl.ListFormat;
+    try {
+      list = new Intl.ListFormat(lang, { type: 'disjunction' });
+    } catch {
+      list = new Intl.ListFormat('en', { type: 'disjunction' });
+    }
+    return list.format(plans.map((plan) => this._planName(plan)));
   }
 
   protected _number(value: number): string {

@@ -124,12 +124,22 @@ describe('<mp-gate>', () => {
     expect(text(el)).to.contain('Checking access…');
   });
 
-  it('names the plans that unlock the feature, in the user locale', async () => {
-    const el = await gate(new FakeKit().setSession(), { feature: 'sso', plan: 'business, enterprise' });
+  it('names the plans that unlock the feature in the language of its texts, not the user\'s', async () => {
+    const el = await gate(new FakeKit().setSession().setLocale('fr-FR'), { feature: 'sso', plan: 'business, enterprise' });
     expect(part(el, 'text')!.textContent).to.equal('Included in the business or enterprise plan.');
-    el.kit = (el.kit as FakeKit).setLocale('fr-FR');
+    // Translated texts declare their language with lang, on the element or an ancestor.
+    const wrapper = document.createElement('div');
+    wrapper.lang = 'fr';
+    el.replaceWith(wrapper);
+    wrapper.append(el);
+    el.strings = { lockedPlanText: 'Inclus dans l’offre {plan}.' };
     await settle(el);
-    expect(part(el, 'text')!.textContent).to.equal('Included in the business ou enterprise plan.');
+    expect(part(el, 'text')!.textContent).to.equal('Inclus dans l’offre business ou enterprise.');
+    el.lang = 'not a language!';
+    el.requestUpdate(); // lang is read when the element renders
+    await settle(el);
+    expect(part(el, 'text')!.textContent, 'a bad tag falls back to English').to.equal('Inclus dans l’offre business or enterprise.');
+    wrapper.remove();
   });
 
   it('names plans by kit.planNames, always as text, and an unnamed plan by its id', async () => {
