@@ -137,7 +137,6 @@ let shownUser: string | null = null;
 let shownEntitlement = '';
 function onKitChange(current: Kit) {
   document.documentElement.dataset.theme = current.theme;
-  document.documentElement.lang = current.locale;
   document.body.dataset.state = current.state;
   $('#outside').hidden = current.state !== 'signed-out';
   if (current.state === 'error' && current.error) status(`${current.error.code}: ${current.error.message}`, 'error');

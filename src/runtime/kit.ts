@@ -574,7 +574,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
   }
 
   #applyLocale(locale: string): void {
-    if (this.#env.root) this.#env.root.lang = locale;
+    // Not `lang`: the user's locale says nothing of the language the app's texts are in.
+    if (this.#env.root) this.#env.root.dataset['mpLocale'] = locale;
     this.#set({ locale });
   }
 

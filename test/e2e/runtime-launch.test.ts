@@ -56,6 +56,7 @@ describe('runtime launch inside the dashboard', () => {
         theme: kit.theme,
         locale: kit.locale,
         dataset: document.documentElement.dataset['mpTheme'],
+        localeAttribute: document.documentElement.dataset['mpLocale'],
         lang: document.documentElement.lang,
         reports: kit.has('reports'),
         exportFeature: kit.has('export'),
@@ -73,7 +74,8 @@ describe('runtime launch inside the dashboard', () => {
     assert.equal(seen.theme, 'dark');
     assert.equal(seen.locale, 'de-DE');
     assert.equal(seen.dataset, 'dark');
-    assert.equal(seen.lang, 'de-DE');
+    assert.equal(seen.localeAttribute, 'de-DE');
+    assert.equal(seen.lang, '', 'lang is the app\'s to set');
     assert.equal(seen.reports, true);
     assert.equal(seen.exportFeature, false);
     assert.equal(seen.basic, true);
@@ -171,11 +173,11 @@ describe('runtime launch inside the dashboard', () => {
     });
     const seen = await dashboard.app.evaluate(() => {
       const w = window as unknown as AppWindow & { changes: string[] };
-      return { changes: w.changes, dataset: document.documentElement.dataset['mpTheme'], lang: document.documentElement.lang };
+      return { changes: w.changes, dataset: document.documentElement.dataset['mpTheme'], locale: document.documentElement.dataset['mpLocale'] };
     });
     assert.deepEqual(seen.changes, ['light/de-DE', 'event', 'light/fr-CA', 'event'], 'the repeated theme notifies nobody');
     assert.equal(seen.dataset, 'light');
-    assert.equal(seen.lang, 'fr-CA');
+    assert.equal(seen.locale, 'fr-CA');
   });
 
   it('kit.upgrade opens the plan chooser, then the entitlement reloads; entitlementsChanged reloads it too', async () => {

@@ -299,7 +299,7 @@ describe('kit inside the dashboard', () => {
     expect(JSON.parse(fetch.calls[0]!.body!)).to.deep.equal({ context: 'ctx-0', host: HOST_ORIGIN });
     expect([kit.theme, kit.locale]).to.deep.equal(['dark', 'de-DE']);
     expect(env.root!.dataset['mpTheme']).to.equal('dark');
-    expect(env.root!.lang).to.equal('de-DE');
+    expect([env.root!.dataset['mpLocale'], env.root!.lang]).to.deep.equal(['de-DE', ''], 'lang is the app\'s to set');
     expect(contexts()).to.equal(0);
     // The dashboard's theme and locale win over the browser's preferences.
     expect(env.preferenceObservers).to.equal(0);
