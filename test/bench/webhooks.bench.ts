@@ -134,7 +134,7 @@ export async function measure(): Promise<string[]> {
   lines.push(`deliveries: ${DELIVERIES} distinct, ${list[0]!.body.byteLength} bytes each; ${ROUNDS} rounds in chunks of ${CHUNK}, both sides back to back per chunk, in a worker thread`);
   for (let pass = 0; pass < 2; pass++) {
     baseline(list, 0, DELIVERIES);
-    await kit(list, 0, DELIVERIES, { secret: SECRET, now: NOW, replayStore: createMemoryReplayStore() });
+    await kit(list, 0, DELIVERIES, { secret: SECRET, now: NOW, replayStore: createMemoryReplayStore({ maxEntries: DELIVERIES }) });
   }
 
   let baselineNs = 0;
@@ -142,7 +142,7 @@ export async function measure(): Promise<string[]> {
   const ratios: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     // A fresh store per round: the same deliveries again would be duplicates.
-    const options = { secret: SECRET, now: NOW, replayStore: createMemoryReplayStore() };
+    const options = { secret: SECRET, now: NOW, replayStore: createMemoryReplayStore({ maxEntries: DELIVERIES }) };
     for (let from = 0; from < DELIVERIES; from += CHUNK) {
       const to = Math.min(from + CHUNK, DELIVERIES);
       const kitFirst = (from / CHUNK) % 2 === 1;
