@@ -517,8 +517,10 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   if (options.sessionSecret === options.clientSecret) {
     throw configError('sessionSecret must differ from clientSecret, so that session and context tokens never cross');
   }
-  if (options.sessionTtlSeconds !== undefined && !(options.sessionTtlSeconds > 0 && options.sessionTtlSeconds <= MAX_SESSION_TTL_SECONDS)) {
-    throw configError(`sessionTtlSeconds must be between 1 and ${MAX_SESSION_TTL_SECONDS}`);
+  // Whole seconds: a token's exp is whole seconds, so 0.5 would mint sessions expired at birth.
+  const ttl = options.sessionTtlSeconds;
+  if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 1 && ttl <= MAX_SESSION_TTL_SECONDS)) {
+    throw configError(`sessionTtlSeconds must be a whole number from 1 to ${MAX_SESSION_TTL_SECONDS}, got ${String(ttl)}`);
   }
   const origins = (list: readonly string[] | undefined, name: string) => {
     const set = new Set<string>();

@@ -330,7 +330,9 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.throws(() => backendWith({ hostOrigins: [] }), { code: 'ERR_CONFIG' });
     assert.throws(() => backendWith({ hostOrigins: ['https://dash.example; script-src *'] }), { code: 'ERR_CONFIG' });
     assert.throws(() => backendWith({ apiKey: 'prod_123' }), { code: 'ERR_CONFIG' });
-    assert.throws(() => backendWith({ sessionTtlSeconds: 901 }), { code: 'ERR_CONFIG' });
+    for (const sessionTtlSeconds of [901, 0, 0.5, 1.5, NaN]) {
+      assert.throws(() => backendWith({ sessionTtlSeconds }), { code: 'ERR_CONFIG' }, String(sessionTtlSeconds));
+    }
     // Number(process.env.X) of an unset variable: a NaN tolerance would accept any timestamp.
     for (const bad of [Number.NaN, -1, Infinity]) {
       assert.throws(() => backendWith({ webhookToleranceSeconds: bad }), { code: 'ERR_CONFIG', message: /webhookToleranceSeconds must be a finite number/ });
