@@ -4,6 +4,7 @@
  * with a store shared by several processes.
  */
 import { MarketplaceKitError } from '../shared/errors.js';
+import { numberOption } from '../shared/options.js';
 import { ExpiringSet } from './lib/expiring-set.js';
 
 /**
@@ -35,7 +36,8 @@ export interface ReplayStore {
  * await verifyContextToken(token, { clientId, clientSecret, issuer, replayStore });
  */
 export function createMemoryReplayStore(options: { maxEntries?: number } = {}): ReplayStore {
-  const set = new ExpiringSet(options.maxEntries ?? 10_000);
+  // A NaN limit would never fill (memory without bound); a count below 1 would refuse everything.
+  const set = new ExpiringSet(numberOption(options.maxEntries, 10_000, 'createMemoryReplayStore: maxEntries', { min: 1 }));
   return {
     claim(key, expiresAt, now) {
       if (set.has(key, now)) return false;

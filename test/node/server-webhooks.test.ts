@@ -381,6 +381,12 @@ describe('verifyWebhook (DESIGN D)', () => {
     assert.equal(await store.claim('a', NOW + 3000, NOW + 1000), true, 'released from the older generation');
   });
 
+  it('refuses a memory store size that is not a number of at least 1', () => {
+    for (const maxEntries of [NaN, 0, -1, '100' as unknown as number]) {
+      assert.throws(() => createMemoryReplayStore({ maxEntries }), { code: 'ERR_CONFIG' }, String(maxEntries));
+    }
+  });
+
   it('the full memory store fails closed: 503 ERR_REPLAY_STORE_FULL, and no live key is forgotten', async () => {
     const store = createMemoryReplayStore({ maxEntries: 100 });
     for (let i = 0; i < 100; i++) assert.equal(await store.claim(`k${i}`, NOW + 60_000 + i, NOW), true);
