@@ -121,6 +121,10 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   }
 
   protected override willUpdate(changed: PropertyValues): void {
+    // A framework that sets the JSON of the attribute as the property (React 19 does with
+    // strings='{…}') gets what the attribute would give, warning included.
+    const self = this as { strings?: unknown };
+    if (typeof self.strings === 'string') self.strings = STRINGS_PROPERTY.converter.fromAttribute(self.strings);
     if (changed.has('kit')) this._attach();
     const kit = this._kit;
     if (kit) this.theme = kit.theme;

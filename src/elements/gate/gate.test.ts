@@ -443,6 +443,11 @@ describe('<mp-gate>', () => {
     await settle(el);
     expect(part(el, 'heading')!.textContent).to.equal(HOSTILE);
     expect(el.shadowRoot!.querySelector('img')).to.equal(null);
+    // React 19 sets strings='{…}' as the property: read as the attribute would be.
+    (el as { strings: unknown }).strings = '{"lockedHeading":"Débloquer {feature}"}';
+    await settle(el);
+    expect(part(el, 'heading')!.textContent).to.equal('Débloquer export');
+    expect(el.strings).to.deep.equal({ lockedHeading: 'Débloquer {feature}' });
   });
 
   it('ignores a strings attribute that is not a JSON object of texts, with a warning', async () => {

@@ -101,6 +101,9 @@ describe('<mp-plan-badge>', () => {
     paused.setAttribute('strings', '{"paused": "En pause"}');
     await settle(paused);
     expect(part(paused, 'status')!.textContent).to.equal('En pause', 'a status the kit does not know can be named too');
+    paused.strings = { paused: 'Suspendu' }; // typed: any status may be a key
+    await settle(paused);
+    expect(part(paused, 'status')!.textContent).to.equal('Suspendu');
   });
 
   it('wraps a long plan name inside a narrow container', async () => {
