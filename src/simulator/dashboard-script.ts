@@ -137,6 +137,9 @@ export const DASHBOARD_SCRIPT = String.raw`
     const resolve = pendingUpgrade;
     pendingUpgrade = null;
     if ($('upgrade').open) $('upgrade').close();
+    // The chooser was opened from inside the app: the focus goes back there (to the button that
+    // opened it, or to what an upgrade unlocked), as a dialog gives it back to its opener.
+    if (frame) frame.focus();
     if (resolve) resolve({ outcome });
   }
 

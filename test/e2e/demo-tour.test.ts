@@ -184,6 +184,11 @@ describe('demo: the sample app in the dashboard', () => {
 
       await app.locator('#export').waitFor({ timeout: 5000 });
       await app.locator('mp-plan-badge').getByText('Pro annual').waitFor();
+      // Keyboard users are not left on the dashboard's body: the unlocked gate has the focus.
+      assert.deepEqual(
+        await app.evaluate(() => [document.hasFocus(), document.activeElement?.localName]),
+        [true, 'mp-gate'],
+      );
       assert.equal(await app.evaluate(() => (window as { __sameDocument?: boolean }).__sameDocument), true, 'the app was reloaded');
 
       await app.locator('#export').click();

@@ -322,6 +322,34 @@ describe('<mp-gate>', () => {
     expect(retried.shadowRoot!.activeElement === part(retried, 'action'), "the paywall card's button has the focus").to.equal(true);
   });
 
+  it('inside the dashboard: an upgrade unlocked while the plan chooser had the focus gives it to the gate when it comes back', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    let answer!: () => void;
+    kit.scriptUpgrade({ outcome: 'upgraded', wait: new Promise<void>((resolve) => (answer = resolve)) });
+    const el = await gate(kit);
+    part(el, 'action')!.focus();
+    const done = next(el, 'mp-upgrade');
+    await sendKeys({ press: 'Enter' });
+    // The chooser opens in the parent page: this page loses the focus (its body shows it)…
+    const hasFocus = Object.getOwnPropertyDescriptor(Document.prototype, 'hasFocus')!;
+    Object.defineProperty(document, 'hasFocus', { configurable: true, value: () => false });
+    try {
+      (document.activeElement as HTMLElement | null)?.blur();
+      // …and the dashboard's entitlementsChanged arrives before the chooser closes.
+      kit.setEntitlement(sampleEntitlement());
+      await settle(el);
+      expect(isShown(el)).to.equal(true);
+      expect(document.activeElement, 'nothing is taken from the parent page').to.equal(document.body);
+    } finally {
+      delete (document as { hasFocus?: unknown }).hasFocus;
+      expect(document.hasFocus).to.equal(hasFocus.value);
+    }
+    answer();
+    await done;
+    dispatchEvent(new FocusEvent('focus'));
+    expect(document.activeElement === el, 'the gate has the focus once the page has it back').to.equal(true);
+  });
+
   it('keeps the focus when a focused button of the unlocked content is hidden by a lapsed plan', async () => {
     const kit = new FakeKit().setSession();
     const el = await fixture<MpGate>(html`<mp-gate feature="export" .kit=${kit}><button id="export">Export CSV</button></mp-gate>`);

@@ -148,6 +148,8 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   decision: AccessDecision | null = null;
   private _announced: string | undefined;
   private _hadFocus = false;
+  /** True while the gate waits for the page to get the focus back, to take it (see `_keepFocus`). */
+  private _focusPending = false;
   /** Once the gate has shown its first decided look, later changes are announced (the first is page content). */
   private _settled = false;
 
@@ -162,8 +164,10 @@ export class MpGate extends MarketplaceElement<GateStrings> {
 
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
-    // The card's button, or page content in a slot (a button in the unlocked content).
-    this._hadFocus = this.matches(':focus-within');
+    // The card's button, or page content in a slot (a button in the unlocked content). Or the
+    // card's action is under way: its button had the focus when clicked, and the dashboard's plan
+    // chooser took it (this page then shows the focus on its body).
+    this._hadFocus = this.matches(':focus-within') || this._busy;
     const kit = this._kit;
     const decided = kit && (this.state === 'ready' || this.state === 'signed-out');
     const requirement = { feature: this.feature || undefined, plan: this._plans, metered: this.metered };
@@ -274,8 +278,23 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     // Page content whose slot is no longer rendered keeps the focus until the browser notices.
     const hidden = active && this.contains(active) && typeof active.checkVisibility === 'function' && !active.checkVisibility();
     if (active && active !== document.body && !hidden) return; // the page moved the focus elsewhere itself
-    // Inside the dashboard the plan chooser has the focus, in the parent page: leave it there.
-    if (!document.hasFocus()) return;
+    if (document.hasFocus()) return this._takeFocus();
+    // Inside the dashboard the plan chooser has the focus, in the parent page: leave it there, and
+    // take it when it comes back to this page, unless something there has it by then.
+    if (this._focusPending) return;
+    this._focusPending = true;
+    addEventListener(
+      'focus',
+      () => {
+        this._focusPending = false;
+        if (this.isConnected && document.activeElement === document.body) this._takeFocus();
+      },
+      { once: true },
+    );
+  }
+
+  /** Moves the focus into the gate: to the card's button, else to the gate itself. */
+  private _takeFocus(): void {
     // The card's button, unless page content in the `locked` slot replaces the card.
     this.shadowRoot?.querySelector<HTMLElement>('[part~="action"]')?.focus({ preventScroll: true });
     if (this.shadowRoot?.activeElement) return;
