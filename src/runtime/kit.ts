@@ -111,7 +111,7 @@ export interface KitEnvironment {
   self: MessageSource;
   /** The parent window, where bridge messages go, or null at top level. */
   parent: MessagePeer | null;
-  /** `document.documentElement`: receives `data-mp-theme` and `lang` inside the dashboard. */
+  /** `document.documentElement`: receives `data-mp-theme` and `data-mp-locale` inside the dashboard. */
   root: HTMLElement | null;
   /** Calls `callback` with the document's height whenever it changes; returns a stop function. */
   observeHeight(callback: (height: number) => void): () => void;

@@ -218,7 +218,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * user's locale instead.
    */
   protected _planNames(plans: readonly string[]): string {
-    const lang = (this.closest('[lang]') ?? document.documentElement).getAttribute('lang') || 'en';
+    const lang = declaredLang(this) || 'en';
     let list: Intl.ListFormat;
     try {
       list = new Intl.ListFormat(lang, { type: 'disjunction' });
@@ -296,6 +296,14 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       this._busy = false;
     }
   }
+}
+
+/** The closest `lang` attribute above `node`, across shadow roots as the browser's own language inheritance goes; '' when none. */
+function declaredLang(node: Element): string {
+  const found = node.closest('[lang]');
+  if (found) return found.getAttribute('lang') ?? '';
+  const host = (node.getRootNode() as Partial<ShadowRoot>).host;
+  return host ? declaredLang(host) : '';
 }
 
 /**

@@ -135,6 +135,13 @@ describe('<mp-gate>', () => {
     el.strings = { lockedPlanText: 'Inclus dans l’offre {plan}.' };
     await settle(el);
     expect(part(el, 'text')!.textContent).to.equal('Inclus dans l’offre business ou enterprise.');
+    // A lang above a shadow root counts too: the gate inside an app component's shadow DOM.
+    const component = document.createElement('div');
+    wrapper.append(component);
+    component.attachShadow({ mode: 'open' }).append(el);
+    el.requestUpdate();
+    await settle(el);
+    expect(part(el, 'text')!.textContent).to.equal('Inclus dans l’offre business ou enterprise.');
     el.lang = 'not a language!';
     el.requestUpdate(); // lang is read when the element renders
     await settle(el);
@@ -335,11 +342,12 @@ describe('<mp-gate>', () => {
     Object.defineProperty(document, 'hasFocus', { configurable: true, value: () => false });
     try {
       (document.activeElement as HTMLElement | null)?.blur();
+      await new Promise((resolve) => setTimeout(resolve));
       // …and the dashboard's entitlementsChanged arrives before the chooser closes.
       kit.setEntitlement(sampleEntitlement());
       await settle(el);
       expect(isShown(el)).to.equal(true);
-      expect(document.activeElement, 'nothing is taken from the parent page').to.equal(document.body);
+      expect(document.activeElement?.localName, 'nothing is taken from the parent page').to.equal('body');
     } finally {
       delete (document as { hasFocus?: unknown }).hasFocus;
       expect(document.hasFocus).to.equal(hasFocus.value);
@@ -348,6 +356,21 @@ describe('<mp-gate>', () => {
     await done;
     dispatchEvent(new FocusEvent('focus'));
     expect(document.activeElement === el, 'the gate has the focus once the page has it back').to.equal(true);
+  });
+
+  it('takes no focus the user moved elsewhere in the page, while its action runs or after', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    kit.scriptUpgrade({ outcome: 'dismissed', wait: new Promise(() => undefined) });
+    const el = await gate(kit);
+    part(el, 'action')!.focus();
+    await sendKeys({ press: 'Enter' });
+    // The user clicks an empty part of the page: the focus goes to the body, in this page.
+    (document.activeElement as HTMLElement | null)?.blur();
+    await new Promise((resolve) => setTimeout(resolve));
+    kit.setTheme('dark');
+    await settle(el);
+    dispatchEvent(new FocusEvent('focus'));
+    expect(document.activeElement?.localName).to.equal('body');
   });
 
   it('keeps the focus when a focused button of the unlocked content is hidden by a lapsed plan', async () => {

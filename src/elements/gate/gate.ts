@@ -148,14 +148,21 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   decision: AccessDecision | null = null;
   private _announced: string | undefined;
   private _hadFocus = false;
-  /** True while the gate waits for the page to get the focus back, to take it (see `_keepFocus`). */
-  private _focusPending = false;
+  /** Set while the focus is away from the page since it left from inside the gate; aborts the wait for its return. */
+  private _focusAway: AbortController | undefined;
   /** Once the gate has shown its first decided look, later changes are announced (the first is page content). */
   private _settled = false;
 
   constructor() {
     super();
     this.metered = false;
+    this.addEventListener('focusout', this._handleFocusOut);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this._focusAway?.abort();
+    this._focusAway = undefined;
   }
 
   private get _plans(): string[] | undefined {
@@ -164,10 +171,9 @@ export class MpGate extends MarketplaceElement<GateStrings> {
 
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
-    // The card's button, or page content in a slot (a button in the unlocked content). Or the
-    // card's action is under way: its button had the focus when clicked, and the dashboard's plan
-    // chooser took it (this page then shows the focus on its body).
-    this._hadFocus = this.matches(':focus-within') || this._busy;
+    // The card's button, or page content in a slot (a button in the unlocked content); or the
+    // focus left the page from inside the gate and has not come back (see `_handleFocusOut`).
+    this._hadFocus = this.matches(':focus-within') || !!this._focusAway;
     const kit = this._kit;
     const decided = kit && (this.state === 'ready' || this.state === 'signed-out');
     const requirement = { feature: this.feature || undefined, plan: this._plans, metered: this.metered };
@@ -278,20 +284,31 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     // Page content whose slot is no longer rendered keeps the focus until the browser notices.
     const hidden = active && this.contains(active) && typeof active.checkVisibility === 'function' && !active.checkVisibility();
     if (active && active !== document.body && !hidden) return; // the page moved the focus elsewhere itself
-    if (document.hasFocus()) return this._takeFocus();
-    // Inside the dashboard the plan chooser has the focus, in the parent page: leave it there, and
-    // take it when it comes back to this page, unless something there has it by then.
-    if (this._focusPending) return;
-    this._focusPending = true;
-    addEventListener(
-      'focus',
-      () => {
-        this._focusPending = false;
-        if (this.isConnected && document.activeElement === document.body) this._takeFocus();
-      },
-      { once: true },
-    );
+    // Inside the dashboard the plan chooser has the focus, in the parent page: it is left there,
+    // and the gate takes it when it comes back (`_handleFocusOut`).
+    if (document.hasFocus()) this._takeFocus();
   }
+
+  /**
+   * The focus leaving the gate may be leaving the page: to the dashboard's plan chooser, which the
+   * gate's upgrade opened. The browser then shows this page's focus on its body, and an upgrade
+   * that unlocks the gate meanwhile removes the button that had it. So when the page gets the
+   * focus back and it is still on the body, the gate takes it (the new card's button, or itself).
+   * Known a task later, when `document.hasFocus()` has changed.
+   */
+  private _handleFocusOut = () => {
+    setTimeout(() => {
+      if (document.hasFocus() || this._focusAway || !this.isConnected) return;
+      const away = new AbortController();
+      this._focusAway = away;
+      const back = () => {
+        away.abort();
+        this._focusAway = undefined;
+        if (document.activeElement === document.body) this._takeFocus();
+      };
+      addEventListener('focus', back, { signal: away.signal });
+    });
+  };
 
   /** Moves the focus into the gate: to the card's button, else to the gate itself. */
   private _takeFocus(): void {
