@@ -64,6 +64,21 @@ export interface HostConnection {
 }
 
 /**
+ * The iframe's window once it holds a page of its own. Until then it holds the initial
+ * `about:blank` document, of the dashboard's origin: a message to it would reach nobody and only
+ * make the browser log an origin mismatch that misleads whoever debugs the app's origins.
+ */
+function appWindow(iframe: HTMLIFrameElement): Window | null {
+  const win = iframe.contentWindow;
+  try {
+    if (win?.location.href === 'about:blank') return null;
+  } catch {
+    // Another origin's page, which is what is expected.
+  }
+  return win;
+}
+
+/**
  * Connects the dashboard to the app running in `iframe`. Call it before (or right after) setting
  * the iframe's `src`; only messages from `iframe.contentWindow` at `appOrigin` are accepted.
  *
@@ -79,21 +94,6 @@ export interface HostConnection {
  * iframe.src = embedUrl;
  * await connection.themeChanged('dark');
  */
-/**
- * The iframe's window once it holds a page of its own. Until then it holds the initial
- * `about:blank` document, of the dashboard's origin: a message to it would reach nobody and only
- * make the browser log an origin mismatch that misleads whoever debugs the app's origins.
- */
-function appWindow(iframe: HTMLIFrameElement): Window | null {
-  const win = iframe.contentWindow;
-  try {
-    if (win?.location.href === 'about:blank') return null;
-  } catch {
-    // Another origin's page, which is what is expected.
-  }
-  return win;
-}
-
 export function connectApp(iframe: HTMLIFrameElement, options: ConnectAppOptions): HostConnection {
   if (typeof options?.handlers?.getContext !== 'function') {
     throw new MarketplaceKitError('ERR_CONFIG', 'connectApp needs handlers.getContext');
