@@ -264,10 +264,12 @@ describe('embed page headers', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const app = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      const text = earlyLaunchScript({ backend: `${app}/api/marketplace/`, hostOrigins: [DASHBOARD], timeoutMs: 50 });
+      // Long enough for a loopback answer on a busy machine; the test then waits it out.
+      const timeoutMs = 1_000;
+      const text = earlyLaunchScript({ backend: `${app}/api/marketplace/`, hostOrigins: [DASHBOARD], timeoutMs });
       const { launch } = runEarlyLaunch(text, launchUrl(DASHBOARD, app), { fetch });
       assert.equal(launch?.backend, `${app}/api/marketplace`, 'the base as the runtime writes it: absolute, no trailing slash');
-      await new Promise((resolve) => setTimeout(resolve, 150)); // createKit runs after the timeout
+      await new Promise((resolve) => setTimeout(resolve, timeoutMs + 100)); // createKit runs after the timeout
       const response = await launch!.response;
       assert.deepEqual([response.status, response.headers.get('x-seen'), await response.json()], [200, '/api/marketplace/session', { ok: true }]);
     } finally {
