@@ -144,22 +144,27 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   }
 
   /**
-   * Subscribes to the kit to use now (none while disconnected, and never a destroyed one) and starts
-   * the not-found timer.
+   * Subscribes to the kit to use now (never a destroyed one) and starts the not-found timer. A
+   * disconnected element lets go of its kit's updates but keeps its look: taken out of the page for
+   * a while (a hidden tab, a keep-alive cache, a moved node), it comes back to the same look, and
+   * its return is no change (no second `mp-access-change`, nothing announced again).
    */
   private _attach(): void {
-    const candidate = this.isConnected ? this.kit ?? getKit() : null;
+    clearTimeout(this._timer);
+    if (!this.isConnected) {
+      this._letGo();
+      return;
+    }
+    const candidate = this.kit ?? getKit();
     const kit = candidate && !candidate.destroyed ? candidate : null;
-    if (kit !== this._kit) {
-      this._navigationWait?.abort();
-      this._unsubscribe?.();
+    if (kit !== this._kit || (kit && !this._unsubscribe)) {
+      this._letGo();
       this._kit = kit;
       if (kit) this._noKit = false;
       this._unsubscribe = kit?.subscribe(() => this.requestUpdate());
       this.requestUpdate();
     }
-    clearTimeout(this._timer);
-    if (kit || !this.isConnected) return;
+    if (kit) return;
     this._timer = setTimeout(() => {
       this._noKit = true;
       this.requestUpdate();
@@ -167,6 +172,13 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       warned = true;
       console.warn(`[marketplace-app-kit] ${NOT_FOUND}: <${this.localName}> found no kit. Call createKit() or set .kit (README "Elements").`);
     }, (this.constructor as typeof MarketplaceElement).kitTimeoutMs);
+  }
+
+  /** Stops the kit's updates to this element, and any wait for the page to navigate away. */
+  private _letGo(): void {
+    this._navigationWait?.abort();
+    this._unsubscribe?.();
+    this._unsubscribe = undefined;
   }
 
   /**
@@ -262,7 +274,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     if (!kit || this._busy || !this.dispatchEvent(request)) return;
     await this._run(async () => {
       await kit.signIn(returnTo);
-      if (kit.embedded || kit !== this._kit) return;
+      if (kit.embedded || kit !== this._kit || !this.isConnected) return;
       this._navigationWait = new AbortController();
       await navigationOver(this._navigationWait.signal);
     });

@@ -455,6 +455,43 @@ describe('<mp-gate>', () => {
     await expect(el).to.be.accessible();
   });
 
+  it('says nothing new when it renders again without a change of look (a theme, a locale, a usage count)', async () => {
+    const kit = new FakeKit().setSession(sampleUser, null);
+    const el = await gate(kit);
+    const said: string[] = [];
+    for (const step of [
+      () => kit.setTheme('dark'),
+      () => kit.setLocale('de-DE'),
+      () => kit.setSession(),
+      () => kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 11, limit: 1000 } })),
+    ]) {
+      step();
+      await settle(el);
+      said.push(part(el, 'status')!.textContent!);
+    }
+    expect(said).to.deep.equal(['', '', 'Unlocked', 'Unlocked']);
+  });
+
+  it('taken out of the page and put back, fires no second mp-access-change and says nothing again; it catches up with what changed meanwhile', async () => {
+    const kit = new FakeKit().setSession();
+    const el = await gate(kit);
+    const parent = el.parentElement!;
+    const reasons: string[] = [];
+    el.addEventListener('mp-access-change', (event) => reasons.push(event.reason));
+    el.remove();
+    await settle(el);
+    parent.append(el);
+    await settle(el);
+    expect([reasons, el.access, part(el, 'status')!.textContent]).to.deep.equal([[], 'granted', '']);
+    el.remove();
+    kit.setEntitlement(null);
+    await settle(el);
+    expect(el.access, 'no updates while out of the page').to.equal('granted');
+    parent.append(el);
+    await settle(el);
+    expect([reasons, el.access, part(el, 'status')!.textContent]).to.deep.equal([['none'], 'locked', 'Unlock export']);
+  });
+
   it('announces nothing for a paywall of page content in the locked slot', async () => {
     const kit = new FakeKit().setSession();
     const el = await fixture<MpGate>(html`<mp-gate feature="export" .kit=${kit}><p slot="locked">Ask your admin</p></mp-gate>`);

@@ -152,6 +152,10 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   private _focusAway: AbortController | undefined;
   /** Once the gate has shown its first decided look, later changes are announced (the first is page content). */
   private _settled = false;
+  /** What the gate's look says (the heading, `unlocked`, ...), to announce it only when it changes. */
+  private _said = '';
+  /** The live region's text: the last change of `_said` since the gate settled. */
+  private _announcement = '';
 
   constructor() {
     super();
@@ -206,8 +210,13 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   override render() {
     // One outer template for every look: the live region stays the same node, so a screen reader
     // announces its new text (a live region just inserted is often not read).
-    const [body, status] = this._body();
-    return html`${body}<span part="status" class="sr-only" role="status">${this._settled ? status : ''}</span>`;
+    const [body, said] = this._body();
+    // Only a change is news: a render for another reason (a theme, a usage count) says nothing new.
+    if (said !== this._said) {
+      if (this._settled) this._announcement = said;
+      this._said = said;
+    }
+    return html`${body}<span part="status" class="sr-only" role="status">${this._announcement}</span>`;
   }
 
   /** What the gate shows, and what its live region says. */

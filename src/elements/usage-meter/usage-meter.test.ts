@@ -154,6 +154,33 @@ describe('<mp-usage-meter>', () => {
     expect(part(el, 'message')!.textContent).to.equal('Approaching your limit (85%)');
   });
 
+  it('fires mp-usage-level on the first reading, then only when the level changes', async () => {
+    const kit = new FakeKit();
+    const el = await meter(kit);
+    const levels: string[] = [];
+    el.addEventListener('mp-usage-level', (event) => levels.push(event.level));
+    for (const calls of [100, 200, 850, 900, 100]) {
+      kit.setSession(sampleUser, sampleEntitlement({ usage: { api_calls: calls, limit: 1000 } }));
+      await settle(el);
+    }
+    expect(levels).to.deep.equal(['ok', 'warning', 'ok']);
+  });
+
+  it('taken out of the page and put back, fires no second mp-usage-level', async () => {
+    const kit = usage(850, 1000);
+    const el = await meter(kit);
+    const parent = el.parentElement!;
+    const levels: string[] = [];
+    el.addEventListener('mp-usage-level', (event) => levels.push(event.level));
+    el.remove();
+    await settle(el);
+    parent.append(el);
+    await settle(el);
+    kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } }));
+    await settle(el);
+    expect(levels).to.deep.equal(['exceeded']);
+  });
+
   it('formats figures in the user locale', async () => {
     const el = await meter(usage(12500, 20000).setLocale('de-DE'));
     expect(part(el, 'value')!.textContent).to.equal('12.500 of 20.000');
