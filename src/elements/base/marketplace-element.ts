@@ -201,9 +201,12 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   /** A text from `strings` or the class defaults, with `{name}` placeholders filled in. */
   protected _t(key: keyof S & string, values: Record<string, string | number> = {}): string {
-    const own: unknown = (this as { strings?: Partial<Record<string, unknown>> }).strings?.[key];
+    // Own keys only, as the key may come from data (a plan badge's status): never `toString`.
+    const read = (texts: object | undefined): unknown => (texts && Object.hasOwn(texts, key) ? (texts as Record<string, unknown>)[key] : undefined);
+    const own = read((this as { strings?: object }).strings);
+    const fallback = read((this.constructor as typeof MarketplaceElement).defaultStrings);
     // An override that is not text (a number, an object from a careless JSON attribute) is ignored.
-    const template = typeof own === 'string' ? own : ((this.constructor as typeof MarketplaceElement).defaultStrings as Record<string, string>)[key] ?? '';
+    const template = typeof own === 'string' ? own : typeof fallback === 'string' ? fallback : '';
     return template.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''));
   }
 

@@ -15,6 +15,14 @@ export function parsePlanList(value: string | null | undefined): string[] | unde
   return plans?.length ? plans : undefined;
 }
 
+/**
+ * The feature named by a `feature` attribute, without the spaces around it (a template's stray
+ * space must not lock a user who has the feature); undefined when it names none.
+ */
+export function parseFeature(value: string | null | undefined): string | undefined {
+  return value?.trim() || undefined;
+}
+
 /** Denials that renewing the user's own plan, or paying for it, would lift. */
 const LAPSED: readonly AccessReason[] = ['expired', 'cancelled', 'past_due'];
 

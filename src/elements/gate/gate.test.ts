@@ -158,6 +158,12 @@ describe('<mp-gate>', () => {
     expect(part(lapsed, 'heading')!.textContent).to.equal('Your Pro plan was cancelled');
   });
 
+  it('reads a feature without the spaces around it: a stray space does not lock a user who has it', async () => {
+    expect(isShown(await gate(new FakeKit().setSession(), { feature: ' export\n' }))).to.equal(true);
+    const locked = await gate(new FakeKit().setSession(sampleUser, null), { feature: ' sso ' });
+    expect(part(locked, 'heading')!.textContent).to.equal('Unlock sso');
+  });
+
   it('grants when one of several plans matches', async () => {
     const el = await gate(new FakeKit().setSession(), { plan: 'business pro' });
     expect(el.access).to.equal('granted');

@@ -2,7 +2,7 @@ import { html, nothing, type PropertyValues } from 'lit';
 import type { AccessDecision, AccessReason, AccessRequirement } from '../../shared/access.js';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
-import { lapsedOwnPlan, parsePlanList } from '../base/plans.js';
+import { lapsedOwnPlan, parseFeature, parsePlanList } from '../base/plans.js';
 import { MpAccessChangeEvent } from '../events.js';
 import { gateStyles } from './gate.styles.js';
 
@@ -180,7 +180,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     this._hadFocus = this.matches(':focus-within') || !!this._focusAway;
     const kit = this._kit;
     const decided = kit && (this.state === 'ready' || this.state === 'signed-out');
-    const requirement = { feature: this.feature || undefined, plan: this._plans, metered: this.metered };
+    const requirement = { feature: parseFeature(this.feature), plan: this._plans, metered: this.metered };
     this.decision = decided ? kit.access(requirement) : null;
     const before = this.access;
     this.access = this.decision ? this._look(this.decision, requirement) : undefined;
@@ -250,7 +250,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const entitlement = kit?.entitlement;
     const plans = this._plans;
     const values = {
-      feature: this.feature || this._t('thisFeature'),
+      feature: parseFeature(this.feature) ?? this._t('thisFeature'),
       plan: plans ? this._planNames(plans) : '',
       current: entitlement ? this._planName(entitlement.plan) : '',
       date: this._date(entitlement?.expires_at),
@@ -258,7 +258,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
       limit: this._number(entitlement?.usage.limit ?? 0),
     };
     const t = (key: keyof GateStrings) => this._t(key, values);
-    const upgrade = (plan = plans?.[0]) => () => this._upgrade(plan, this.feature || undefined);
+    const upgrade = (plan = plans?.[0]) => () => this._upgrade(plan, parseFeature(this.feature));
     if (this.state === 'error') return { heading: t('errorHeading'), text: t('errorText'), action: t('retry'), run: this._handleRetry };
     if (this.state === 'signed-out') {
       return { heading: t('signedOutHeading'), text: t('signedOutText'), action: t('signIn'), run: () => this._signIn() };

@@ -1,6 +1,6 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import '../index.js';
-import type { MpPlanBadge } from '../index.js';
+import { MpPlanBadge } from '../index.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
 import { HOSTILE, part, settle, text } from '../../../test/support/element-helpers.js';
 
@@ -104,6 +104,30 @@ describe('<mp-plan-badge>', () => {
     paused.strings = { paused: 'Suspendu' }; // typed: any status may be a key
     await settle(paused);
     expect(part(paused, 'status')!.textContent).to.equal('Suspendu');
+  });
+
+  it('shows an unknown status as it is when its override is not text, and takes names from the class defaults', async () => {
+    const paused = await badge(withEntitlement({ status: 'paused' }));
+    paused.setAttribute('strings', '{"paused": 5}');
+    await settle(paused);
+    expect(part(paused, 'status')!.textContent).to.equal('paused', 'an override that is not text is ignored');
+    const defaults = MpPlanBadge.defaultStrings;
+    try {
+      MpPlanBadge.defaultStrings = { ...defaults, paused: 'En pause' } as typeof defaults;
+      const translated = await badge(withEntitlement({ status: 'paused' }));
+      expect(part(translated, 'status')!.textContent).to.equal('En pause');
+    } finally {
+      MpPlanBadge.defaultStrings = defaults;
+    }
+  });
+
+  it('shows a status named like a member of every object (toString, __proto__) or holding markup as text', async () => {
+    for (const status of ['toString', 'constructor', '__proto__', 'hasOwnProperty', HOSTILE]) {
+      const el = await badge(withEntitlement({ status }));
+      el.setAttribute('strings', '{"active": "Actif"}');
+      await settle(el);
+      expect([part(el, 'status')!.textContent, el.shadowRoot!.querySelector('img')]).to.deep.equal([status, null]);
+    }
   });
 
   it('wraps a long plan name inside a narrow container', async () => {

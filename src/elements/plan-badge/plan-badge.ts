@@ -18,8 +18,6 @@ export type PlanBadgeStrings = BaseStrings & {
   until: string;
 };
 
-const STATUSES = ['active', 'trialing', 'past_due', 'cancelled', 'expired'] as const;
-
 /**
  * @summary The user's plan and the entitlement's status ("Pro · Active · until Dec 21, 2026").
  * A passed `expires_at` shows as expired, as the access rules decide.
@@ -79,12 +77,13 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
     const status = this.status;
     if (!status) return this._notice(this.state === 'signed-out' ? 'signedOut' : undefined);
     if (!entitlement) return html`<span part="base"><span part="status">${this._t('none')}</span></span>`;
-    const known = (STATUSES as readonly string[]).includes(status);
+    // A status the kit does not know shows as it is, unless `strings` or the class's `defaultStrings` name it.
+    const said = this._t(status as keyof PlanBadgeStrings) || status;
     const date = this._date(entitlement.expires_at);
     const live = status === 'active' || status === 'trialing';
     return html`<span part="base">
       <span part="plan">${this._planName(entitlement.plan)}</span>
-      <span part="status">${known || (this.strings && Object.hasOwn(this.strings, status)) ? this._t(status as (typeof STATUSES)[number]) : status}</span>
+      <span part="status">${said}</span>
       ${live && date ? html`<span part="expiry">${this._t('until', { date })}</span>` : nothing}
     </span>`;
   }

@@ -210,5 +210,8 @@ describe('<mp-sign-in-button>', () => {
     el.strings = undefined;
     await settle(el);
     expect(part(el, 'label')!.textContent).to.equal('Sign in with Marketplace', 'an empty label would leave the button nameless');
+    el.label = ' \n ';
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Sign in with Marketplace', 'nor may a label of spaces');
   });
 });

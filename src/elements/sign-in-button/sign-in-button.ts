@@ -69,7 +69,7 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
         ? this._t('notConnected')
         : this._failed
           ? this._t('failed')
-          : this.label || this._t('label');
+          : this.label?.trim() || this._t('label');
     return html`<button
       part="base"
       type="button"

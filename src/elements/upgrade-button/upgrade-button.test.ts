@@ -160,11 +160,26 @@ describe('<mp-upgrade-button>', () => {
     expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Upgrade to pro', 'No change to your plan']);
   });
 
-  it('an empty label gives the built-in one: a button needs a name', async () => {
+  it('an empty label, or one of spaces, gives the built-in one: a button needs a name', async () => {
     const kit = new FakeKit().setSession(sampleUser, basic());
-    const el = await fixture<MpUpgradeButton>(html`<mp-upgrade-button .kit=${kit} plan="pro" label=""></mp-upgrade-button>`);
+    for (const label of ['', ' \n ']) {
+      const el = await fixture<MpUpgradeButton>(html`<mp-upgrade-button .kit=${kit} plan="pro" label=${label}></mp-upgrade-button>`);
+      await settle(el);
+      expect(part(el, 'label')!.textContent).to.equal('Upgrade to pro', JSON.stringify(label));
+    }
+  });
+
+  it('reads a feature without the spaces around it', async () => {
+    const kit = new FakeKit().setSession();
+    const el = await fixture<MpUpgradeButton>(html`<mp-upgrade-button .kit=${kit} feature=" export "></mp-upgrade-button>`);
     await settle(el);
-    expect(part(el, 'label')!.textContent).to.equal('Upgrade to pro');
+    expect(part(el, 'label')!.textContent).to.equal('Current plan', 'the user has export');
+    const calls = kit.calls.upgrade;
+    el.feature = ' sso ';
+    await settle(el);
+    part(el, 'base')!.click();
+    await settle(el);
+    expect(calls).to.deep.equal([{ feature: 'sso' }]);
   });
 
   it('reports a failure that is not a kit error as mp-error ERR_ACTION_FAILED, keeping the cause', async () => {

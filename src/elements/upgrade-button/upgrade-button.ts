@@ -2,7 +2,7 @@ import { html, nothing, type PropertyValues } from 'lit';
 import type { UpgradeOutcome } from '../../runtime/types.js';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
-import { lapsedOwnPlan, parsePlanList } from '../base/plans.js';
+import { lapsedOwnPlan, parseFeature, parsePlanList } from '../base/plans.js';
 import { upgradeButtonStyles } from './upgrade-button.styles.js';
 
 export type UpgradeButtonStrings = BaseStrings & {
@@ -102,14 +102,12 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
 
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
-    const plans = parsePlanList(this.plan);
-    const feature = this.feature || undefined;
     this._offer = 'upgrade';
     if (this.state !== 'ready' || !this._kit) return;
-    const requirement = { plan: plans, feature };
+    const requirement = { plan: parsePlanList(this.plan), feature: parseFeature(this.feature) };
     const decision = this._kit.access(requirement);
     // Without a plan or a feature any live plan is granted, which is no reason to say "Current plan".
-    if (decision.granted) this._offer = plans || feature ? 'current' : 'upgrade';
+    if (decision.granted) this._offer = requirement.plan || requirement.feature ? 'current' : 'upgrade';
     else if (lapsedOwnPlan(this._kit.entitlement, requirement, decision)) this._offer = decision.reason === 'past_due' ? 'updatePayment' : 'renew';
   }
 
@@ -127,7 +125,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
           ? this._t('failed')
           : offer !== 'upgrade'
             ? this._t(offer, { plan: this._planName(this._kit?.entitlement?.plan ?? '') })
-            : this.label || (plans ? this._t('planLabel', { plan: this._planNames(plans) }) : this._t('label'));
+            : this.label?.trim() || (plans ? this._t('planLabel', { plan: this._planNames(plans) }) : this._t('label'));
     // The current plan, like a kit that cannot act, is not `disabled` but `aria-disabled`: a button
     // that had the focus when the upgrade went through keeps it, instead of dropping it to the page's start.
     return html`<button
@@ -149,7 +147,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     if (this._ignoreClick(event, this._offer === 'current' || this._unavailable)) return;
     const plan = this._offer === 'upgrade' ? parsePlanList(this.plan)?.[0] : this._kit?.entitlement?.plan;
     this._outcome = undefined;
-    this._outcome = await this._upgrade(plan, this.feature || undefined);
+    this._outcome = await this._upgrade(plan, parseFeature(this.feature));
   }
 }
 
