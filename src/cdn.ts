@@ -29,11 +29,12 @@ if (!script) {
   );
 } else if (backend && !getKit()) {
   const hostOrigins = (script.dataset.hostOrigins ?? '').split(/[\s,]+/).filter(Boolean);
-  // Not JSON goes on as the text itself, which createKit refuses with ERR_CONFIG like any bad option.
+  // Empty is none, as an absent attribute. Not JSON goes on as the text itself, which createKit
+  // refuses with ERR_CONFIG like any bad option.
   const names = script.dataset.planNames;
   let planNames: unknown;
   try {
-    planNames = names === undefined ? undefined : JSON.parse(names);
+    planNames = names?.trim() ? JSON.parse(names) : undefined;
   } catch {
     planNames = names;
   }

@@ -277,6 +277,13 @@ describe('the script-tag bundle', () => {
     assert.equal(await kitState(tab), null);
   });
 
+  it('takes an empty data-plan-names as absent, as a template that has no names writes it', async () => {
+    const { tab, errors } = await open('/empty-names.html', page(scriptTag(`data-backend="${BACKEND}" data-host-origins="${DASHBOARD}" data-plan-names=" "`)));
+    await cardHeading(tab, 'export', 'Sign in to use export');
+    assert.equal(await kitState(tab), 'signed-out');
+    assert.deepEqual(errors, []);
+  });
+
   it('starts nothing without data-backend: elements say "not connected" until the page creates a kit', async () => {
     const { tab, errors, warnings } = await open('/no-backend.html', page(scriptTag('')));
     await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();

@@ -170,7 +170,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       this.requestUpdate();
       if (warned) return;
       warned = true;
-      console.warn(`[marketplace-app-kit] ${NOT_FOUND}: <${this.localName}> found no kit. Call createKit() or set .kit (README "Elements").`);
+      console.warn(`[marketplace-app-kit] ${NOT_FOUND}: <${this.localName}> found no kit. Call createKit() (if you did, it failed: see its error) or set .kit (README "Elements").`);
     }, (this.constructor as typeof MarketplaceElement).kitTimeoutMs);
   }
 
