@@ -197,6 +197,15 @@ describe('<mp-sign-in-button>', () => {
     expect(kit.calls.signIn.length).to.equal(1);
   });
 
+  it('gives el.focus() to its button, where Space signs in', async () => {
+    const kit = new FakeKit().setSignedOut();
+    const el = await button(kit);
+    el.focus();
+    expect([document.activeElement === el, el.shadowRoot!.activeElement === part(el, 'base')]).to.deep.equal([true, true]);
+    await sendKeys({ press: 'Space' });
+    expect(kit.calls.signIn.length).to.equal(1);
+  });
+
   it('takes its label from the label attribute or strings, always as text', async () => {
     const kit = new FakeKit().setSignedOut();
     const el = await button(kit, html`<mp-sign-in-button .kit=${kit} label=${HOSTILE}></mp-sign-in-button>`);

@@ -32,6 +32,8 @@ export type SignInButtonStrings = BaseStrings & {
  */
 export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
   static override styles = [baseStyles, signInButtonStyles];
+  /** `el.focus()` (a dialog giving the focus back, say) focuses the button inside. */
+  static override shadowRootOptions: ShadowRootInit = { ...MarketplaceElement.shadowRootOptions, delegatesFocus: true };
 
   static override defaultStrings: SignInButtonStrings = {
     ...MarketplaceElement.defaultStrings,

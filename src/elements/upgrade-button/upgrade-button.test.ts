@@ -252,6 +252,15 @@ describe('<mp-upgrade-button>', () => {
     expect(kit.calls.upgrade.length).to.equal(1);
   });
 
+  it('gives el.focus() to its button, where Enter upgrades', async () => {
+    const kit = new FakeKit().setSession(sampleUser, basic());
+    const el = await button(kit);
+    el.focus();
+    expect([document.activeElement === el, el.shadowRoot!.activeElement === part(el, 'base')]).to.deep.equal([true, true]);
+    await sendKeys({ press: 'Enter' });
+    expect(kit.calls.upgrade.length).to.equal(1);
+  });
+
   it('renders hostile plan names as text', async () => {
     // Spaces separate plans, so the markup arrives as several "plans", and without spaces as one.
     const el = await button(new FakeKit().setSession(sampleUser, basic()), HOSTILE);

@@ -52,6 +52,8 @@ export type UpgradeButtonStrings = BaseStrings & {
  */
 export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   static override styles = [baseStyles, upgradeButtonStyles];
+  /** `el.focus()` (a dialog giving the focus back, say) focuses the button inside. */
+  static override shadowRootOptions: ShadowRootInit = { ...MarketplaceElement.shadowRootOptions, delegatesFocus: true };
 
   static override defaultStrings: UpgradeButtonStrings = {
     ...MarketplaceElement.defaultStrings,
