@@ -20,12 +20,12 @@ interface Declaration {
   name: string;
   tagName?: string;
   summary?: string;
-  attributes?: (Named & { type?: { text: string } })[];
+  attributes?: (Named & { type?: { text: string }; default?: string })[];
   slots?: Named[];
   cssParts?: Named[];
   cssProperties?: Named[];
   events?: (Named & { type?: { text: string } })[];
-  members?: (Named & { privacy?: string })[];
+  members?: (Named & { kind?: string; privacy?: string; readonly?: boolean; static?: boolean; type?: { text: string }; inheritedFrom?: Named })[];
 }
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -37,7 +37,7 @@ const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const common = ['theme', 'state', 'strings'];
 
 let outDir: string;
-let manifest: { modules: { path: string; declarations?: Declaration[] }[] };
+let manifest: { modules: { path: string; declarations?: Declaration[]; exports?: { kind: string; name: string }[] }[] };
 let elements: Map<string, Declaration>;
 
 before(() => {
@@ -88,6 +88,43 @@ describe('custom-elements.json', () => {
     const members = manifest.modules.flatMap((module) => module.declarations ?? []).flatMap((d) => d.members ?? []);
     assert.ok(members.some((member) => member.name === 'plan'), 'public members are listed');
     assert.deepEqual(members.filter((member) => member.privacy === 'private' || member.privacy === 'protected' || /^[_#]/.test(member.name)).map((member) => member.name), []);
+  });
+
+  it('can be imported by package name, as Storybook setups do', () => {
+    assert.equal(fileURLToPath(import.meta.resolve('marketplace-app-kit/custom-elements.json')), join(root, 'custom-elements.json'));
+    assert.match((packageJson.scripts as Record<string, string>).prepack ?? '', /npm run build/, 'a packed checkout ships the manifest and dist/');
+  });
+
+  it('spells a fixed set of values as its literals, for editors to offer, and a default where there is one', () => {
+    const attribute = (tag: string, name: string) => elements.get(tag)!.attributes!.find((entry) => entry.name === name)!;
+    const state = "'loading' | 'ready' | 'signed-out' | 'error' | 'not-connected'";
+    for (const tag of elements.keys()) {
+      assert.deepEqual([attribute(tag, 'theme').type?.text, attribute(tag, 'state').type?.text], ["'light' | 'dark'", state], tag);
+    }
+    assert.deepEqual(attribute('mp-gate', 'access').type?.text.split(' | ').sort(), ["'expired'", "'granted'", "'locked'", "'over-quota'", "'past-due'", 'undefined']);
+    assert.deepEqual(attribute('mp-usage-meter', 'level').type?.text.split(' | ').sort(), ["'exceeded'", "'ok'", "'warning'", 'undefined']);
+    assert.deepEqual([attribute('mp-usage-meter', 'warning').default, attribute('mp-usage-meter', 'exceeded').default], ['0.8', '1']);
+  });
+
+  it('marks what the element sets itself as readonly, and nothing a page sets', () => {
+    const readonly = [...elements].flatMap(([tag, element]) => (element.members ?? []).filter((member) => member.readonly).map((member) => `${tag}.${member.name}`));
+    const own = ['mp-gate.access', 'mp-gate.decision', 'mp-usage-meter.level', 'mp-plan-badge.status'];
+    assert.deepEqual(readonly.sort(), [...own, ...[...elements.keys()].map((tag) => `${tag}.state`)].sort());
+  });
+
+  it("gives each element's defaultStrings its own type, not the base class's", () => {
+    for (const [tag, element] of elements) {
+      const defaults = element.members!.find((member) => member.name === 'defaultStrings')!;
+      assert.deepEqual([defaults.type?.text, defaults.inheritedFrom], [`${element.name.replace(/^Mp/, '')}Strings`, undefined], tag);
+    }
+  });
+
+  it('lists as exports only what exists at run time: no types, no stray variables', () => {
+    const exported = manifest.modules.flatMap((module) => (module.exports ?? []).filter((entry) => entry.kind === 'js').map((entry) => entry.name));
+    assert.ok(exported.includes('MpGate') && exported.includes('defineElements'), exported.join(', '));
+    for (const name of ['GateStrings', 'BaseStrings', 'ElementState', 'GateAccess', 'UsageLevel']) assert.ok(!exported.includes(name), name);
+    const variables = manifest.modules.flatMap((module) => (module.declarations ?? []).filter((d) => d.kind === 'variable').map((d) => `${module.path}: ${d.name}`));
+    assert.deepEqual(variables.filter((entry) => entry.includes('upgrade-button.js')), []);
   });
 
   it('describes exactly the six elements', () => {

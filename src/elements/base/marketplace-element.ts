@@ -78,7 +78,10 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   declare kit: Kit | null;
   /** `light` or `dark`, taken from `kit.theme` and reflected so page CSS can match `[theme='dark']`. */
   declare theme: Theme;
-  /** What the element shows: `loading`, `ready`, `signed-out`, `error` or `not-connected`. Set by the element; reflected. */
+  /**
+   * What the element shows: `loading`, `ready`, `signed-out`, `error` or `not-connected`. Set by the element; reflected.
+   * @readonly
+   */
   declare state: ElementState;
   /** True while an action started by this element (sign-in, upgrade, retry) is under way. */
   protected declare _busy: boolean;

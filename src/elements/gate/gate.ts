@@ -139,12 +139,18 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   declare plan: string | undefined;
   /** Also lock when the usage quota is spent (`usage.api_calls >= usage.limit`). */
   declare metered: boolean;
-  /** The decision's look: `granted`, `locked`, `expired`, `past-due` or `over-quota`; unset until decided. Set by the element; reflected. */
+  /**
+   * The decision's look: `granted`, `locked`, `expired`, `past-due` or `over-quota`; unset until decided. Set by the element; reflected.
+   * @readonly
+   */
   declare access: GateAccess | undefined;
   /** Overrides of the built-in texts, as a property or a JSON attribute; see `GateStrings` for the keys and placeholders. */
   declare strings: Partial<GateStrings> | undefined;
 
-  /** The current decision (`checkAccess` through `kit.access`), or null while loading, in error or not connected. */
+  /**
+   * The current decision (`checkAccess` through `kit.access`), or null while loading, in error or not connected.
+   * @readonly
+   */
   decision: AccessDecision | null = null;
   private _announced: string | undefined;
   private _hadFocus = false;

@@ -58,9 +58,12 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
     strings: STRINGS_PROPERTY,
   };
 
-  /** The status shown: the entitlement's status (`expired` for an active or trialing one whose `expires_at` has passed), or `none`. Set by the element; reflected. */
+  /**
+   * The status shown: the entitlement's status (`expired` for an active or trialing one whose `expires_at` has passed), or `none`. Set by the element; reflected.
+   * @readonly
+   */
   declare status: string | undefined;
-  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: one per status (a status the kit does not know, such as `paused`, too), `none`, `signedOut`, `until`, `loading`, `error`, `notConnected`, `failed`. */
+  /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: one per status (a status the kit does not know, such as `paused`, too), `none`, `signedOut`, `until`, `loading`, `error`, `notConnected`. */
   declare strings: (Partial<PlanBadgeStrings> & { [status: string]: string | undefined }) | undefined;
 
   protected override willUpdate(changed: PropertyValues): void {

@@ -76,11 +76,20 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     _announcement: { state: true, attribute: false },
   };
 
-  /** Share of the limit (0–1) from which the meter warns; a numeric string counts too. */
+  /**
+   * Share of the limit (0–1) from which the meter warns; a numeric string counts too.
+   * @default 0.8
+   */
   declare warning: number | string;
-  /** Share of the limit (0–1) from which the meter shows the limit as reached; a numeric string counts too. */
+  /**
+   * Share of the limit (0–1) from which the meter shows the limit as reached; a numeric string counts too.
+   * @default 1
+   */
   declare exceeded: number | string;
-  /** `ok`, `warning` or `exceeded`; unset without usage data. Set by the element; reflected. */
+  /**
+   * `ok`, `warning` or `exceeded`; unset without usage data. Set by the element; reflected.
+   * @readonly
+   */
   declare level: UsageLevel | undefined;
   /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `value`, `warningText`, `exceededText`, `none`, `signedOut`, `loading`, `error`, `notConnected`. */
   declare strings: Partial<UsageMeterStrings> | undefined;
