@@ -29,6 +29,7 @@ export const accessCases: AccessCase[] = [
   { name: 'missing feature', entitlement: base, requirement: { feature: 'sso' }, reason: 'feature' },
   { name: 'plan matches', entitlement: base, requirement: { plan: 'pro' }, reason: 'granted' },
   { name: 'plan among several', entitlement: base, requirement: { plan: ['business', 'pro'] }, reason: 'granted' },
+  { name: 'plan among several, first', entitlement: base, requirement: { plan: ['pro', 'business'] }, reason: 'granted' },
   { name: 'wrong plan', entitlement: base, requirement: { plan: 'business' }, reason: 'plan' },
   { name: 'past_due', entitlement: { ...base, status: 'past_due' }, reason: 'past_due' },
   { name: 'cancelled', entitlement: { ...base, status: 'cancelled' }, reason: 'cancelled' },

@@ -10,7 +10,8 @@ import { elements } from '../index.js';
 import { MarketplaceElement } from './marketplace-element.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
 import { ELEMENT_API } from '../../../test/support/element-api.js';
-import { settle, text } from '../../../test/support/element-helpers.js';
+import { deferred, next, part, settle, text } from '../../../test/support/element-helpers.js';
+import { MarketplaceKitError } from '../../shared/errors.js';
 
 const PAST = '2020-01-01T00:00:00Z';
 
@@ -129,6 +130,112 @@ describe('every element in every look', () => {
         }
       });
     }
+  }
+});
+
+/** The elements' actions: how to hold one under way, and how to make it fail. */
+const ACTIONS: { name: string; tag: string; attributes: string; kit: () => FakeKit; hold: (kit: FakeKit, wait: Promise<void>) => void; fail: (kit: FakeKit, error: Error) => void }[] = [
+  {
+    name: 'sign-in button: sign in',
+    tag: 'mp-sign-in-button',
+    attributes: '',
+    kit: () => new FakeKit().setSignedOut(),
+    hold: (kit, wait) => (kit.onSignIn = () => wait),
+    fail: (kit, error) => (kit.onSignIn = () => Promise.reject(error)),
+  },
+  {
+    name: 'upgrade button: upgrade',
+    tag: 'mp-upgrade-button',
+    attributes: 'plan="pro"',
+    kit: () => new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] })),
+    hold: (kit, wait) => kit.scriptUpgrade({ wait }),
+    fail: (kit, error) => kit.scriptUpgrade({ error }),
+  },
+  {
+    name: 'gate: upgrade from the paywall',
+    tag: 'mp-gate',
+    attributes: 'feature="export"',
+    kit: () => new FakeKit().setSession(sampleUser, null),
+    hold: (kit, wait) => kit.scriptUpgrade({ wait }),
+    fail: (kit, error) => kit.scriptUpgrade({ error }),
+  },
+  {
+    name: 'gate: sign in from the paywall',
+    tag: 'mp-gate',
+    attributes: 'feature="export"',
+    kit: () => new FakeKit().setSignedOut(),
+    hold: (kit, wait) => (kit.onSignIn = () => wait),
+    fail: (kit, error) => (kit.onSignIn = () => Promise.reject(error)),
+  },
+  {
+    name: 'gate: retry a kit in error',
+    tag: 'mp-gate',
+    attributes: 'feature="export"',
+    kit: () => new FakeKit().setError(),
+    hold: (kit, wait) => (kit.onRefresh = () => wait),
+    fail: (kit, error) => (kit.onRefresh = () => Promise.reject(error)),
+  },
+];
+
+/** The element's action button: the button itself, or the gate card's. */
+const actionOf = (el: HTMLElement) => part(el, el.localName === 'mp-gate' ? 'action' : 'base')!;
+
+describe('every element in the looks of its actions', () => {
+  for (const action of ACTIONS) {
+    for (const theme of ['light', 'dark'] as const) {
+      it(`${action.name}: busy, then failed, is accessible (${theme})`, async () => {
+        const kit = action.kit().setTheme(theme);
+        const held = deferred();
+        action.hold(kit, held.promise);
+        const el = await render(action.tag, kit, action.attributes);
+        actionOf(el).click();
+        await settle(el);
+        expect(actionOf(el).getAttribute('aria-busy'), 'busy').to.equal('true');
+        await expect(el, 'busy').to.be.accessible();
+        held.resolve();
+
+        const failing = await render(action.tag, action.kit().setTheme(theme), action.attributes);
+        action.fail(failing.kit as FakeKit, new MarketplaceKitError('ERR_NETWORK', 'offline'));
+        const failed = next(failing, 'mp-error');
+        actionOf(failing).click();
+        await failed;
+        await settle(failing);
+        expect(part(failing, 'status')!.textContent, 'the failed text is announced').to.not.equal('');
+        await expect(failing, 'failed').to.be.accessible();
+      });
+    }
+  }
+
+  for (const tag of ['mp-sign-in-button', 'mp-upgrade-button']) {
+    for (const theme of ['light', 'dark'] as const) {
+      it(`<${tag} disabled> is accessible (${theme})`, async () => {
+        const el = await render(tag, new FakeKit().setSignedOut().setTheme(theme), 'disabled plan="pro"');
+        expect((part(el, 'base') as HTMLButtonElement).disabled).to.equal(true);
+        await expect(el).to.be.accessible();
+      });
+    }
+  }
+
+  for (const theme of ['light', 'dark'] as const) {
+    it(`<mp-upgrade-button> after a dismissed chooser is accessible (${theme})`, async () => {
+      const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] })).setTheme(theme).scriptUpgrade({ outcome: 'dismissed' });
+      const el = await render('mp-upgrade-button', kit, 'plan="pro"');
+      const done = next(el, 'mp-upgrade');
+      part(el, 'base')!.click();
+      expect((await done).outcome).to.equal('dismissed');
+      await settle(el);
+      expect(part(el, 'status')!.textContent).to.equal('No change to your plan');
+      await expect(el).to.be.accessible();
+    });
+
+    it(`<mp-usage-meter> with a limit of 0 and <mp-user-badge> with no name are accessible (${theme})`, async () => {
+      const meter = await render('mp-usage-meter', new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 0, limit: 0 } })).setTheme(theme), '');
+      expect(meter.getAttribute('level')).to.equal('exceeded');
+      await expect(meter).to.be.accessible();
+      const badge = await render('mp-user-badge', new FakeKit().setSession({ ...sampleUser, name: '', avatar_url: 'https://cdn.example/missing.png' }).setTheme(theme), '');
+      expect(text(badge)).to.contain(sampleUser.email);
+      await expect(badge).to.be.accessible();
+    });
   }
 });
 

@@ -140,6 +140,32 @@ describe('finding the kit', () => {
   });
 });
 
+describe('events', () => {
+  it('bubble out of shadow roots to the document, as the README\'s document listener needs', async () => {
+    const kit = new FakeKit().setSession(sampleUser, null).scriptUpgrade({ outcome: 'dismissed' });
+    const host = await fixture<HTMLDivElement>(html`<div></div>`);
+    const gate = document.createElement('mp-gate');
+    gate.feature = 'export';
+    gate.kit = kit;
+    const heard: string[] = [];
+    const listening = new AbortController();
+    for (const type of ['mp-access-change', 'mp-upgrade-request', 'mp-upgrade'] as const) {
+      document.addEventListener(type, (event) => heard.push(`${event.type} from ${(event.target as Element).localName}`), { signal: listening.signal });
+    }
+    try {
+      host.attachShadow({ mode: 'open' }).append(gate);
+      await settle(gate);
+      const done = new Promise((resolve) => document.addEventListener('mp-upgrade', resolve, { once: true, signal: listening.signal }));
+      part(gate, 'action')!.click();
+      await done;
+    } finally {
+      listening.abort();
+    }
+    // Seen from the document, the target is the shadow root's host.
+    expect(heard).to.deep.equal(['mp-access-change from div', 'mp-upgrade-request from div', 'mp-upgrade from div']);
+  });
+});
+
 describe('registration', () => {
   it('registers every element under its mp-* name', () => {
     for (const [tag, element] of Object.entries(elements)) expect(customElements.get(tag), tag).to.equal(element);

@@ -366,9 +366,11 @@ describe('<mp-gate>', () => {
 
   it('takes no focus the user moved elsewhere in the page, while its action runs or after', async () => {
     const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
-    kit.scriptUpgrade({ outcome: 'dismissed', wait: new Promise(() => undefined) });
+    const chooser = deferred();
+    kit.scriptUpgrade({ outcome: 'upgraded', wait: chooser.promise, entitlement: sampleEntitlement() });
     const el = await gate(kit);
     part(el, 'action')!.focus();
+    const done = next(el, 'mp-upgrade');
     await sendKeys({ press: 'Enter' });
     // The user clicks an empty part of the page: the focus goes to the body, in this page.
     (document.activeElement as HTMLElement | null)?.blur();
@@ -376,7 +378,34 @@ describe('<mp-gate>', () => {
     kit.setTheme('dark');
     await settle(el);
     dispatchEvent(new FocusEvent('focus'));
-    expect(document.activeElement?.localName).to.equal('body');
+    expect(document.activeElement?.localName, 'while the action runs').to.equal('body');
+    chooser.resolve();
+    await done;
+    await settle(el);
+    dispatchEvent(new FocusEvent('focus'));
+    expect([isShown(el), document.activeElement?.localName], 'after it unlocked the gate').to.deep.equal([true, 'body']);
+  });
+
+  it('stops waiting for the focus to come back once it is taken out of the page', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    const el = await gate(kit);
+    const parent = el.parentElement!;
+    part(el, 'action')!.focus();
+    // The focus leaves the page from inside the gate (to the dashboard, say)…
+    Object.defineProperty(document, 'hasFocus', { configurable: true, value: () => false });
+    try {
+      (document.activeElement as HTMLElement | null)?.blur();
+      await new Promise((resolve) => setTimeout(resolve));
+    } finally {
+      delete (document as { hasFocus?: unknown }).hasFocus;
+    }
+    // …the app takes the gate out and puts it back elsewhere; then the plan changes.
+    el.remove();
+    parent.append(el);
+    kit.setEntitlement(sampleEntitlement());
+    await settle(el);
+    dispatchEvent(new FocusEvent('focus'));
+    expect([isShown(el), document.activeElement?.localName]).to.deep.equal([true, 'body']);
   });
 
   it('keeps the focus when a focused button of the unlocked content is hidden by a lapsed plan', async () => {

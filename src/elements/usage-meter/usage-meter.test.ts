@@ -3,7 +3,7 @@ import { executeServerCommand } from '@web/test-runner-commands';
 import '../index.js';
 import type { MpUsageMeter } from '../index.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
-import { next, part, settle, text } from '../../../test/support/element-helpers.js';
+import { HOSTILE, next, part, settle, text } from '../../../test/support/element-helpers.js';
 
 const usage = (api_calls: number, limit: number) => new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls, limit } }));
 
@@ -179,6 +179,14 @@ describe('<mp-usage-meter>', () => {
     kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } }));
     await settle(el);
     expect(levels).to.deep.equal(['exceeded']);
+  });
+
+  it('renders hostile texts from strings as text', async () => {
+    const el = await meter(usage(900, 1000));
+    el.strings = { label: HOSTILE, warningText: `${HOSTILE} {percent}` };
+    await settle(el);
+    expect(el.shadowRoot!.querySelector('img')).to.equal(null);
+    expect(text(el)).to.contain(`${HOSTILE} 90%`);
   });
 
   it('formats figures in the user locale', async () => {

@@ -69,10 +69,11 @@ describe('<mp-user-badge>', () => {
     expect(text(el)).to.equal('Grace Hopper grace@example.com');
   });
 
-  it('renders a hostile name as text', async () => {
-    const el = await badge(new FakeKit().setSession({ ...user, name: HOSTILE }));
-    expect(part(el, 'name')!.textContent).to.equal(HOSTILE);
+  it('renders a hostile name and email as text', async () => {
+    const el = await badge(new FakeKit().setSession({ ...user, name: HOSTILE, email: `${HOSTILE}@example.com` }));
+    expect([part(el, 'name')!.textContent, part(el, 'email')!.textContent]).to.deep.equal([HOSTILE, `${HOSTILE}@example.com`]);
     expect(el.shadowRoot!.querySelectorAll('img').length).to.equal(1);
+    expect((window as { __xss?: unknown }).__xss).to.equal(undefined);
   });
 
   it('takes overrides of its texts', async () => {
