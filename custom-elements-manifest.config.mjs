@@ -1,6 +1,6 @@
 // Configuration of `cem analyze` (the `cem` script): custom-elements.json, generated from the
 // elements' doc comments and shipped in the package beside dist/.
-import { posix } from 'node:path';
+import { posix, relative, sep } from 'node:path';
 
 /**
  * The analyzer reads src/ and writes what it read: `src/elements/gate/gate.ts`, a superclass as
@@ -56,7 +56,7 @@ function checkElements(ts) {
   const types = new Map();
   const typeOnly = new Map();
   for (const file of program.getSourceFiles()) {
-    const path = posix.relative(process.cwd(), file.fileName);
+    const path = relative(process.cwd(), file.fileName).split(sep).join('/');
     if (!path.startsWith('src/elements/')) continue;
     for (const node of file.statements) {
       if (!ts.isClassDeclaration(node) || !node.name) continue;
@@ -133,6 +133,7 @@ export default {
           rewriteModules(module, module.path);
           module.path = toDist(module.path, module.path);
         }
+        checked = undefined; // `cem analyze --watch` checks the sources again on the next run
       },
     },
   ],

@@ -123,6 +123,11 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     this._attach();
   }
 
+  /** Out of the page an element does not render: it keeps its look until it is back (see `_attach`). */
+  protected override shouldUpdate(changed: PropertyValues): boolean {
+    return this.isConnected && super.shouldUpdate(changed);
+  }
+
   protected override willUpdate(changed: PropertyValues): void {
     // A framework that sets the JSON of the attribute as the property (React 19 does with
     // strings='{…}') gets what the attribute would give, warning included.
@@ -148,7 +153,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   /**
    * Subscribes to the kit to use now (never a destroyed one) and starts the not-found timer. A
-   * disconnected element lets go of its kit's updates but keeps its look: taken out of the page for
+   * disconnected element lets go of its kit's updates and does not render, so it keeps its look: taken out of the page for
    * a while (a hidden tab, a keep-alive cache, a moved node), it comes back to the same look, and
    * its return is no change (no second `mp-access-change`, nothing announced again).
    */
@@ -184,6 +189,11 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     this._unsubscribe = undefined;
   }
 
+  /** The kit an action may use: none out of the page. */
+  protected get _actionKit(): Kit | null {
+    return this.isConnected ? this._kit : null;
+  }
+
   /**
    * True while the kit cannot act (it is starting, or there is none). Action buttons then say so
    * with `aria-disabled` rather than `disabled`, so a button that has the focus when its kit goes
@@ -204,11 +214,10 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   /** A text from `strings` or the class defaults, with `{name}` placeholders filled in. */
   protected _t(key: keyof S & string, values: Record<string, string | number> = {}): string {
-    // Own keys only, as the key may come from data (a plan badge's status): never `toString`.
-    const read = (texts: object | undefined): unknown => (texts && Object.hasOwn(texts, key) ? (texts as Record<string, unknown>)[key] : undefined);
-    const own = read((this as { strings?: object }).strings);
-    const fallback = read((this.constructor as typeof MarketplaceElement).defaultStrings);
-    // An override that is not text (a number, an object from a careless JSON attribute) is ignored.
+    const own: unknown = (this as { strings?: Partial<Record<string, unknown>> }).strings?.[key];
+    const fallback: unknown = ((this.constructor as typeof MarketplaceElement).defaultStrings as Partial<Record<string, unknown>>)[key];
+    // An override that is not text (a number, an object from a careless JSON attribute) is ignored,
+    // and so is anything else that is not text (`toString`, had a key come from data).
     const template = typeof own === 'string' ? own : typeof fallback === 'string' ? fallback : '';
     return template.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''));
   }
@@ -275,7 +284,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * site the page is then navigating away, so the element stays busy until it has gone.
    */
   protected async _signIn(returnTo: string = location.href): Promise<void> {
-    const kit = this._kit;
+    const kit = this._actionKit;
     const request = new MpSignInRequestEvent(returnTo);
     if (!kit || this._busy || !this.dispatchEvent(request)) return;
     await this._run(async () => {
@@ -288,7 +297,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   /** Fires the cancelable `mp-upgrade-request`, then `kit.upgrade(...)` and `mp-upgrade` with the outcome. */
   protected async _upgrade(plan?: string, feature?: string): Promise<UpgradeOutcome | undefined> {
-    const kit = this._kit;
+    const kit = this._actionKit;
     const request = new MpUpgradeRequestEvent(plan, feature);
     if (!kit || this._busy || !this.dispatchEvent(request)) return undefined;
     return this._run(async () => {

@@ -490,21 +490,42 @@ describe('<mp-gate>', () => {
     await expect(el).to.be.accessible();
   });
 
+  it('out of the page, does not render nor act; put back, it uses the kit it was given meanwhile', async () => {
+    const first = new FakeKit().setSession();
+    const el = await gate(first);
+    const parent = el.parentElement!;
+    const reasons: string[] = [];
+    el.addEventListener('mp-access-change', (event) => reasons.push(event.reason));
+    el.remove();
+    const second = new FakeKit().setSession(sampleUser, null);
+    el.kit = second;
+    first.destroy();
+    await settle(el);
+    expect([reasons, el.access], 'nothing happens out of the page').to.deep.equal([[], 'granted']);
+    parent.append(el);
+    await settle(el);
+    expect([reasons, el.access]).to.deep.equal([['none'], 'locked']);
+    el.remove();
+    part(el, 'action')!.click();
+    await settle(el);
+    expect(second.calls.upgrade, 'no upgrade from a gate out of the page').to.deep.equal([]);
+  });
+
   it('says nothing new when it renders again without a change of look (a theme, a locale, a usage count)', async () => {
-    const kit = new FakeKit().setSession(sampleUser, null);
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ features: [] }));
     const el = await gate(kit);
     const said: string[] = [];
     for (const step of [
       () => kit.setTheme('dark'),
       () => kit.setLocale('de-DE'),
-      () => kit.setSession(),
-      () => kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 11, limit: 1000 } })),
+      () => kit.setEntitlement(sampleEntitlement({ features: [], usage: { api_calls: 11, limit: 1000 } })),
+      () => kit.setEntitlement(sampleEntitlement()),
     ]) {
       step();
       await settle(el);
       said.push(part(el, 'status')!.textContent!);
     }
-    expect(said).to.deep.equal(['', '', 'Unlocked', 'Unlocked']);
+    expect(said).to.deep.equal(['', '', '', 'Unlocked']);
   });
 
   it('taken out of the page and put back, fires no second mp-access-change and says nothing again; it catches up with what changed meanwhile', async () => {

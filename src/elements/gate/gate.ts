@@ -339,7 +339,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   }
 
   private _handleRetry = () => {
-    const kit = this._kit;
+    const kit = this._actionKit;
     if (kit && !this._busy) void this._run(() => kit.refresh());
   };
 }

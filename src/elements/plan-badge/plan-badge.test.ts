@@ -121,8 +121,8 @@ describe('<mp-plan-badge>', () => {
     }
   });
 
-  it('shows a status named like a member of every object (toString, __proto__) or holding markup as text', async () => {
-    for (const status of ['toString', 'constructor', '__proto__', 'hasOwnProperty', HOSTILE]) {
+  it('shows as it is a status named like another of its texts (failed, until) or like a member of every object (toString), or holding markup', async () => {
+    for (const status of ['toString', 'constructor', '__proto__', 'hasOwnProperty', HOSTILE, 'failed', 'until', 'error', 'loading', 'none', 'notConnected', 'signedOut']) {
       const el = await badge(withEntitlement({ status }));
       el.setAttribute('strings', '{"active": "Actif"}');
       await settle(el);

@@ -18,6 +18,9 @@ export type PlanBadgeStrings = BaseStrings & {
   until: string;
 };
 
+/** The badge's texts that are no status: a status with one of these names shows as it is. */
+const OTHER_TEXTS: ReadonlySet<string> = new Set(['none', 'signedOut', 'until', 'loading', 'error', 'notConnected', 'failed']);
+
 /**
  * @summary The user's plan and the entitlement's status ("Pro · Active · until Dec 21, 2026").
  * A passed `expires_at` shows as expired, as the access rules decide.
@@ -80,8 +83,9 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
     const status = this.status;
     if (!status) return this._notice(this.state === 'signed-out' ? 'signedOut' : undefined);
     if (!entitlement) return html`<span part="base"><span part="status">${this._t('none')}</span></span>`;
-    // A status the kit does not know shows as it is, unless `strings` or the class's `defaultStrings` name it.
-    const said = this._t(status as keyof PlanBadgeStrings) || status;
+    // A status the kit does not know shows as it is, unless `strings` or the class's `defaultStrings`
+    // name it; a status named like one of the badge's other texts (`failed`, `until`) is a status.
+    const said = (!OTHER_TEXTS.has(status) && this._t(status as keyof PlanBadgeStrings)) || status;
     const date = this._date(entitlement.expires_at);
     const live = status === 'active' || status === 'trialing';
     return html`<span part="base">

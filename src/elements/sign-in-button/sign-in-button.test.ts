@@ -222,5 +222,12 @@ describe('<mp-sign-in-button>', () => {
     el.label = ' \n ';
     await settle(el);
     expect(part(el, 'label')!.textContent).to.equal('Sign in with Marketplace', 'nor may a label of spaces');
+    // Texts from a translation object that inherits them, or a Proxy, count as any others.
+    el.strings = Object.create({ label: 'Anmelden' }) as { label?: string };
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Anmelden');
+    el.strings = new Proxy({}, { get: (_target, key) => (key === 'label' ? 'Connexion' : undefined) });
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Connexion');
   });
 });
