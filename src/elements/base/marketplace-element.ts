@@ -111,6 +111,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     super.connectedCallback();
     this._stopWatching = onKitsChanged(() => this._attach());
     this._attach();
+    // Back in the page: render what changed while it was out (it did not render then).
+    this.requestUpdate();
     // A node moved in one step (`other.append(el)`) is connected again before its disconnect runs,
     // which stopped the timer; nothing else re-renders it, so the timer is set again here.
     this._renderAtExpiry(this._kit?.entitlement?.expires_at);
@@ -153,9 +155,10 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   /**
    * Subscribes to the kit to use now (never a destroyed one) and starts the not-found timer. A
-   * disconnected element lets go of its kit's updates and does not render, so it keeps its look: taken out of the page for
-   * a while (a hidden tab, a keep-alive cache, a moved node), it comes back to the same look, and
-   * its return is no change (no second `mp-access-change`, nothing announced again).
+   * disconnected element lets go of its kit's updates and does not render, so it keeps its look:
+   * taken out of the page for a while (a tab panel, a keep-alive cache, a moved node), it comes
+   * back to the same look, and its return is no change (no second `mp-access-change`, nothing
+   * announced again).
    */
   private _attach(): void {
     clearTimeout(this._timer);

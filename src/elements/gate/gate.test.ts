@@ -509,6 +509,15 @@ describe('<mp-gate>', () => {
     part(el, 'action')!.click();
     await settle(el);
     expect(second.calls.upgrade, 'no upgrade from a gate out of the page').to.deep.equal([]);
+    // Without any kit, too, what changed while it was out shows as soon as it is back.
+    const lone = await fixture<MpGate>(html`<mp-gate feature="export"></mp-gate>`);
+    lone.remove();
+    lone.strings = { loading: 'Un instant…' };
+    await lone.updateComplete; // out of the page: no render
+    expect(text(lone)).to.equal('Checking access…');
+    parent.append(lone);
+    await settle(lone);
+    expect(text(lone)).to.equal('Un instant…');
   });
 
   it('says nothing new when it renders again without a change of look (a theme, a locale, a usage count)', async () => {
