@@ -179,6 +179,10 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     return parsePlanList(this.plan);
   }
 
+  private get _feature(): string | undefined {
+    return parseFeature(this.feature);
+  }
+
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
     // The card's button, or page content in a slot (a button in the unlocked content); or the
@@ -186,7 +190,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     this._hadFocus = this.matches(':focus-within') || !!this._focusAway;
     const kit = this._kit;
     const decided = kit && (this.state === 'ready' || this.state === 'signed-out');
-    const requirement = { feature: parseFeature(this.feature), plan: this._plans, metered: this.metered };
+    const requirement = { feature: this._feature, plan: this._plans, metered: this.metered };
     this.decision = decided ? kit.access(requirement) : null;
     const before = this.access;
     this.access = this.decision ? this._look(this.decision, requirement) : undefined;
@@ -256,7 +260,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const entitlement = kit?.entitlement;
     const plans = this._plans;
     const values = {
-      feature: parseFeature(this.feature) ?? this._t('thisFeature'),
+      feature: this._feature ?? this._t('thisFeature'),
       plan: plans ? this._planNames(plans) : '',
       current: entitlement ? this._planName(entitlement.plan) : '',
       date: this._date(entitlement?.expires_at),
@@ -264,7 +268,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
       limit: this._number(entitlement?.usage.limit ?? 0),
     };
     const t = (key: keyof GateStrings) => this._t(key, values);
-    const upgrade = (plan = plans?.[0]) => () => this._upgrade(plan, parseFeature(this.feature));
+    const upgrade = (plan = plans?.[0]) => () => this._upgrade(plan, this._feature);
     if (this.state === 'error') return { heading: t('errorHeading'), text: t('errorText'), action: t('retry'), run: this._handleRetry };
     if (this.state === 'signed-out') {
       return { heading: t('signedOutHeading'), text: t('signedOutText'), action: t('signIn'), run: () => this._signIn() };
