@@ -9,7 +9,7 @@ import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { answerError, readJsonAnswer, send, type Answer, type Transport } from './lib/http.js';
 import { numberOption } from '../shared/options.js';
-import { Pacer, PacerWaitTooLong } from './lib/pacer.js';
+import { Pacer, PacerWaitTooLong, type ReleaseSlot } from './lib/pacer.js';
 import {
   buildAuthorizationUrl,
   buildTokenRequest,
@@ -135,13 +135,20 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   /** One logical call: paced (API key), retried after 429 within limits. */
   async function call(endpoint: MarketplaceEndpoint, url: string, init: RequestInit, paced: boolean, signal?: AbortSignal): Promise<Answer> {
     for (let attempt = 0; ; attempt++) {
-      if (paced && pacer) await abortable(endpoint, pacer.acquire(signal), signal).catch((error: unknown) => rethrowPacing(error, endpoint, pacer));
-      const answer = await send(transport, endpoint, url, init, signal);
+      const release = paced && pacer ? await takeSlot(endpoint, pacer, signal) : undefined;
+      let answer: Answer;
+      try {
+        answer = await send(transport, endpoint, url, init, signal);
+      } finally {
+        release?.();
+      }
       if (answer.status !== 429) return answer;
       const now = clock.now();
       const error = answerError(answer, endpoint, now);
       const wait = error.retryAfterMs ?? BACKOFF_MS * 2 ** attempt;
-      pacer?.pauseUntil(now + wait);
+      // Only an API-key 429 pauses the API-key queue: Bearer calls are limited per user, and the
+      // token endpoint on its own.
+      if (paced && pacer) pacer.pauseUntil(now + wait);
       if (attempt >= maxRetries || wait > maxRetryWaitMs) throw error;
       if (!(paced && pacer)) await abortable(endpoint, clock.sleep(wait, signal), signal);
     }
@@ -308,6 +315,23 @@ function toFullEntitlement(entitlement: AnyEntitlement): Entitlement {
 }
 
 /** A call the pacer refused to queue fails like a 429 of the marketplace would. */
+/**
+ * Takes an API-key slot for one request. A caller that stops waiting (abort) while the slot is
+ * being granted gives it straight back, so that no slot stays taken by a request never sent.
+ */
+async function takeSlot(endpoint: MarketplaceEndpoint, pacer: Pacer, signal?: AbortSignal): Promise<ReleaseSlot> {
+  const taking = pacer.acquire(signal);
+  try {
+    return await abortable(endpoint, taking, signal);
+  } catch (error) {
+    taking.then(
+      (release) => release(),
+      () => undefined,
+    );
+    return rethrowPacing(error, endpoint, pacer);
+  }
+}
+
 function rethrowPacing(error: unknown, endpoint: MarketplaceEndpoint, pacer: Pacer): never {
   if (!(error instanceof PacerWaitTooLong)) throw error;
   const why = error.paused

@@ -6,6 +6,7 @@ import {
   pkceChallenge,
   type MarketplaceClientOptions,
 } from '../../src/server/index.js';
+import { Pacer } from '../../src/server/lib/pacer.js';
 import {
   API_KEY,
   CLIENT_ID,
@@ -505,22 +506,27 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     assert.equal(server.requests.length, 1, 'the second call was not sent');
   });
 
-  it('a test_ key never sends more than 100 requests in any minute', async () => {
+  it('a test_ key never has more than 100 requests within a minute of each other, counting from each answer', async () => {
     const sent: number[] = [];
+    const answered: number[] = [];
     const clock = createVirtualClock(NOW);
-    const spy: typeof fetch = (input, init) => {
-      sent.push(clock.now());
-      return fetch(input, init);
+    const spy: typeof fetch = async (input, init) => {
+      const i = sent.push(clock.now()) - 1;
+      const response = await fetch(input, init);
+      answered[i] = clock.now();
+      return response;
     };
-    const c = createMarketplaceClient({ siteUrl: server.url, apiKey: API_KEY, clock, fetch: spy, entitlementTtlMs: 0, maxQueueWaitMs: 120_000 });
+    const c = createMarketplaceClient({ siteUrl: server.url, apiKey: API_KEY, clock, fetch: spy, entitlementTtlMs: 0, maxQueueWaitMs: Infinity });
     handler = (_req, res) => sendJson(res, 200, ENTITLEMENT);
     await Promise.all(Array.from({ length: 250 }, (_, i) => c.entitlements({ userId: `usr_${i}` })));
     assert.equal(server.requests.length, 250);
-    const arrivals = sent;
-    for (let i = 100; i < arrivals.length; i++) {
-      assert.ok(arrivals[i]! - arrivals[i - 100]! >= 60_000, `request ${i} came ${arrivals[i]! - arrivals[i - 100]!} ms after request ${i - 100}`);
+    // When request j was sent, every earlier request still held its slot if it was in flight or
+    // answered less than a minute before: at most 99 of them may.
+    for (let j = 0; j < sent.length; j++) {
+      const holding = sent.slice(0, j).filter((_, i) => answered[i]! > sent[j]! - 60_000).length;
+      assert.ok(holding < 100, `request ${j} was sent while ${holding} others held a slot`);
     }
-    assert.equal(clock.now(), NOW + 120_000, 'the 201st request waited two windows');
+    assert.ok(clock.now() >= NOW + 120_000, 'the 201st request waited at least two windows');
   });
 
   it('a live_ key sends 1,000 per minute before it waits', async () => {
@@ -562,6 +568,54 @@ describe('rate limits (seed §8; DESIGN C)', () => {
       'the third would have waited 8 s in all',
     );
     assert.equal(clock.now(), NOW + 4_000);
+  });
+
+  it("a Bearer call's 429 (limited per user) does not pause the API key's calls", async () => {
+    handler = (req, res) =>
+      req.headers.authorization ? sendJson(res, 429, { error: { code: 'rate_limited', message: 'slow down' } }, { 'retry-after': '60' }) : sendJson(res, 200, USER);
+    const { client: c, clock } = client({ maxRetries: 0 });
+    await rejects(c.whoami({ accessToken: 'user_a' }), { code: 'ERR_RATE_LIMITED', status: 429, message: /rate limited/ });
+    assert.deepEqual(await c.whoami({ userId: 'usr_2' }), USER);
+    assert.deepEqual(clock.sleeps, [], 'the API-key call did not wait');
+  });
+
+  it('holds a slot until one window after its answer: a slow first answer delays the next window', async () => {
+    const clock = createVirtualClock(NOW);
+    const pacer = new Pacer(2, 1_000, clock);
+    const slow = await pacer.acquire(); // sent at NOW, the marketplace counts it when it arrives
+    const fast = await pacer.acquire();
+    clock.advance(10);
+    fast(); // answered at NOW + 10
+    clock.advance(290);
+    slow(); // answered at NOW + 300: it may have been counted as late as that
+    await pacer.acquire();
+    assert.equal(clock.now(), NOW + 1_010, 'the third waits one window after the earliest answer, not after the first send');
+  });
+
+  it('waits for an answer when every slot is in flight, and gives back a slot whose caller stopped waiting', async () => {
+    const clock = createVirtualClock(NOW);
+    const pacer = new Pacer(1, 1_000, clock);
+    const first = await pacer.acquire();
+    let granted = false;
+    const second = pacer.acquire().then((release) => {
+      granted = true;
+      return release;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(granted, false, 'no slot while the first request is in flight');
+    clock.advance(500);
+    first();
+    (await second)();
+    assert.equal(clock.now(), NOW + 1_500);
+
+    // Through the client: a caller aborted while queued sends nothing and leaves the slot free.
+    handler = (_req, res) => sendJson(res, 200, USER);
+    const { client: c } = client({ rateLimit: { limit: 1, windowMs: 1_000 } });
+    const controller = new AbortController();
+    const queued = Promise.all([c.whoami({ userId: 'usr_1' }), c.whoami({ userId: 'usr_1', signal: controller.signal })]);
+    controller.abort();
+    await rejects(queued, { code: 'ERR_ABORTED', message: /aborted/ });
+    assert.deepEqual(await c.whoami({ userId: 'usr_1' }), USER, 'the queue still moves');
   });
 
   it('does not pace Bearer-token calls', async () => {

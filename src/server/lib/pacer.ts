@@ -1,6 +1,9 @@
 /**
  * Client-side pacing for an API key (seed §8): at most `limit` requests in any sliding window of
- * `windowMs`, which also keeps every fixed window of the marketplace's counter under the limit.
+ * `windowMs`. A request holds its slot from when it is sent until one window after its answer
+ * came back (or it failed): the marketplace counts a request somewhere between those two moments,
+ * so `limit + 1` requests can never be counted within one window, whichever way the marketplace
+ * aligns its fixed windows and however long the first connection takes.
  * Callers take turns in arrival order; a 429's Retry-After pauses everyone. Nobody waits longer
  * than `maxWaitMs`: a caller whose turn would come later is refused at once with `PacerWaitTooLong`.
  */
@@ -8,7 +11,8 @@ import type { Clock } from './clock.js';
 
 /**
  * The wait for a slot would exceed the pacer's `maxWaitMs`; the next slot frees up in
- * `retryAfterMs`. `paused`: the wait is the marketplace's (a 429's pause), not the pacer's window.
+ * `retryAfterMs` at the earliest. `paused`: the wait is the marketplace's (a 429's pause), not the
+ * pacer's window.
  */
 export class PacerWaitTooLong extends Error {
   override name = 'PacerWaitTooLong';
@@ -20,10 +24,19 @@ export class PacerWaitTooLong extends Error {
   }
 }
 
+/** Gives the slot back: call it once the request's answer has arrived or the request failed. */
+export type ReleaseSlot = () => void;
+
+/** A slot still in flight ends at +Infinity; once released, at the time of its answer. */
+interface Slot {
+  end: number;
+}
+
 export class Pacer {
-  private readonly _sent: number[] = [];
+  private _slots: Slot[] = [];
   private _pausedUntil = 0;
   private _tail: Promise<void> = Promise.resolve();
+  private _onRelease: (() => void) | null = null;
 
   constructor(
     readonly limit: number,
@@ -36,10 +49,13 @@ export class Pacer {
    * Waits for a free slot and takes it. Rejects (without taking a slot) when `signal` aborts, or
    * with `PacerWaitTooLong` when the slot would come more than `maxWaitMs` after this call.
    */
-  acquire(signal?: AbortSignal): Promise<void> {
+  acquire(signal?: AbortSignal): Promise<ReleaseSlot> {
     const since = this._clock.now();
     const turn = this._tail.then(() => this._take(since, signal));
-    this._tail = turn.catch(() => undefined);
+    this._tail = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     return turn;
   }
 
@@ -48,21 +64,50 @@ export class Pacer {
     this._pausedUntil = Math.max(this._pausedUntil, until);
   }
 
-  private async _take(since: number, signal?: AbortSignal): Promise<void> {
+  private async _take(since: number, signal?: AbortSignal): Promise<ReleaseSlot> {
     for (;;) {
       signal?.throwIfAborted();
       const now = this._clock.now();
-      while (this._sent.length > 0 && this._sent[0]! <= now - this.windowMs) this._sent.shift();
-      const windowWait = this._sent.length >= this.limit ? this._sent[0]! + this.windowMs - now : 0;
+      this._slots = this._slots.filter((slot) => slot.end > now - this.windowMs);
+      // Full: the earliest answered slot frees up one window after its answer. When every slot is
+      // still in flight, the wait is at least one window from now (an answer could come now).
+      const earliestEnd = Math.min(...this._slots.map((slot) => slot.end));
+      const inFlightOnly = this._slots.length >= this.limit && earliestEnd === Number.POSITIVE_INFINITY;
+      const windowWait = this._slots.length < this.limit ? 0 : inFlightOnly ? this.windowMs : earliestEnd + this.windowMs - now;
       const pause = this._pausedUntil - now;
       const wait = Math.max(windowWait, pause);
-      if (wait <= 0) {
-        this._sent.push(now);
-        return;
-      }
+      if (wait <= 0) return this._claim();
       // Earlier callers are served in order, so this caller has waited at most `maxWaitMs` so far.
       if (now + wait - since > this.maxWaitMs) throw new PacerWaitTooLong(wait, pause > windowWait);
-      await this._clock.sleep(wait, signal);
+      if (inFlightOnly && pause <= 0) await this._nextRelease(signal);
+      else await this._clock.sleep(wait, signal);
     }
+  }
+
+  private _claim(): ReleaseSlot {
+    const slot: Slot = { end: Number.POSITIVE_INFINITY };
+    this._slots.push(slot);
+    return () => {
+      if (slot.end !== Number.POSITIVE_INFINITY) return;
+      slot.end = this._clock.now();
+      const wake = this._onRelease;
+      this._onRelease = null;
+      wake?.();
+    };
+  }
+
+  /** Resolves when any slot is released. Only the caller at the head of the queue waits here. */
+  private _nextRelease(signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        this._onRelease = null;
+        reject(signal?.reason);
+      };
+      this._onRelease = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 }
