@@ -66,7 +66,13 @@ export function verifyWebhook(
   // Synchronous all the way when the store is (the default one is): this is the hot path.
   try {
     const checked = inspect(rawBody, signatureHeader, options);
-    const claimed = checked.store.claim(checked.key, checked.expiresAt, checked.now);
+    if (checked.keys.length > 1) {
+      return claimEach(checked).then((fresh) => {
+        if (!fresh) duplicate();
+        return checked.delivery;
+      });
+    }
+    const claimed = checked.store.claim(checked.keys[0]!, checked.expiresAt, checked.now);
     if (claimed === true) return Promise.resolve(checked.delivery);
     if (claimed === false) duplicate();
     return Promise.resolve(claimed).then((first) => {
@@ -96,16 +102,16 @@ export async function receiveWebhook(
   signatureHeader: string | null | undefined,
   options: VerifyWebhookOptions,
 ): Promise<ReceivedWebhook> {
-  const { store, key, now, expiresAt, delivery } = inspect(rawBody, signatureHeader, options);
-  if (!claimAnswer(await store.claim(key, expiresAt, now))) duplicate();
+  const checked = inspect(rawBody, signatureHeader, options);
+  if (!(await claimEach(checked))) duplicate();
   let released = false;
   return {
-    delivery,
+    delivery: checked.delivery,
     release: async () => {
       // A second call must not free a claim that a retry has made meanwhile.
       if (released) return;
       released = true;
-      await store.release(key);
+      for (const key of checked.keys) await checked.store.release(key);
     },
   };
 }
@@ -113,9 +119,21 @@ export async function receiveWebhook(
 interface Inspected {
   delivery: WebhookDelivery;
   store: ReplayStore;
-  key: string;
+  /** The signature's key, and before it the delivery id's when the delivery carries one. */
+  keys: string[];
   now: number;
   expiresAt: number;
+}
+
+/**
+ * Claims every key, even after one is found taken: a re-signed copy refused by its id then holds
+ * its own signature too, so replaying that copy stays a duplicate after the id's claim (made by
+ * an earlier copy, with an earlier timestamp) has expired. True when all were fresh.
+ */
+async function claimEach({ store, keys, expiresAt, now }: Inspected): Promise<boolean> {
+  let fresh = true;
+  for (const key of keys) if (!claimAnswer(await store.claim(key, expiresAt, now))) fresh = false;
+  return fresh;
 }
 
 /** Every check except the replay store, in order: input, secret and options, header, signature, body, timestamp. */
@@ -145,13 +163,13 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
       `The delivery timestamp is too ${direction}: ${Math.round(Math.abs(now - sentAt) / 1000)} s from now, tolerance ${toleranceMs / 1000} s`,
     );
   }
-  // A delivery id, when one is ever sent, names the delivery across re-signed retries; otherwise
-  // the signature (an HMAC of the exact bytes) names it. Hex never contains ":". The `webhook:`
-  // prefix keeps these apart from context-token keys in a shared store.
-  const key = delivery.id ? `webhook:id:${delivery.id}` : `webhook:${hex}`;
+  // The signature (an HMAC of the exact bytes) names one copy of a delivery; a delivery id, when
+  // one is ever sent, names the delivery across re-signed retries. Hex never contains ":". The
+  // `webhook:` prefix keeps these apart from context-token keys in a shared store.
+  const keys = delivery.id ? [`webhook:id:${delivery.id}`, `webhook:${hex}`] : [`webhook:${hex}`];
   // Claimed one millisecond past the window: a delivery accepted at its very edge (|now - sent| =
   // tolerance) must still be held then, when the store counts only claims that expire later than now.
-  return { delivery, store: options.replayStore ?? defaultStore, key, now, expiresAt: sentAt + toleranceMs + 1 };
+  return { delivery, store: options.replayStore ?? defaultStore, keys, now, expiresAt: sentAt + toleranceMs + 1 };
 }
 
 function duplicate(): never {

@@ -311,9 +311,24 @@ describe('verifyWebhook (DESIGN D)', () => {
     const store = countingStore();
     const first = body({ id: 'dlv_1' });
     const retry = body({ id: 'dlv_1', timestamp: '2026-05-01T12:00:30Z' });
+    const firstSignature = signWebhookBody(first, WEBHOOK_SECRET);
+    const retrySignature = signWebhookBody(retry, WEBHOOK_SECRET);
+    await verifyWebhook(first, firstSignature, options(store));
+    await rejects(verifyWebhook(retry, retrySignature, options(store)), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
+    assert.deepEqual(store.claims, ['webhook:id:dlv_1', `webhook:${firstSignature.slice(7)}`, 'webhook:id:dlv_1', `webhook:${retrySignature.slice(7)}`]);
+  });
+
+  it('a re-signed retry stays a duplicate after the first copy has left the window', async () => {
+    // First copy sent at NOW, the retry re-signed 60 s later. The id's claim lasts until the
+    // first copy leaves the window (NOW + 300 s); the retry's own copy is acceptable until NOW + 360 s.
+    const store = createMemoryReplayStore();
+    const first = body({ id: 'dlv_9' });
+    const retry = body({ id: 'dlv_9', timestamp: '2026-05-01T12:01:00Z' });
+    const retrySignature = signWebhookBody(retry, WEBHOOK_SECRET);
     await verifyWebhook(first, signWebhookBody(first, WEBHOOK_SECRET), options(store));
-    await rejects(verifyWebhook(retry, signWebhookBody(retry, WEBHOOK_SECRET), options(store)), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
-    assert.deepEqual(store.claims, ['webhook:id:dlv_1', 'webhook:id:dlv_1']);
+    await rejects(verifyWebhook(retry, retrySignature, options(store, { now: NOW + 61_000 })), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
+    await rejects(verifyWebhook(retry, retrySignature, options(store, { now: NOW + 320_000 })), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
+    await rejects(receiveWebhook(retry, retrySignature, options(store, { now: NOW + 359_000 })), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
   });
 
   it('receiveWebhook claims on receipt, so a concurrent copy is a duplicate at once', async () => {
