@@ -6,6 +6,7 @@ import {
   pkceChallenge,
   type MarketplaceClientOptions,
 } from '../../src/server/index.js';
+import { MAX_ANSWER_BYTES } from '../../src/server/lib/http.js';
 import { Pacer } from '../../src/server/lib/pacer.js';
 import {
   API_KEY,
@@ -196,6 +197,25 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
         code: 'ERR_RESPONSE_INVALID',
         status: 200,
         message: /expires_in/,
+      },
+      {
+        name: '200 with a body over 1 MB, declared',
+        answer: (_q, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MAX_ANSWER_BYTES + 1) }).end(),
+        code: 'ERR_RESPONSE_INVALID',
+        status: 200,
+        message: /answer \(HTTP 200\) is larger than 1000000 bytes/,
+      },
+      {
+        name: '200 with a body over 1 MB, streamed',
+        answer: (_q, res) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          const chunk = ' '.repeat(64_000);
+          for (let i = 0; i < 20; i++) res.write(chunk);
+          res.end('{}');
+        },
+        code: 'ERR_RESPONSE_INVALID',
+        status: 200,
+        message: /larger than 1000000 bytes/,
       },
       {
         name: 'connection cut mid-body',
@@ -468,6 +488,16 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     const { client: c, clock } = client();
     await c.whoami({ accessToken: 'at' });
     assert.deepEqual(clock.sleeps, [2_000]);
+  });
+
+  it('backs off as without Retry-After when Retry-After is neither delta-seconds nor an HTTP date', async () => {
+    for (const value of ['1.5', '-5', 'soon']) {
+      let calls = 0;
+      handler = (_req, res) => (++calls === 1 ? res.writeHead(429, { 'retry-after': value }).end() : sendJson(res, 200, USER));
+      const { client: c, clock } = client();
+      assert.deepEqual(await c.whoami({ accessToken: 'at' }), USER);
+      assert.deepEqual(clock.sleeps, [1_000], `Retry-After: ${value}`);
+    }
   });
 
   it('backs off exponentially without Retry-After, then fails with ERR_RATE_LIMITED', async () => {

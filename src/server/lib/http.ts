@@ -7,6 +7,7 @@
 import type * as z from 'zod/mini';
 import { ApiErrorBody, OAuthErrorBody, describeFailure } from '../../shared/schemas.js';
 import { MarketplaceApiError, type MarketplaceEndpoint } from '../api-error.js';
+import { readLimited } from './body.js';
 import type { Clock } from './clock.js';
 
 export interface Transport {
@@ -39,9 +40,10 @@ export async function send(
   try {
     const response = await transport.fetch(url, { ...init, signal: combined, redirect: 'manual' });
     status = response.status;
-    const text = await response.text();
+    const text = await readText(response, endpoint);
     return { status: response.status, headers: response.headers, text };
   } catch (error) {
+    if (error instanceof MarketplaceApiError) throw error;
     const where = status === undefined ? '' : ` (after HTTP ${status}, while reading the body)`;
     const options = { ...(status === undefined ? {} : { status }), cause: error };
     if (timeout.aborted) {
@@ -53,6 +55,20 @@ export async function send(
     const reason = error instanceof Error ? error.message : String(error);
     throw new MarketplaceApiError('ERR_NETWORK', endpoint, `The marketplace ${endpoint} request failed${where}: ${reason}`, options);
   }
+}
+
+/** Marketplace answers are small JSON documents; anything larger is refused before it is all read. */
+export const MAX_ANSWER_BYTES = 1_000_000;
+
+async function readText(response: Response, endpoint: MarketplaceEndpoint): Promise<string> {
+  if (!response.body) return '';
+  const tooLarge = () =>
+    new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, `The marketplace ${endpoint} answer (HTTP ${response.status}) is larger than ${MAX_ANSWER_BYTES} bytes`, {
+      status: response.status,
+    });
+  // Node's ReadableStream is async iterable; the DOM lib's type does not say so.
+  const bytes = await readLimited(response.body as unknown as AsyncIterable<Uint8Array>, response.headers.get('content-length'), MAX_ANSWER_BYTES, tooLarge);
+  return new TextDecoder().decode(bytes);
 }
 
 /** The JSON of a 2xx answer, validated by `schema`; any other answer throws via `answerError`. */
@@ -114,6 +130,8 @@ export function answerError(answer: Answer, endpoint: MarketplaceEndpoint, now: 
   return new MarketplaceApiError('ERR_HTTP', endpoint, `${prefix} (${describeBody(answer)})`, { status });
 }
 
+const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
 /**
  * `Retry-After` in milliseconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3). Undefined
  * when absent or unreadable.
@@ -122,6 +140,8 @@ export function parseRetryAfter(value: string | null, now: number): number | und
   if (value === null) return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  // Only an HTTP date (IMF-fixdate): Date.parse reads "1.5" or "-5" as dates in 2001.
+  if (!HTTP_DATE.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
