@@ -465,8 +465,9 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     try {
       response = await route(request);
     } catch (error) {
-      if (!isKitError(error) || (error.status ?? 500) >= 500) report(error, request);
       response = toErrorResponse(error);
+      // Every 5xx answer, the marketplace's failures included (their upstream text is not in the answer).
+      if (response.status >= 500) report(error, request);
     }
     return withCors(request, response, config.corsOrigins);
   } as AppBackend;

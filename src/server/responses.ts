@@ -2,7 +2,7 @@
  * The one place where errors become HTTP answers (like Hono's `HTTPException#getResponse()`),
  * and the JSON answer helper the handlers share.
  */
-import { MarketplaceKitError, isKitError } from '../shared/errors.js';
+import { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 import { MarketplaceApiError } from './api-error.js';
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;
@@ -25,7 +25,9 @@ export function jsonResponse(body: unknown, init: { status?: number; headers?: H
  * - kit errors answer with their own `status` (401 for sessions and context tokens, 403 for
  *   access, 400 for bad input, …);
  * - failures of the marketplace itself answer 502, 503 (rate limited, with `Retry-After`) or
- *   504 (timeout), never the upstream status, which would misdescribe this server;
+ *   504 (timeout), never the upstream status, which would misdescribe this server, and with a
+ *   message of their own: the marketplace's text (a revoked API key, an OAuth description) is
+ *   for the server's logs (`onError`), not for the browser;
  * - anything else is a 500 `ERR_INTERNAL` that reveals nothing.
  *
  * @example
@@ -42,11 +44,23 @@ export function toErrorResponse(error: unknown): Response {
   }
   const headers = new Headers();
   let status = error.status ?? 500;
+  let body = error.toJSON();
   if (error instanceof MarketplaceApiError) {
     status = error.code === 'ERR_TIMEOUT' ? 504 : error.code === 'ERR_RATE_LIMITED' ? 503 : 502;
     if (error.retryAfterMs !== undefined) headers.set('retry-after', String(Math.ceil(error.retryAfterMs / 1000)));
+    body = { error: { code: error.code, message: MARKETPLACE_FAILURE[error.code] ?? MARKETPLACE_FAILURE.ERR_HTTP! } };
   }
   if (status < 400 || status > 599) status = 500;
   if (status === 401 && error.code.startsWith('ERR_SESSION')) headers.set('www-authenticate', 'Bearer');
-  return jsonResponse(error.toJSON(), { status, headers });
+  return jsonResponse(body, { status, headers });
 }
+
+const MARKETPLACE_FAILURE: Partial<Record<ErrorCode, string>> = {
+  ERR_HTTP: 'The marketplace could not complete the request',
+  ERR_RESPONSE_INVALID: 'The marketplace sent an answer this server could not read',
+  ERR_TIMEOUT: 'The marketplace did not answer in time',
+  ERR_RATE_LIMITED: 'The marketplace is busy: retry later',
+  ERR_NETWORK: 'The marketplace could not be reached',
+  ERR_OAUTH: 'The marketplace refused the sign-in',
+  ERR_ABORTED: 'The request was cancelled',
+};

@@ -409,7 +409,7 @@ describe('toErrorResponse: the one place errors become answers', () => {
     assert.deepEqual(denied.body, { error: { code: 'ERR_ACCESS_DENIED', message: 'Access denied: quota', reason: 'over_quota' } });
   });
 
-  it('maps marketplace failures to 502/503/504, never the upstream status', async () => {
+  it('maps marketplace failures to 502/503/504, never the upstream status or text', async () => {
     const cases: Array<[MarketplaceApiError, number]> = [
       [new MarketplaceApiError('ERR_HTTP', 'entitlements', 'down', { status: 401 }), 502],
       [new MarketplaceApiError('ERR_RESPONSE_INVALID', 'whoami', 'bad', { status: 200 }), 502],
@@ -419,7 +419,9 @@ describe('toErrorResponse: the one place errors become answers', () => {
     for (const [error, status] of cases) {
       const response = toErrorResponse(error);
       assert.equal(response.status, status, error.code);
-      assert.equal((await read(response)).body.error!.code, error.code);
+      const { body } = await read(response);
+      assert.equal(body.error!.code, error.code);
+      assert.match(body.error!.message, /^The marketplace /, 'a message of its own, not the upstream text');
     }
     assert.equal(toErrorResponse(cases[3]![0]).headers.get('retry-after'), '2');
   });

@@ -7,6 +7,7 @@ import {
   createMarketplaceClient,
   createMemoryReplayStore,
   isKitError,
+  MarketplaceKitError,
   OAUTH_STATE_COOKIE,
   REFRESH_MIN_INTERVAL_MS,
   SESSION_COOKIE,
@@ -232,7 +233,11 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     await client.entitlements({ userId: 'usr_other' });
     const refused = await postSession(backend, { context: await contextToken(), host: DASHBOARD });
     assert.deepEqual([refused.status, await errorCode(refused), refused.headers.has('retry-after')], [503, 'ERR_RATE_LIMITED', true]);
-    assert.deepEqual(errors.map((error) => (error as Error).message), ['store down']);
+    assert.deepEqual(
+      errors.map((error) => (error as MarketplaceKitError).code ?? (error as Error).message),
+      ['store down', 'ERR_RATE_LIMITED'],
+      'the release failure, then the answer (a 503) itself',
+    );
   });
 
   it('answers entitlement null when the marketplace holds none', async () => {
@@ -638,7 +643,11 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     const answers = await Promise.all([post(backend, body), post(backend, body)].map(async (answer) => JSON.stringify(await (await answer).json())));
     assert.deepEqual(answers.sort(), ['{"received":true,"duplicate":true}', '{"received":true,"event":"subscription.created"}']);
     assert.equal(events.length, 1);
-    assert.deepEqual([...replayStore.keys.keys()].sort(), [`jti:${market.siteUrl} ${CLIENT_ID} same-0001`, 'webhook:id:same-0001']);
+    assert.deepEqual([...replayStore.keys.keys()].sort(), [
+      `jti:${market.siteUrl} ${CLIENT_ID} same-0001`,
+      `webhook:${signWebhookBody(body, WEBHOOK_SECRET).slice(7)}`,
+      'webhook:id:same-0001',
+    ]);
   });
 
   it('accepts rotated secrets and passes unknown event kinds on as generic events', async () => {
@@ -757,6 +766,18 @@ describe('createAppBackend: cookie sessions, CORS and upstream failures', () => 
     const failed = await postSession(backend, { context: await contextToken(), host: DASHBOARD });
     assert.equal(failed.status, 502);
     assert.equal(await errorCode(failed), 'ERR_HTTP');
+
+    // The marketplace's own words (here: a revoked API key) go to onError, not to the browser.
+    const errors: unknown[] = [];
+    const logged = backendWith({ onError: (error) => errors.push(error) }).backend;
+    market.override = (_req, res) => sendJson(res, 401, { error: { code: 'invalid_api_key', message: 'The API key test_secret_key is revoked' } });
+    const refused = await postSession(logged, { context: await contextToken(), host: DASHBOARD });
+    assert.equal(refused.status, 502);
+    const text = await refused.text();
+    assert.doesNotMatch(text, /invalid_api_key|test_secret_key|401/);
+    assert.deepEqual(JSON.parse(text), { error: { code: 'ERR_HTTP', message: 'The marketplace could not complete the request' } });
+    assert.equal(errors.length, 1, 'reported once');
+    assert.match((errors[0] as Error).message, /HTTP 401: invalid_api_key: The API key test_secret_key is revoked/);
 
     const slow = backendWith({ timeoutMs: 100 }).backend;
     market.override = () => undefined;
