@@ -17,6 +17,7 @@ import {
   type HostMethods,
 } from '../shared/bridge.js';
 import { MarketplaceKitError } from '../shared/errors.js';
+import { MAX_TIMER_MS, numberOption } from '../shared/options.js';
 import { assertOrigin } from '../shared/origin.js';
 import type { Theme } from '../shared/schemas.js';
 
@@ -108,7 +109,7 @@ export function connectApp(iframe: HTMLIFrameElement, options: ConnectAppOptions
     local: bridgeSchemas().host,
     remote: bridgeSchemas().app,
     handlers: options.handlers as HandlerTable<HostMethods>,
-    timeoutMs: options.timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS,
+    timeoutMs: numberOption(options.timeoutMs, BRIDGE_DEFAULT_TIMEOUT_MS, "connectApp's timeoutMs", { min: 1, max: MAX_TIMER_MS }),
   });
   return {
     ready: bridge.ready,

@@ -214,6 +214,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
   /** The bridge, loading or open; null before the first use and after its code failed to load. */
   #bridge: Promise<Bridge<HostMethods>> | null = null;
   #opened: Bridge<HostMethods> | null = null;
+  /** Ends a load of the bridge code under way (set while one runs): destroy() calls it. */
+  #stopLoading: (() => void) | undefined;
   #openTimer: ReturnType<typeof setTimeout> | undefined;
   #host: HostBridge | null = null;
   #renewal: Promise<string> | null = null;
@@ -403,6 +405,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#stopResize?.();
     this.#stopPreferences?.();
     // A bridge still loading is never opened (see `#connect`).
+    this.#stopLoading?.();
     this.#opened?.destroy();
     this.#host = null;
     this.#forget();
@@ -511,9 +514,14 @@ export class MarketplaceKit extends EventTarget implements Kit {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new MarketplaceKitError('ERR_TIMEOUT', `The host bridge's code did not load within ${timeoutMs} ms`)), timeoutMs);
     });
+    // destroy() ends the wait at once: whatever waits for the bridge hears ERR_BRIDGE_CLOSED now.
+    const stopped = new Promise<never>((_, reject) => (this.#stopLoading = () => reject(bridgeClosed())));
     const load = Promise.resolve().then(() => this.#env.loadHostLink());
-    const bridge = Promise.race([load, timeout])
-      .finally(() => clearTimeout(timer))
+    const bridge = Promise.race([load, timeout, stopped])
+      .finally(() => {
+        clearTimeout(timer);
+        this.#stopLoading = undefined;
+      })
       .then(({ openHostLink }) => {
         // Destroyed while loading: no bridge is opened, so nothing is posted to the dashboard.
         if (this.#destroyed) throw bridgeClosed();
@@ -753,6 +761,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
     if (signature === this.#signature) return;
     this.#signature = signature;
     for (const listener of [...this.#listeners]) {
+      // A listener may destroy the kit: after that, nobody else is told.
+      if (this.#destroyed) return;
       try {
         listener(this);
       } catch (error) {
@@ -760,7 +770,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
         reportError(error);
       }
     }
-    this.dispatchEvent(new Event(KIT_CHANGE_EVENT));
+    if (!this.#destroyed) this.dispatchEvent(new Event(KIT_CHANGE_EVENT));
   }
 
   /** Everything a listener can see, as text; the error as its `toJSON()` (code and message). */

@@ -81,7 +81,9 @@ function buildSchemas() {
       serviceID: z.string(),
       id: z.number().check(z.refine(Number.isSafeInteger)),
       method: z.optional(text(0, 64)),
-      error: z.optional(z.object({ code: z.number(), message: text(0, 2000) })),
+      // Any length: the library sends a stack when the peer is not this kit, and the message is
+      // cut where the error is built. Refusing a long one would turn the peer's answer into a timeout.
+      error: z.optional(z.object({ code: z.number(), message: z.string() })),
     }),
   } as const;
 }
@@ -220,18 +222,25 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
   });
 
   for (const method of Object.keys(options.local)) {
-    const [paramsSchema] = options.local[method]!;
+    const [paramsSchema, resultSchema] = options.local[method]!;
     rpc.expose(method, async (params: unknown) => {
       const parsed = paramsSchema.safeParse(params);
       if (!parsed.success) throw remoteError(describeFailure(`${method} params`, parsed.error));
       const handler = options.handlers[method as keyof Local];
       if (!handler) throw remoteError(`${method} is not supported here`);
+      let result: unknown;
       try {
-        const result = await handler(parsed.data as never);
-        return result ?? null;
+        result = await handler(parsed.data as never);
       } catch (error) {
         throw remoteError(error instanceof Error ? error.message : String(error));
       }
+      // Only what the protocol defines leaves this window: a method that answers nothing answers
+      // null whatever its handler returned (a toast id, a dashboard object), and a result is cut
+      // to its schema (unknown keys dropped) or refused.
+      if (!resultSchema) return null;
+      const checked = resultSchema.safeParse(result);
+      if (!checked.success) throw remoteError(`${method} handler returned an invalid result (${describeFailure('result', checked.error)})`);
+      return checked.data;
     });
   }
 

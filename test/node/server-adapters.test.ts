@@ -421,7 +421,7 @@ describe('toErrorResponse: the one place errors become answers', () => {
       assert.equal(response.status, status, error.code);
       const { body } = await read(response);
       assert.equal(body.error!.code, error.code);
-      assert.match(body.error!.message, /^The marketplace /, 'a message of its own, not the upstream text');
+      assert.match(String(body.error!.message), /^The marketplace /, 'a message of its own, not the upstream text');
     }
     assert.equal(toErrorResponse(cases[3]![0]).headers.get('retry-after'), '2');
   });

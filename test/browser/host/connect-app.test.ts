@@ -38,7 +38,7 @@ describe('connectApp', () => {
     return connection;
   }
 
-  it('refuses a missing getContext handler and any origin that is not exact', () => {
+  it('refuses a missing getContext handler, any origin that is not exact and an unusable timeoutMs', () => {
     const iframe = document.createElement('iframe');
     document.body.append(iframe);
     cleanup.push(() => iframe.remove());
@@ -46,6 +46,12 @@ describe('connectApp', () => {
     expect(() => connectApp(iframe, { appOrigin: location.origin, handlers: {} as never })).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
     for (const appOrigin of ['*', `${location.origin}/`, `${location.origin}/app`, '']) {
       expect(() => connectApp(iframe, { appOrigin, handlers }), appOrigin).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
+    }
+    // A timeout that would fail every call at once (or never) is a configuration mistake.
+    for (const timeoutMs of [Number.NaN, Infinity, -1, 0, 2 ** 31]) {
+      expect(() => connectApp(iframe, { appOrigin: location.origin, handlers, timeoutMs }), String(timeoutMs))
+        .to.throw(MarketplaceKitError, /connectApp's timeoutMs/)
+        .with.property('code', 'ERR_CONFIG');
     }
   });
 

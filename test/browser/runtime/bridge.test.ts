@@ -125,20 +125,64 @@ describe('host bridge protocol', () => {
     expect(missing.message).to.match(/toast is not supported here/);
   });
 
-  it('rejects an invalid result with ERR_BRIDGE_INVALID_MESSAGE', async () => {
+  it('sends only what the protocol defines: nothing for void methods, results cut to their schema, invalid ones refused', async () => {
+    const sent: unknown[] = [];
     const { appSide } = connect({
-      getContext: () => ({ context: '' }),
+      getContext: () => ({ context: 'ctx-1', internal: 'dashboard-secret' }) as unknown as { context: string },
       openUpgrade: () => ({ outcome: 'maybe' }) as unknown as { outcome: 'upgraded' },
-      toast: () => ({ unexpected: true }) as unknown as void,
+      toast: () => 42 as unknown as void, // a toast library's id
+      setTitle: () => ({ internal: 'dashboard-secret' }) as unknown as void,
+      resize: () => BigInt(1) as unknown as void, // JSON cannot carry it
     });
-    expect((await rejection(appSide.call('getContext', {}))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
-    expect((await rejection(appSide.call('openUpgrade', {}))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
-    // The host end never sends a result for void methods; a peer that does is refused too.
+    app.self.addEventListener('message', (event) => sent.push(JSON.parse(String(event.data))));
+    expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'ctx-1' });
+    expect(await appSide.call('toast', { message: 'Saved' })).to.equal(undefined);
+    expect(await appSide.call('setTitle', { title: 'Reports' })).to.equal(undefined);
+    expect(await appSide.call('resize', { height: 10 })).to.equal(undefined);
+    const refused = await rejection(appSide.call('openUpgrade', {}));
+    expect(refused.code).to.equal('ERR_BRIDGE_REMOTE');
+    expect(refused.message).to.match(/^openUpgrade failed on the other side: openUpgrade handler returned an invalid result \(.* at outcome/);
+    expect(JSON.stringify(sent)).not.to.match(/dashboard-secret|42/);
+  });
+
+  it('refuses an invalid result from a peer that is not this kit with ERR_BRIDGE_INVALID_MESSAGE', async () => {
     const [h2, a2] = windowPair();
-    const fakeHost = openBridge({ self: h2.self, peer: a2.handle, origin: APP_ORIGIN, local: { toast: [HOST_METHODS.toast[0], HOST_METHODS.getContext[1]] }, remote: {}, handlers: { toast: () => ({ context: 'x' }) }, timeoutMs: 300 });
+    const fakeHost = openBridge({
+      self: h2.self,
+      peer: a2.handle,
+      origin: APP_ORIGIN,
+      // A peer whose table differs from ours: a result for a void method, none for getContext.
+      local: { toast: [HOST_METHODS.toast[0], HOST_METHODS.getContext[1]], getContext: [HOST_METHODS.getContext[0], null] },
+      remote: {},
+      handlers: { toast: () => ({ context: 'x' }), getContext: () => undefined },
+      timeoutMs: 300,
+    });
     const appSide2 = openAppEnd(a2, h2, {}, 300);
     open.push(fakeHost, appSide2);
     expect((await rejection(appSide2.call('toast', { message: 'hi' }))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
+    expect((await rejection(appSide2.call('getContext', {}))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
+  });
+
+  it('reads an error reply of any length as the peer\'s error (a stack from a peer that is not this kit)', async () => {
+    const { appSide } = connect(
+      {
+        toast: () => {
+          throw new Error('boom');
+        },
+      },
+      {},
+      2_000,
+    );
+    // The dashboard end sends its error with a long stack, as @mixer/postmessage-rpc does by default.
+    const post = app.handle.postMessage.bind(app.handle);
+    app.handle.postMessage = (data, origin) => {
+      const message = JSON.parse(data) as { error?: { message: string } };
+      if (message.error) message.error.message = `Error: boom\n${'    at frame (https://dashboard.example/app.js:1:1)\n'.repeat(100)}`;
+      post(JSON.stringify(message), origin);
+    };
+    const failed = await rejection(appSide.call('toast', { message: 'hi' }));
+    expect(failed.code).to.equal('ERR_BRIDGE_REMOTE');
+    expect(failed.message.length).to.be.below(600);
   });
 
   it('times out a call the peer never answers, and a peer that never appears', async () => {

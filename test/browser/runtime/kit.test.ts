@@ -1056,6 +1056,17 @@ describe('the bridge\'s code (loaded on first use)', () => {
     expect((await rejection(call)).code).to.equal('ERR_BRIDGE_CLOSED');
   });
 
+  it('destroyed while a load that never ends is under way: start-up and calls end at once, not after timeoutMs', async () => {
+    // An in-frame reload: start-up itself waits for the bridge (getContext).
+    const { kit } = framed(() => new Promise(() => undefined), { timeoutMs: 10_000 }, `${APP_ORIGIN}/embed`);
+    await tick(20);
+    const call = rejection(kit.host!.toast('x'));
+    kit.destroy();
+    const soon = (pending: Promise<unknown>) => Promise.race([pending, tick(1_000).then(() => 'still waiting')]);
+    expect(await soon(call.then((error) => error.code))).to.equal('ERR_BRIDGE_CLOSED');
+    expect(await soon(kit.started.then(() => 'settled', () => 'settled'))).to.equal('settled');
+  });
+
   it('a host call through a kit.host kept from before destroy() opens nothing: ERR_BRIDGE_CLOSED', async () => {
     const { kit, env, spied } = framed(realLink);
     await kit.started;
@@ -1087,6 +1098,17 @@ describe('the bridge\'s code (loaded on first use)', () => {
 });
 
 describe('edge cases found by review', () => {
+  it('a listener that destroys the kit: no later listener and no change event hears of that change', async () => {
+    const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/account`), fetch);
+    const heard: string[] = [];
+    kit.subscribe(() => kit.destroy());
+    kit.subscribe(() => heard.push('second listener'));
+    kit.addEventListener('change', () => heard.push('change event'));
+    await kit.started;
+    expect([kit.destroyed, heard]).to.deep.equal([true, []]);
+  });
+
   it('a destroyed kit on the developer\'s site reads no session on refresh()', async () => {
     const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok-1', 600_000)));
     const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
