@@ -32,6 +32,14 @@ describe('package', () => {
     assert.equal(typeof simulator.startSimulator, 'function');
   });
 
+  it('resolves the script-tag files by package name, so a server can serve them from node_modules', () => {
+    for (const file of ['marketplace-app-kit.js', 'marketplace-host.js']) {
+      const resolved = fileURLToPath(import.meta.resolve(`marketplace-app-kit/dist/cdn/${file}`));
+      assert.equal(resolved, `${root}dist/cdn/${file}`);
+      assert.ok(existsSync(resolved), `${resolved} is missing (run npm run build)`);
+    }
+  });
+
   it('ships the mpkit bin as an executable Node script', () => {
     const bin = `${root}${pkg.bin.mpkit}`;
     assert.ok(existsSync(bin), `${bin} is missing (run npm run build)`);
