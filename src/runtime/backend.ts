@@ -14,20 +14,26 @@ export interface BackendClient {
   /** Sends to `{base}/session{query}` and reads the `SessionResponse`; any other answer throws. */
   session(init: RequestInit, query?: string): Promise<SessionResponse>;
   /** Reads a `SessionResponse` from an answer of the session route. */
-  read(response: Response): Promise<SessionResponse>;
+  read(response: Response, url?: string): Promise<SessionResponse>;
   /** Reads the answer of a request sent before the kit existed (the early exchange), as `session` does. */
   adopt(pending: Promise<Response>): Promise<SessionResponse>;
 }
 
 const SERVER_CODE = /^ERR_[A-Z0-9_]{1,60}$/;
 
-export function createBackendClient(base: string, fetchImpl: typeof fetch, timeoutMs: number): BackendClient {
+/** `pageOrigin`: the page's own origin, to tell a backend on another origin (CORS) in messages. */
+export function createBackendClient(base: string, fetchImpl: typeof fetch, timeoutMs: number, pageOrigin: string): BackendClient {
+  // A browser hides why a cross-origin request failed; the likeliest reason is named instead.
+  const unreachable =
+    new URL(base).origin === pageOrigin
+      ? `The app backend at ${base} could not be reached`
+      : `The app backend at ${base} could not be reached: it is on another origin than this page (${pageOrigin}), so it must be running and list this origin in createAppBackend's corsOrigins`;
   /** `late`: how the timeout is named in the message. */
   const failure = (error: unknown, late = `within ${timeoutMs} ms`) => {
     const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
     return new MarketplaceKitError(
       timedOut ? 'ERR_TIMEOUT' : 'ERR_NETWORK',
-      timedOut ? `The app backend did not answer ${late}` : 'The app backend could not be reached',
+      timedOut ? `The app backend did not answer ${late}` : unreachable,
       { cause: error },
     );
   };
@@ -40,7 +46,7 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     }
   };
 
-  const read = async (response: Response): Promise<SessionResponse> => {
+  const read = async (response: Response, url = response.url || base): Promise<SessionResponse> => {
     let body: unknown;
     try {
       body = await response.json();
@@ -50,7 +56,7 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
       if (error instanceof DOMException || error instanceof TypeError) throw failure(error);
       body = undefined;
     }
-    if (!response.ok) throw errorFromResponse(response.status, body);
+    if (!response.ok) throw errorFromResponse(response.status, body, url);
     return parseOrThrow(SessionResponse, body, 'session response', 'ERR_RESPONSE_INVALID', response.status);
   };
 
@@ -58,17 +64,22 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     base,
     send,
     read,
-    session: async (init, query = '') => read(await send(`${base}/session${query}`, init)),
+    session: async (init, query = '') => {
+      const url = `${base}/session${query}`;
+      return read(await send(url, init), url);
+    },
     adopt: async (pending) =>
       read(await pending.catch((error: unknown) => Promise.reject(failure(error, "the early exchange in time (earlyLaunchScript's timeoutMs)")))),
   };
 }
 
 /** The backend's `{error: {code, message}}` as a kit error; anything else as `ERR_HTTP`. */
-function errorFromResponse(status: number, body: unknown): MarketplaceKitError {
+function errorFromResponse(status: number, body: unknown, url: string): MarketplaceKitError {
   const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
   if (error && typeof error.code === 'string' && SERVER_CODE.test(error.code) && typeof error.message === 'string') {
     return new MarketplaceKitError(error.code as ErrorCode, error.message, { status });
   }
-  return new MarketplaceKitError('ERR_HTTP', `The app backend answered ${status}`, { status });
+  // Not the kit's error body: this is not createAppBackend answering (a wrong path or server).
+  const hint = status === 404 ? ": is createAppBackend's handler mounted there (createKit's backend, its basePath)?" : '';
+  return new MarketplaceKitError('ERR_HTTP', `The app backend answered ${status} at ${url}${hint}`, { status });
 }

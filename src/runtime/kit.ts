@@ -265,7 +265,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       }
       this.#bearerOrigins = [base.origin, ...(options.bearerOrigins ?? [])];
       this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-      this.#backend = createBackendClient(base.href.replace(/\/+$/, ''), this.#fetch, this.#timing.request);
+      this.#backend = createBackendClient(base.href.replace(/\/+$/, ''), this.#fetch, this.#timing.request, new URL(url).origin);
       // The early exchange scrubbed the URL and sent the request: the launch it was handed is
       // checked as ours would be, and its request adopted only if it went to this kit's backend.
       const early = env.takeEarlyLaunch();

@@ -158,6 +158,22 @@ describe('kit on the developer\'s own site', () => {
     }
   });
 
+  it('names the backend URL and the likely mistake in its messages: a wrong path, a backend on another origin', async () => {
+    const failing = async (answer: () => Promise<Response>, backend: string) => {
+      const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(answer), { backend });
+      await kit.started;
+      return kit;
+    };
+    const notFound = await failing(async () => new Response('<h1>Not Found</h1>', { status: 404 }), '/api/marketplce');
+    expect(notFound?.error?.message).to.equal(
+      `The app backend answered 404 at ${APP_ORIGIN}/api/marketplce/session: is createAppBackend's handler mounted there (createKit's backend, its basePath)?`,
+    );
+    const sameOrigin = await failing(() => Promise.reject(new TypeError('Failed to fetch')), '/api/marketplace');
+    expect(sameOrigin?.error?.message).to.equal(`The app backend at ${APP_ORIGIN}/api/marketplace could not be reached`);
+    const otherOrigin = await failing(() => Promise.reject(new TypeError('Failed to fetch')), 'https://api.example/api/marketplace');
+    expect(otherOrigin?.error?.message).to.match(/^The app backend at https:\/\/api\.example\/api\/marketplace could not be reached: .*another origin .*corsOrigins/);
+  });
+
   it('times out a backend that never answers', async () => {
     // Answers only by rejecting when the kit's timeout aborts the request.
     const hanging: typeof globalThis.fetch = (_input, init) =>
