@@ -27,6 +27,7 @@ import { createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 import { jsonResponse, toErrorResponse } from './responses.js';
 import {
   MAX_SESSION_TTL_SECONDS,
+  MIN_SESSION_SECRET_LENGTH,
   assertSessionSecret,
   sessionError,
   signSessionToken,
@@ -466,8 +467,12 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       response = await route(request);
     } catch (error) {
       response = toErrorResponse(error);
-      // Every 5xx answer, the marketplace's failures included (their upstream text is not in the answer).
-      if (response.status >= 500) report(error, request);
+      // Every 5xx answer, the marketplace's failures included (their upstream text is not in the
+      // answer), and signatures that match no secret: mostly a wrong or rotated secret, which
+      // would otherwise fail in silence (the marketplace retries, the browser shows an error).
+      if (response.status >= 500 || isKitError(error, 'ERR_WEBHOOK_SIGNATURE_MISMATCH') || isKitError(error, 'ERR_CONTEXT_TOKEN_SIGNATURE')) {
+        report(error, request);
+      }
     }
     return withCors(request, response, config.corsOrigins);
   } as AppBackend;
@@ -514,7 +519,14 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   for (const name of ['clientId', 'clientSecret', 'siteUrl', 'apiKey'] as const) {
     if (typeof options[name] !== 'string' || options[name] === '') throw configError(`${name} is required`);
   }
-  assertSessionSecret(options.sessionSecret);
+  if (options.sessionSecret === undefined || options.sessionSecret === '') {
+    throw configError(`sessionSecret is required: at least ${MIN_SESSION_SECRET_LENGTH} random characters of your own (not the Client Secret)`);
+  }
+  try {
+    assertSessionSecret(options.sessionSecret);
+  } catch (error) {
+    throw configError((error as Error).message);
+  }
   if (options.sessionSecret === options.clientSecret) {
     throw configError('sessionSecret must differ from clientSecret, so that session and context tokens never cross');
   }

@@ -110,7 +110,7 @@ function fromJose(error: unknown): ContextTokenError {
     case 'ERR_JOSE_ALG_NOT_ALLOWED':
       return make('ERR_CONTEXT_TOKEN_ALGORITHM', 'The context token must be signed with HS256');
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
-      return make('ERR_CONTEXT_TOKEN_SIGNATURE', 'The context token signature is invalid');
+      return make('ERR_CONTEXT_TOKEN_SIGNATURE', "The context token signature is invalid (is clientSecret this app's Client Secret from the marketplace?)");
     default:
       return make('ERR_CONTEXT_TOKEN_MALFORMED', 'The context token is malformed');
   }

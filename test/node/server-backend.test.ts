@@ -347,8 +347,29 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(await errorCode(wrongMethod), 'ERR_METHOD_NOT_ALLOWED');
   });
 
+  it('tells onError of signatures that match no secret (a wrong or rotated secret), not of other 4xx', async () => {
+    const errors: unknown[] = [];
+    const { backend } = backendWith({ onError: (error) => errors.push(error) });
+    const forged = await postSession(backend, { context: await contextToken({ clientSecret: 'another-client-secret-0123456789' }), host: DASHBOARD });
+    assert.equal(forged.status, 401);
+    assert.match((await forged.json()).error.message, /is clientSecret this app's Client Secret from the marketplace\?/);
+    const body = JSON.stringify({ event: 'user.revoked', timestamp: new Date(NOW).toISOString(), data: { user_id: 'usr_1' } });
+    const signed = (secret: string) =>
+      backend(new Request(`${BASE}/webhooks`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, secret) } }));
+    assert.equal((await signed('whsec_rotated_away')).status, 401);
+    assert.equal((await postSession(backend, { context: 'not-a-token', host: DASHBOARD })).status, 401, 'a malformed token is not reported');
+    assert.deepEqual(
+      errors.map((error) => (error as MarketplaceKitError).code),
+      ['ERR_CONTEXT_TOKEN_SIGNATURE', 'ERR_WEBHOOK_SIGNATURE_MISMATCH'],
+    );
+  });
+
   it('refuses unsafe configuration', () => {
-    assert.throws(() => backendWith({ sessionSecret: 'short' }), { code: 'ERR_CONFIG' });
+    assert.throws(() => backendWith({ sessionSecret: undefined as unknown as string }), {
+      code: 'ERR_CONFIG',
+      message: /^createAppBackend: sessionSecret is required: at least 32 random characters/,
+    });
+    assert.throws(() => backendWith({ sessionSecret: 'short' }), { code: 'ERR_CONFIG', message: /^createAppBackend: sessionSecret must be at least 32 characters/ });
     assert.throws(() => backendWith({ sessionSecret: CLIENT_SECRET }), { code: 'ERR_CONFIG' });
     assert.throws(() => backendWith({ hostOrigins: [] }), { code: 'ERR_CONFIG' });
     assert.throws(() => backendWith({ hostOrigins: ['https://dash.example; script-src *'] }), { code: 'ERR_CONFIG' });
