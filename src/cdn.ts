@@ -20,6 +20,8 @@ export * from './elements/index.js';
 // stays in the module's scope: without this message nothing would start, silently.
 const script = document.currentScript instanceof HTMLScriptElement ? document.currentScript : null;
 const backend = script?.dataset.backend;
+/** The `dataset` keys the tag is read for. */
+const READ = ['backend', 'hostOrigins', 'planNames'];
 
 if (!script) {
   console.error(
@@ -27,7 +29,17 @@ if (!script) {
       'Load it as a classic script, without type="module" (a module also keeps window.MarketplaceKit from being set); ' +
       'with a bundler, import "marketplace-app-kit" and "marketplace-app-kit/elements" instead.',
   );
-} else if (backend && !getKit()) {
+} else {
+  // A misspelt attribute (`data-backend-url`) would otherwise start nothing without a word.
+  const unread = Object.keys(script.dataset)
+    .filter((key) => !READ.includes(key))
+    .map((key) => `data-${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`);
+  if (unread.length > 0) {
+    console.warn(`[marketplace-app-kit] The script tag does not read ${unread.join(', ')}: it reads data-backend, data-host-origins and data-plan-names.`);
+  }
+}
+
+if (script && backend && !getKit()) {
   const hostOrigins = (script.dataset.hostOrigins ?? '').split(/[\s,]+/).filter(Boolean);
   // Empty is none, as an absent attribute. Not JSON goes on as the text itself, which createKit
   // refuses with ERR_CONFIG like any bad option.

@@ -295,6 +295,15 @@ describe('the script-tag bundle', () => {
     assert.deepEqual(errors, []);
   });
 
+  it('names a data- attribute it does not read (a typo of data-backend) in a console warning', async () => {
+    const { tab, warnings } = await open('/typo.html', page(scriptTag(`data-backend-url="${BACKEND}" data-host-origins="${DASHBOARD}"`)));
+    await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
+    assert.deepEqual(
+      warnings.filter((text) => text.includes('does not read')),
+      ['[marketplace-app-kit] The script tag does not read data-backend-url: it reads data-backend, data-host-origins and data-plan-names.'],
+    );
+  });
+
   it('loaded as a module script: says so in the console and starts no kit', async () => {
     const { tab, errors } = await open('/as-module.html', page(scriptTag().replace('<script ', '<script type="module" ')));
     await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
