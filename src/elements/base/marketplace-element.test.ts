@@ -1,6 +1,8 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { elements, defineElements, MarketplaceElement, MpGate, type MpUserBadge } from '../index.js';
 import { FakeKit, sampleUser } from '../../../test/support/fake-kit.js';
+import { MarketplaceKitError } from '../../shared/errors.js';
+import type { MpErrorEvent } from '../events.js';
 import { part, settle, text } from '../../../test/support/element-helpers.js';
 
 const tags = Object.keys(elements) as (keyof typeof elements)[];
@@ -190,5 +192,38 @@ describe('registration', () => {
     expect(taken.get('mp-gate')).not.to.equal(MpGate);
     expect(taken.get('mp-usage-meter')).to.equal(elements['mp-usage-meter']);
     expect(taken.size).to.equal(tags.length);
+  });
+});
+
+describe('an upgrade outside the dashboard', () => {
+  const originalWarn = console.warn;
+  afterEach(() => {
+    console.warn = originalWarn;
+  });
+
+  it('says once per page in the console how to send the user to a pricing page, and still fires mp-error', async () => {
+    const warnings: string[] = [];
+    console.warn = (...args: unknown[]) => void warnings.push(args.map(String).join(' '));
+    const embedded = new FakeKit().setSession(sampleUser, null).scriptUpgrade({ outcome: 'dismissed' });
+    const inside = await fixture<MarketplaceElement>(html`<mp-upgrade-button plan="pro" .kit=${embedded}></mp-upgrade-button>`);
+    part(inside, 'base')!.click();
+    await settle(inside);
+    expect(warnings).to.deep.equal([], 'inside the dashboard: nothing to say');
+
+    const own = new FakeKit().setSession(sampleUser, null);
+    own.embedded = false;
+    own.scriptUpgrade({ error: new MarketplaceKitError('ERR_NOT_EMBEDDED', 'outside the dashboard') });
+    const outside = await fixture(html`<div><mp-upgrade-button plan="pro" .kit=${own}></mp-upgrade-button></div>`);
+    const codes: string[] = [];
+    outside.addEventListener('mp-error', (event) => codes.push((event as MpErrorEvent).error.code));
+    const button = outside.querySelector<MarketplaceElement>('mp-upgrade-button')!;
+    part(button, 'base')!.click();
+    await settle(button);
+    own.scriptUpgrade({ error: new MarketplaceKitError('ERR_NOT_EMBEDDED', 'outside the dashboard') });
+    part(button, 'base')!.click();
+    await settle(button);
+    expect(codes).to.deep.equal(['ERR_NOT_EMBEDDED', 'ERR_NOT_EMBEDDED']);
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]).to.match(/ERR_NOT_EMBEDDED: <mp-upgrade-button> cannot upgrade here.*mp-upgrade-request, call event\.preventDefault\(\)/);
   });
 });

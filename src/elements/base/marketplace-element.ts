@@ -41,6 +41,8 @@ export const STRINGS_PROPERTY = {
   },
 };
 let warned = false;
+/** The once-per-page warning that an upgrade outside the dashboard has nowhere to go. */
+let upgradeWarned = false;
 
 /**
  * The shared base of every `mp-*` element: finds the kit (or takes the one set on `kit`),
@@ -303,6 +305,13 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     const kit = this._actionKit;
     const request = new MpUpgradeRequestEvent(plan, feature);
     if (!kit || this._busy || !this.dispatchEvent(request)) return undefined;
+    if (!kit.embedded && !upgradeWarned) {
+      upgradeWarned = true;
+      console.warn(
+        `[marketplace-app-kit] ERR_NOT_EMBEDDED: <${this.localName}> cannot upgrade here: the plan chooser is the dashboard's. ` +
+          'On your own site, listen for mp-upgrade-request, call event.preventDefault() and send the user to your pricing page (README "<mp-upgrade-button>").',
+      );
+    }
     return this._run(async () => {
       const outcome = await kit.upgrade({ ...(plan ? { plan } : {}), ...(feature ? { feature } : {}) });
       const done = new MpUpgradeEvent(outcome, plan, feature);
