@@ -146,8 +146,8 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const now = clock.now();
       const error = answerError(answer, endpoint, now);
       const wait = error.retryAfterMs ?? BACKOFF_MS * 2 ** attempt;
-      // Only an API-key 429 pauses the API-key queue: Bearer calls are limited per user, and the
-      // token endpoint on its own.
+      // Only an API-key 429 pauses the API-key queue: a Bearer or token call's 429 says nothing
+      // about the key's budget (the seed leaves OAuth-token callers' limits unshown).
       if (paced && pacer) pacer.pauseUntil(now + wait);
       if (attempt >= maxRetries || wait > maxRetryWaitMs) throw error;
       if (!(paced && pacer)) await abortable(endpoint, clock.sleep(wait, signal), signal);

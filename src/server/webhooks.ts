@@ -111,7 +111,10 @@ export async function receiveWebhook(
       // A second call must not free a claim that a retry has made meanwhile.
       if (released) return;
       released = true;
-      for (const key of checked.keys) await checked.store.release(key);
+      // Each key is released even if another's release fails; the first failure is reported.
+      const results = await Promise.allSettled(checked.keys.map(async (key) => checked.store.release(key)));
+      const failed = results.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
     },
   };
 }
@@ -119,21 +122,21 @@ export async function receiveWebhook(
 interface Inspected {
   delivery: WebhookDelivery;
   store: ReplayStore;
-  /** The signature's key, and before it the delivery id's when the delivery carries one. */
+  /** The signature's key, then the delivery id's when the delivery carries one. */
   keys: string[];
   now: number;
   expiresAt: number;
 }
 
 /**
- * Claims every key, even after one is found taken: a re-signed copy refused by its id then holds
- * its own signature too, so replaying that copy stays a duplicate after the id's claim (made by
- * an earlier copy, with an earlier timestamp) has expired. True when all were fresh.
+ * Claims the signature, then the id. Identical copies meet on the signature, so exactly one of
+ * them goes on to the id; re-signed copies meet on the id. A re-signed copy refused by its id
+ * keeps its signature claimed, so replaying that copy stays a duplicate after the id's claim
+ * (made by an earlier copy, with an earlier timestamp) has expired. True when both were fresh.
  */
 async function claimEach({ store, keys, expiresAt, now }: Inspected): Promise<boolean> {
-  let fresh = true;
-  for (const key of keys) if (!claimAnswer(await store.claim(key, expiresAt, now))) fresh = false;
-  return fresh;
+  for (const key of keys) if (!claimAnswer(await store.claim(key, expiresAt, now))) return false;
+  return true;
 }
 
 /** Every check except the replay store, in order: input, secret and options, header, signature, body, timestamp. */
@@ -166,7 +169,7 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
   // The signature (an HMAC of the exact bytes) names one copy of a delivery; a delivery id, when
   // one is ever sent, names the delivery across re-signed retries. Hex never contains ":". The
   // `webhook:` prefix keeps these apart from context-token keys in a shared store.
-  const keys = delivery.id ? [`webhook:id:${delivery.id}`, `webhook:${hex}`] : [`webhook:${hex}`];
+  const keys = delivery.id ? [`webhook:${hex}`, `webhook:id:${delivery.id}`] : [`webhook:${hex}`];
   // Claimed one millisecond past the window: a delivery accepted at its very edge (|now - sent| =
   // tolerance) must still be held then, when the store counts only claims that expire later than now.
   return { delivery, store: options.replayStore ?? defaultStore, keys, now, expiresAt: sentAt + toleranceMs + 1 };

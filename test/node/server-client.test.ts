@@ -255,6 +255,11 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       await rejects(client({ timeoutMs: 1_000 }).client.refresh('rt'), { code: 'ERR_TIMEOUT', status: 200, message: /while reading the body/ });
     });
 
+    it('a custom fetch that ignores the abort signal still times out', async () => {
+      const never: typeof fetch = () => new Promise(() => undefined);
+      await rejects(client({ fetch: never, timeoutMs: 100 }).client.whoami({ userId: 'usr_1' }), { code: 'ERR_TIMEOUT', message: /timed out after 100 ms/ });
+    });
+
     it('a caller abort', async () => {
       handler = () => undefined;
       const controller = new AbortController();
@@ -490,6 +495,17 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     assert.deepEqual(clock.sleeps, [2_000]);
   });
 
+  it('reads the obsolete HTTP-date forms too (RFC 850, asctime), as RFC 9110 asks of recipients', async () => {
+    // NOW + 2 s is 2026-05-01 12:00:02 GMT, a Friday.
+    for (const value of ['Friday, 01-May-26 12:00:02 GMT', 'Fri May  1 12:00:02 2026']) {
+      let calls = 0;
+      handler = (_req, res) => (++calls === 1 ? res.writeHead(429, { 'retry-after': value }).end() : sendJson(res, 200, USER));
+      const { client: c, clock } = client();
+      await c.whoami({ accessToken: 'at' });
+      assert.deepEqual(clock.sleeps, [2_000], value);
+    }
+  });
+
   it('backs off as without Retry-After when Retry-After is neither delta-seconds nor an HTTP date', async () => {
     for (const value of ['1.5', '-5', 'soon']) {
       let calls = 0;
@@ -589,8 +605,9 @@ describe('rate limits (seed §8; DESIGN C)', () => {
   });
 
   it('counts the time spent queued behind earlier callers against maxQueueWaitMs', async () => {
-    handler = (_req, res) => sendJson(res, 200, USER);
-    const { client: c, clock } = client({ rateLimit: { limit: 1, windowMs: 4_000 }, maxQueueWaitMs: 6_000 });
+    // Answered at once: with the virtual clock, a real round trip would outlast the queue's waits.
+    const immediate: typeof fetch = async () => new Response(JSON.stringify(USER), { headers: { 'content-type': 'application/json' } });
+    const { client: c, clock } = client({ rateLimit: { limit: 1, windowMs: 4_000 }, maxQueueWaitMs: 6_000, fetch: immediate });
     const results = await Promise.allSettled([1, 2, 3].map(() => c.whoami({ userId: 'usr_1' })));
     assert.deepEqual(
       results.map((r) => (r.status === 'fulfilled' ? 'sent' : (r.reason as MarketplaceApiError).code)),
@@ -600,7 +617,7 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     assert.equal(clock.now(), NOW + 4_000);
   });
 
-  it("a Bearer call's 429 (limited per user) does not pause the API key's calls", async () => {
+  it("a Bearer call's 429 does not pause the API key's calls", async () => {
     handler = (req, res) =>
       req.headers.authorization ? sendJson(res, 429, { error: { code: 'rate_limited', message: 'slow down' } }, { 'retry-after': '60' }) : sendJson(res, 200, USER);
     const { client: c, clock } = client({ maxRetries: 0 });
@@ -622,7 +639,7 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     assert.equal(clock.now(), NOW + 1_010, 'the third waits one window after the earliest answer, not after the first send');
   });
 
-  it('waits for an answer when every slot is in flight, and gives back a slot whose caller stopped waiting', async () => {
+  it('waits for an answer when every slot is in flight, within maxQueueWaitMs; a caller aborted while queued sends nothing', async () => {
     const clock = createVirtualClock(NOW);
     const pacer = new Pacer(1, 1_000, clock);
     const first = await pacer.acquire();
@@ -638,14 +655,24 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     (await second)();
     assert.equal(clock.now(), NOW + 1_500);
 
-    // Through the client: a caller aborted while queued sends nothing and leaves the slot free.
+    // An answer that does not come within maxWaitMs - windowMs: refused then, not later.
+    const bounded = new Pacer(1, 1_000, clock, 3_000);
+    const held = await bounded.acquire();
+    const since = clock.now();
+    await assert.rejects(bounded.acquire(), (error: Error) => error.name === 'PacerWaitTooLong');
+    assert.equal(clock.now() - since, 2_000, 'refused once an answer could no longer come in time');
+    held();
+
+    // Through the client: a caller aborted while queued sends nothing; the queue moves on.
     handler = (_req, res) => sendJson(res, 200, USER);
     const { client: c } = client({ rateLimit: { limit: 1, windowMs: 1_000 } });
     const controller = new AbortController();
-    const queued = Promise.all([c.whoami({ userId: 'usr_1' }), c.whoami({ userId: 'usr_1', signal: controller.signal })]);
+    const queued = Promise.allSettled([c.whoami({ userId: 'usr_1' }), c.whoami({ userId: 'usr_1', signal: controller.signal })]);
     controller.abort();
-    await rejects(queued, { code: 'ERR_ABORTED', message: /aborted/ });
-    assert.deepEqual(await c.whoami({ userId: 'usr_1' }), USER, 'the queue still moves');
+    const [sent, aborted] = await queued;
+    assert.equal(sent.status, 'fulfilled');
+    assert.equal(aborted.status === 'rejected' && (aborted.reason as MarketplaceApiError).code, 'ERR_ABORTED');
+    assert.equal(server.requests.filter((r) => r.url.includes('whoami')).length, 1, 'the aborted call sent nothing');
   });
 
   it('does not pace Bearer-token calls', async () => {

@@ -315,7 +315,26 @@ describe('verifyWebhook (DESIGN D)', () => {
     const retrySignature = signWebhookBody(retry, WEBHOOK_SECRET);
     await verifyWebhook(first, firstSignature, options(store));
     await rejects(verifyWebhook(retry, retrySignature, options(store)), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
-    assert.deepEqual(store.claims, ['webhook:id:dlv_1', `webhook:${firstSignature.slice(7)}`, 'webhook:id:dlv_1', `webhook:${retrySignature.slice(7)}`]);
+    assert.deepEqual(store.claims, [`webhook:${firstSignature.slice(7)}`, 'webhook:id:dlv_1', `webhook:${retrySignature.slice(7)}`, 'webhook:id:dlv_1']);
+  });
+
+  it('of two identical copies with an id, one is handled even when a shared store answers out of order', async () => {
+    // A store shared by two processes: the third claim to arrive lands 30 ms late.
+    const claimed = new Set<string>();
+    let calls = 0;
+    const store: ReplayStore = {
+      claim: async (key) => {
+        if (calls++ === 2) await new Promise((resolve) => setTimeout(resolve, 30));
+        if (claimed.has(key)) return false;
+        claimed.add(key);
+        return true;
+      },
+      release: (key) => void claimed.delete(key),
+    };
+    const raw = body({ id: 'dlv_7' });
+    const signature = signWebhookBody(raw, WEBHOOK_SECRET);
+    const copies = await Promise.allSettled([verifyWebhook(raw, signature, options(store)), verifyWebhook(raw, signature, options(store))]);
+    assert.deepEqual(copies.map((copy) => copy.status).sort(), ['fulfilled', 'rejected']);
   });
 
   it('a re-signed retry stays a duplicate after the first copy has left the window', async () => {

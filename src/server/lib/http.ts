@@ -38,9 +38,11 @@ export async function send(
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
   let status: number | undefined;
   try {
-    const response = await transport.fetch(url, { ...init, signal: combined, redirect: 'manual' });
+    // Raced against the signal too: a custom fetch that ignores it must not hold the call (and its
+    // pacing slot) past the timeout.
+    const response = await untilAborted(transport.fetch(url, { ...init, signal: combined, redirect: 'manual' }), combined);
     status = response.status;
-    const text = await readText(response, endpoint);
+    const text = await untilAborted(readText(response, endpoint), combined);
     return { status: response.status, headers: response.headers, text };
   } catch (error) {
     if (error instanceof MarketplaceApiError) throw error;
@@ -55,6 +57,16 @@ export async function send(
     const reason = error instanceof Error ? error.message : String(error);
     throw new MarketplaceApiError('ERR_NETWORK', endpoint, `The marketplace ${endpoint} request failed${where}: ${reason}`, options);
   }
+}
+
+/** `work`, or a rejection with the signal's reason as soon as it aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** Marketplace answers are small JSON documents; anything larger is refused before it is all read. */
@@ -130,7 +142,13 @@ export function answerError(answer: Answer, endpoint: MarketplaceEndpoint, now: 
   return new MarketplaceApiError('ERR_HTTP', endpoint, `${prefix} (${describeBody(answer)})`, { status });
 }
 
-const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+// The three HTTP-date forms a recipient must read (RFC 9110 §5.6.7): IMF-fixdate, RFC 850 and
+// asctime (which names no zone: it is GMT).
+const MONTH = '(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const TIME = '\\d{2}:\\d{2}:\\d{2}';
+const IMF_FIXDATE = new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} ${MONTH} \\d{4} ${TIME} GMT$`);
+const RFC_850 = new RegExp(`^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`);
+const ASCTIME = new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
 
 /**
  * `Retry-After` in milliseconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3). Undefined
@@ -140,9 +158,10 @@ export function parseRetryAfter(value: string | null, now: number): number | und
   if (value === null) return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  // Only an HTTP date (IMF-fixdate): Date.parse reads "1.5" or "-5" as dates in 2001.
-  if (!HTTP_DATE.test(trimmed)) return undefined;
-  const date = Date.parse(trimmed);
+  // Only an HTTP date: Date.parse alone reads "1.5" or "-5" as dates in 2001.
+  const text = IMF_FIXDATE.test(trimmed) || RFC_850.test(trimmed) ? trimmed : ASCTIME.test(trimmed) ? `${trimmed} GMT` : null;
+  if (text === null) return undefined;
+  const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 

@@ -79,8 +79,13 @@ export class Pacer {
       if (wait <= 0) return this._claim();
       // Earlier callers are served in order, so this caller has waited at most `maxWaitMs` so far.
       if (now + wait - since > this.maxWaitMs) throw new PacerWaitTooLong(wait, pause > windowWait);
-      if (inFlightOnly && pause <= 0) await this._nextRelease(signal);
-      else await this._clock.sleep(wait, signal);
+      if (inFlightOnly && pause <= 0) {
+        // The slot comes one window after an answer: an answer later than this breaks maxWaitMs.
+        const latest = since + this.maxWaitMs - this.windowMs - now;
+        if (!(await this._nextRelease(latest, signal))) throw new PacerWaitTooLong(this.windowMs, false);
+      } else {
+        await this._clock.sleep(wait, signal);
+      }
     }
   }
 
@@ -96,18 +101,32 @@ export class Pacer {
     };
   }
 
-  /** Resolves when any slot is released. Only the caller at the head of the queue waits here. */
-  private _nextRelease(signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  /**
+   * True when a slot is released within `withinMs`, false when that time runs out first. Only the
+   * caller at the head of the queue waits here.
+   */
+  private async _nextRelease(withinMs: number, signal?: AbortSignal): Promise<boolean> {
+    const done = new AbortController();
+    const stop = signal ? AbortSignal.any([signal, done.signal]) : done.signal;
+    const released = new Promise<true>((resolve, reject) => {
       const onAbort = () => {
         this._onRelease = null;
-        reject(signal?.reason);
+        reject(stop.reason);
       };
       this._onRelease = () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
+        stop.removeEventListener('abort', onAbort);
+        resolve(true);
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      stop.addEventListener('abort', onAbort, { once: true });
     });
+    const waits: Promise<boolean>[] = [released];
+    if (withinMs !== Number.POSITIVE_INFINITY) waits.push(this._clock.sleep(withinMs, stop).then(() => false));
+    // The loser is rejected by `done` below; nobody waits for it.
+    for (const wait of waits) wait.catch(() => undefined);
+    try {
+      return await Promise.race(waits);
+    } finally {
+      done.abort();
+    }
   }
 }
