@@ -7,7 +7,7 @@ import { AnyEntitlement, Profile, type Entitlement } from '../shared/schemas.js'
 import { MarketplaceKitError } from '../shared/errors.js';
 import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
-import { answerError, readJsonAnswer, send, type Answer, type Transport } from './lib/http.js';
+import { answerError, readJsonAnswer, send, untilAborted, type Answer, type Transport } from './lib/http.js';
 import { numberOption } from '../shared/options.js';
 import { Pacer, PacerWaitTooLong, type ReleaseSlot } from './lib/pacer.js';
 import {
@@ -361,14 +361,8 @@ function abortable<T>(endpoint: MarketplaceEndpoint, work: Promise<T>, signal?: 
     throw signal?.aborted && !(error instanceof MarketplaceApiError) ? aborted() : error;
   });
   if (!signal) return guarded;
-  if (signal.aborted) {
-    guarded.catch(() => undefined); // its outcome no longer matters to this caller
-    return Promise.reject(aborted());
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(aborted());
-    signal.addEventListener('abort', onAbort, { once: true });
-    guarded.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  return untilAborted(guarded, signal).catch((error: unknown) => {
+    throw error === signal.reason && signal.aborted ? aborted() : error;
   });
 }
 
