@@ -103,9 +103,17 @@ const entitlementShortShape = /* @__NO_SIDE_EFFECTS__ */ () => ({
   features: z.array(string(length(0, 100))),
   usage: usage(),
 });
-/** The short entitlement form of the seed's monetization description: no status, no expiry. */
-export const EntitlementShort = /* @__PURE__ */ z.object(entitlementShortShape());
-export type EntitlementShort = z.infer<typeof EntitlementShort>;
+/**
+ * The short entitlement form of the seed's monetization description: no status, no expiry. An
+ * answer with either key is the full form and must pass as one: were the keys dropped instead, a
+ * `cancelled` entitlement with an odd `expires_at` would be read as short, that is as active.
+ */
+export const EntitlementShort = /* @__PURE__ */ z.object({
+  ...entitlementShortShape(),
+  status: z.optional(z.never('a short-form entitlement has no status')),
+  expires_at: z.optional(z.never('a short-form entitlement has no expires_at')),
+});
+export type EntitlementShort = Omit<z.infer<typeof EntitlementShort>, 'status' | 'expires_at'>;
 
 /**
  * Full entitlement, `GET /entitlements` (seed §2.2). `expires_at` absent or null means lifetime
@@ -278,13 +286,20 @@ export function parseOrThrow<S extends z.ZodMiniType>(
 }
 
 /**
- * `Invalid <what> at <path>: <message>` for the first issue of a failed parse.
+ * `Invalid <what> at <path>: <message>` for the first issue of a failed parse. When no branch of
+ * a union matched, the first branch's issue is said (the full form, in `AnyEntitlement`).
  *
  * @example
  * describeFailure('toast params', result.error); // 'Invalid toast params at message: expected 1 to 1000 characters'
  */
 export function describeFailure(what: string, error: z.core.$ZodError): string {
-  const issue = error.issues[0];
-  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+  let issue: z.core.$ZodIssue | undefined = error.issues[0];
+  let path: PropertyKey[] = [];
+  while (issue?.code === 'invalid_union' && issue.errors[0]?.[0]) {
+    path = [...path, ...issue.path];
+    issue = issue.errors[0][0];
+  }
+  if (issue) path = [...path, ...issue.path];
+  const where = path.length > 0 ? ` at ${path.map(String).join('.')}` : '';
   return `Invalid ${what}${where}: ${issue?.message ?? 'does not match its schema'}`;
 }

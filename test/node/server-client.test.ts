@@ -363,6 +363,24 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     assert.deepEqual(await client().client.entitlements({ accessToken: 'at' }), { ...short, status: 'active' });
   });
 
+  it('never reads a full entitlement with a bad status or expiry as the short form (which would be active)', async () => {
+    const bad = [
+      { ...ENTITLEMENT, status: 'cancelled', expires_at: '2099-01-01T00:00:00+00:00' },
+      { ...ENTITLEMENT, status: 'cancelled', expires_at: '2099-01-01' },
+      { ...ENTITLEMENT, status: '' },
+      { ...ENTITLEMENT, status: 'x'.repeat(51) },
+      { ...ENTITLEMENT, status: 7 },
+    ];
+    for (const body of bad) {
+      handler = (_req, res) => sendJson(res, 200, body);
+      await rejects(client().client.entitlements({ accessToken: 'at' }), { code: 'ERR_RESPONSE_INVALID', status: 200, message: /entitlements answer/ });
+    }
+    // An expiry without a status is neither form; the error names what the full form misses.
+    const { status: _s, ...noStatus } = ENTITLEMENT;
+    handler = (_req, res) => sendJson(res, 200, { ...noStatus, expires_at: '2000-01-01T00:00:00Z' });
+    await rejects(client().client.entitlements({ accessToken: 'at' }), { code: 'ERR_RESPONSE_INVALID', status: 200, message: /entitlements answer \(HTTP 200\) at status: / });
+  });
+
   describe('entitlement cache', () => {
     it('serves a user from the cache until the TTL passes or invalidate(userId)', async () => {
       handler = (_req, res) => sendJson(res, 200, ENTITLEMENT);
