@@ -1,6 +1,6 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { elements, defineElements, MarketplaceElement, MpGate, type MpUserBadge } from '../index.js';
-import { FakeKit, sampleUser } from '../../../test/support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import type { MpErrorEvent } from '../events.js';
 import { part, settle, text } from '../../../test/support/element-helpers.js';
@@ -225,5 +225,37 @@ describe('an upgrade outside the dashboard', () => {
     expect(codes).to.deep.equal(['ERR_NOT_EMBEDDED', 'ERR_NOT_EMBEDDED']);
     expect(warnings).to.have.length(1);
     expect(warnings[0]).to.match(/ERR_NOT_EMBEDDED: <mp-upgrade-button> cannot upgrade here.*mp-upgrade-request, call event\.preventDefault\(\)/);
+  });
+});
+
+describe('moved to another document (an iframe, a Picture-in-Picture window)', () => {
+  // The card's accent border comes from the element's style sheets: 0px unstyled.
+  const accent = (el: MpGate) => (el.ownerDocument.defaultView ?? window).getComputedStyle(part(el, 'card')!).borderInlineStartWidth;
+
+  it('is styled there, and again once back, with no copies of its styles left', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic' }));
+    const el = await fixture<MpGate>(html`<mp-gate .kit=${kit} plan="pro"></mp-gate>`);
+    await settle(el);
+    expect(accent(el)).to.equal('4px');
+    const frame = document.createElement('iframe');
+    document.body.append(frame);
+    try {
+      frame.contentDocument!.body.append(el);
+      await settle(el);
+      expect(accent(el), 'in the other document').to.equal('4px');
+      const copies = el.shadowRoot!.querySelectorAll('style').length;
+      frame.contentDocument!.body.prepend(el);
+      expect(el.shadowRoot!.querySelectorAll('style'), 'moved again inside it: no second copy').to.have.length(copies);
+      document.body.append(el);
+      await settle(el);
+      expect(accent(el), 'back').to.equal('4px');
+      expect(el.shadowRoot!.querySelectorAll('style')).to.have.length(0);
+      kit.setEntitlement(sampleEntitlement({ plan: 'pro' }));
+      await settle(el);
+      expect(el.access, 'still follows its kit').to.equal('granted');
+    } finally {
+      frame.remove();
+      el.remove();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { LitElement, html, type CSSResultGroup, type PropertyDeclarations, type PropertyValues, type TemplateResult } from 'lit';
+import { LitElement, adoptStyles, html, type CSSResultGroup, type PropertyDeclarations, type PropertyValues, type TemplateResult } from 'lit';
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../../shared/errors.js';
 import type { Theme } from '../../shared/schemas.js';
 import type { Kit, KitState, UpgradeOutcome } from '../../runtime/types.js';
@@ -118,6 +118,34 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     // A node moved in one step (`other.append(el)`) is connected again before its disconnect runs,
     // which stopped the timer; nothing else re-renders it, so the timer is set again here.
     this._renderAtExpiry(this._kit?.entitlement?.expires_at);
+    this._restoreStyles();
+  }
+
+  /**
+   * A shadow root's adopted style sheets do not apply in another document (a same-origin iframe's,
+   * a Picture-in-Picture window's): Chromium empties `adoptedStyleSheets` there. Back in its own
+   * document they are adopted again if they did not come back by themselves; in another one, where
+   * a constructed sheet cannot be shared, they are copied as `<style>` elements, placed before
+   * what Lit renders, and removed once the sheets apply again.
+   */
+  private _restoreStyles(): void {
+    const root = this.shadowRoot;
+    if (!root) return;
+    const styles = (this.constructor as typeof LitElement).elementStyles;
+    const copies = root.querySelectorAll('style[data-mp-styles]');
+    try {
+      if (root.adoptedStyleSheets.length === 0) adoptStyles(root, styles);
+      copies.forEach((copy) => copy.remove());
+    } catch {
+      if (copies.length > 0) return;
+      const sheets = styles.map((style) => {
+        const copy = root.ownerDocument.createElement('style');
+        copy.dataset['mpStyles'] = '';
+        copy.textContent = style instanceof CSSStyleSheet ? Array.from(style.cssRules, (rule) => rule.cssText).join('\n') : style.cssText;
+        return copy;
+      });
+      root.prepend(...sheets);
+    }
   }
 
   override disconnectedCallback(): void {
@@ -223,8 +251,10 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     const fallback: unknown = ((this.constructor as typeof MarketplaceElement).defaultStrings as Partial<Record<string, unknown>>)[key];
     // An override that is not text (a number, an object from a careless JSON attribute) is ignored,
     // and so is anything else that is not text (`toString`, had a key come from data).
-    const template = typeof own === 'string' ? own : typeof fallback === 'string' ? fallback : '';
-    return template.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''));
+    // A blank override counts as none: a button needs a name (hide a text with its part instead).
+    const template = typeof own === 'string' && own.trim() ? own : typeof fallback === 'string' ? fallback : '';
+    // Only the element's own placeholders: `{constructor}` is no placeholder of any element.
+    return template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(values[name])) : ''));
   }
 
   /** Runs an `Intl` formatter in the kit's locale; falls back to the browser's on a bad tag. */
@@ -338,6 +368,22 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 }
 
 /** The closest `lang` attribute above `node`, across shadow roots as the browser's own language inheritance goes; '' when none. */
+/** Isolates: they would end the isolate that `isolated` opens, from inside the value. */
+const ISOLATE_MARKS = /[\u2066-\u2069]/g;
+/** A right-to-left letter or mark, or an explicit embedding or override (U+202A–U+202E). */
+const NEEDS_ISOLATION = /[\u0590-\u065F\u066A-\u06EF\u06FA-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF\u200F\u061C\u202A-\u202E]|[\u{10800}-\u{10FFF}\u{1E800}-\u{1EFFF}]/u;
+
+/**
+ * A placeholder's value (a plan name, a date, data from the marketplace) set apart from the
+ * sentence around it, as Closure's BidiFormatter does: a right-to-left name, or a U+202E override
+ * in a plan id, must not reorder the element's own words. Such a value is wrapped in FIRST STRONG
+ * ISOLATE … POP DIRECTIONAL ISOLATE; any other value is left as it is.
+ */
+function isolated(value: string): string {
+  const clean = value.replace(ISOLATE_MARKS, '');
+  return clean !== value || NEEDS_ISOLATION.test(clean) ? `\u2068${clean}\u2069` : clean;
+}
+
 function declaredLang(node: Element): string {
   const found = node.closest('[lang]');
   if (found) return found.getAttribute('lang') ?? '';

@@ -9,9 +9,10 @@ import type { Entitlement } from '../../shared/schemas.js';
  * @example
  * parsePlanList('pro, business'); // ['pro', 'business']
  * parsePlanList(' ');             // undefined
+ * parsePlanList(['pro', 'business']); // ['pro', 'business'] (a property set to a list)
  */
-export function parsePlanList(value: string | null | undefined): string[] | undefined {
-  const plans = value?.split(/[\s,]+/).filter(Boolean);
+export function parsePlanList(value: string | readonly string[] | null | undefined): string[] | undefined {
+  const plans = asText(value)?.split(/[\s,]+/).filter(Boolean);
   return plans?.length ? plans : undefined;
 }
 
@@ -20,7 +21,16 @@ export function parsePlanList(value: string | null | undefined): string[] | unde
  * space must not lock a user who has the feature); undefined when it names none.
  */
 export function parseFeature(value: string | null | undefined): string | undefined {
-  return value?.trim() || undefined;
+  return asText(value)?.trim() || undefined;
+}
+
+/**
+ * A property as its attribute would read: frameworks set what they are given (`:plan="2"` in
+ * Vue is the number 2, a list may come as an array), and a render must not throw on it.
+ */
+function asText(value: unknown): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(' ') : String(value);
 }
 
 /** Denials that renewing the user's own plan, or paying for it, would lift. */

@@ -584,6 +584,51 @@ describe('<mp-gate>', () => {
     expect((window as { __xss?: number }).__xss).to.equal(undefined);
   });
 
+  it('keeps its own sentence in order around a right-to-left or override character in data', async () => {
+    // Left edges of words as painted, in reading order: increasing when nothing was reordered.
+    const leftEdges = (element: Element, words: string[]) =>
+      words.map((word) => {
+        const node = [...element.childNodes].find((child) => child.textContent!.includes(word))!;
+        const range = document.createRange();
+        const at = node.textContent!.indexOf(word);
+        range.setStart(node, at);
+        range.setEnd(node, at + word.length);
+        return range.getBoundingClientRect().left;
+      });
+    for (const plan of ['pro\u202E', 'pro\u2069\u202E', 'מקצועי']) {
+      const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan, status: 'cancelled' }));
+      const el = await gate(kit);
+      const heading = part(el, 'heading')!;
+      expect(heading.textContent).to.match(/^Your \u2068.+\u2069 plan was cancelled$/, JSON.stringify(plan));
+      const edges = leftEdges(heading, ['Your', 'plan', 'was', 'cancelled']);
+      expect(edges).to.deep.equal([...edges].sort((a, b) => a - b), JSON.stringify(plan));
+    }
+    // Plain left-to-right data is left as it is.
+    const el = await gate(new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'pro', status: 'cancelled' })));
+    expect(part(el, 'heading')!.textContent).to.equal('Your pro plan was cancelled');
+  });
+
+  it('fills only its own placeholders: {constructor} is none of them', async () => {
+    const el = await gate(new FakeKit().setSession(sampleUser, null));
+    el.strings = { lockedHeading: 'Unlock {feature}{nope}{constructor}{toString}' };
+    await settle(el);
+    expect(part(el, 'heading')!.textContent).to.equal('Unlock export');
+  });
+
+  it('reads plan and feature properties that are not text as their attributes would be (Vue :plan="2", a list)', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: '2' }));
+    const el = await gate(kit);
+    (el as { plan: unknown }).plan = 2;
+    await settle(el);
+    expect(el.access).to.equal('granted');
+    (el as { plan: unknown }).plan = ['pro', 'business'];
+    await settle(el);
+    expect([el.access, part(el, 'text')!.textContent]).to.deep.equal(['locked', 'Included in the pro or business plan.']);
+    (el as { feature: unknown }).feature = 7;
+    await settle(el);
+    expect(part(el, 'heading')!.textContent).to.equal('Unlock 7');
+  });
+
   it('takes overrides of every text, as a property or a JSON attribute', async () => {
     const kit = new FakeKit().setSession(sampleUser, null);
     const el = await fixture<MpGate>(

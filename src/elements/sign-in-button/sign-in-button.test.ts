@@ -222,6 +222,13 @@ describe('<mp-sign-in-button>', () => {
     el.label = ' \n ';
     await settle(el);
     expect(part(el, 'label')!.textContent).to.equal('Sign in with Marketplace', 'nor may a label of spaces');
+    el.label = undefined;
+    for (const label of ['', '   ']) {
+      el.setAttribute('strings', JSON.stringify({ label }));
+      await settle(el);
+      expect(part(el, 'label')!.textContent).to.equal('Sign in with Marketplace', `strings ${JSON.stringify(label)}: nor a blank text in strings`);
+      await expect(el).to.be.accessible();
+    }
     // Texts from a translation object that inherits them, or a Proxy, count as any others.
     el.strings = Object.create({ label: 'Anmelden' }) as { label?: string };
     await settle(el);

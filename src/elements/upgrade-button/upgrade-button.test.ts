@@ -2,7 +2,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import '../index.js';
 import type { MpUpgradeButton } from '../index.js';
-import { parsePlanList } from '../base/plans.js';
+import { parseFeature, parsePlanList } from '../base/plans.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
 import { HOSTILE, deferred, focusThroughChange, next, part, settle, unavailable } from '../../../test/support/element-helpers.js';
@@ -160,12 +160,32 @@ describe('<mp-upgrade-button>', () => {
     expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Upgrade to pro', 'No change to your plan']);
   });
 
+  it('a failure ends when the offer changes: once the user holds the plan, "Current plan", not "Try again"', async () => {
+    // The plan chooser timed out, yet the purchase went through: a later refresh shows the plan.
+    const kit = new FakeKit().setSession(sampleUser, basic()).scriptUpgrade({ error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
+    const el = await button(kit, 'pro', '');
+    const failed = next(el, 'mp-error');
+    part(el, 'base')!.click();
+    await failed;
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Could not open the plans. Try again.');
+    kit.setEntitlement(sampleEntitlement({ plan: 'pro' }));
+    await settle(el);
+    expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Current plan', '']);
+    expect(part(el, 'base')!.getAttribute('aria-disabled')).to.equal('true');
+  });
+
   it('an empty label, or one of spaces, gives the built-in one: a button needs a name', async () => {
     const kit = new FakeKit().setSession(sampleUser, basic());
     for (const label of ['', ' \n ']) {
       const el = await fixture<MpUpgradeButton>(html`<mp-upgrade-button .kit=${kit} plan="pro" label=${label}></mp-upgrade-button>`);
       await settle(el);
       expect(part(el, 'label')!.textContent).to.equal('Upgrade to pro', JSON.stringify(label));
+      // The same for the texts in `strings`.
+      el.strings = { planLabel: label, label };
+      await settle(el);
+      expect(part(el, 'label')!.textContent).to.equal('Upgrade to pro', `strings ${JSON.stringify(label)}`);
+      await expect(el).to.be.accessible();
     }
   });
 
@@ -224,6 +244,10 @@ describe('<mp-upgrade-button>', () => {
     expect(parsePlanList('pro business')).to.deep.equal(['pro', 'business']);
     expect(parsePlanList(' pro,business ,, enterprise\t')).to.deep.equal(['pro', 'business', 'enterprise']);
     for (const none of ['', ' , ', null, undefined]) expect(parsePlanList(none)).to.equal(undefined);
+    // Properties as frameworks set them: a list, a number (Vue's `:plan="2"`).
+    expect(parsePlanList(['pro', 'business'])).to.deep.equal(['pro', 'business']);
+    expect(parsePlanList(2 as unknown as string)).to.deep.equal(['2']);
+    expect(parseFeature(7 as unknown as string)).to.equal('7');
   });
 
   it('keeps the focus when its kit goes away, and then does nothing', async () => {

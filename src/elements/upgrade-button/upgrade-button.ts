@@ -104,13 +104,20 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
 
   protected override willUpdate(changed: PropertyValues): void {
     super.willUpdate(changed);
-    this._offer = 'upgrade';
-    if (this.state !== 'ready' || !this._kit) return;
+    const before = this._offer;
+    this._offer = this._currentOffer();
+    // A failure is news about the offer that failed: "Try again" on "Current plan" offers nothing.
+    if (this._offer !== before) this._failed = false;
+  }
+
+  private _currentOffer(): MpUpgradeButton['_offer'] {
+    if (this.state !== 'ready' || !this._kit) return 'upgrade';
     const requirement = { plan: parsePlanList(this.plan), feature: parseFeature(this.feature) };
     const decision = this._kit.access(requirement);
     // Without a plan or a feature any live plan is granted, which is no reason to say "Current plan".
-    if (decision.granted) this._offer = requirement.plan || requirement.feature ? 'current' : 'upgrade';
-    else if (lapsedOwnPlan(this._kit.entitlement, requirement, decision)) this._offer = decision.reason === 'past_due' ? 'updatePayment' : 'renew';
+    if (decision.granted) return requirement.plan || requirement.feature ? 'current' : 'upgrade';
+    if (lapsedOwnPlan(this._kit.entitlement, requirement, decision)) return decision.reason === 'past_due' ? 'updatePayment' : 'renew';
+    return 'upgrade';
   }
 
   override render() {

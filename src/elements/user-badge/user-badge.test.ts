@@ -35,6 +35,13 @@ describe('<mp-user-badge>', () => {
     });
   }
 
+  it('shows the email as the name when the name is empty or blank', async () => {
+    for (const name of ['', '   ']) {
+      const el = await badge(new FakeKit().setSession({ ...user, name }));
+      expect(part(el, 'name')!.textContent).to.equal(sampleUser.email, JSON.stringify(name));
+    }
+  });
+
   it('shows the avatar as a decorative image', async () => {
     const el = await badge(new FakeKit().setSession(user));
     const avatar = part(el, 'avatar') as HTMLImageElement;

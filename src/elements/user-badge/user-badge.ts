@@ -86,7 +86,7 @@ export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
         ? html`<span part="avatar" aria-hidden="true">${this._initials(user.name) || '?'}</span>`
         : html`<img part="avatar" src=${user.avatar_url} alt="" referrerpolicy="no-referrer" @error=${this._handleAvatarError} />`}
       <span part="text">
-        <span part="name">${user.name || user.email}</span>
+        <span part="name">${user.name.trim() || user.email}</span>
         <span part="email">${user.email}</span>
       </span>
     </span>`;
