@@ -135,8 +135,11 @@ export class MpGate extends MarketplaceElement<GateStrings> {
 
   /** The feature identifier the entitlement must list, e.g. `export`. */
   declare feature: string | undefined;
-  /** The plan the user must hold; several qualifying plans separated by spaces or commas (`pro business`). */
-  declare plan: string | undefined;
+  /**
+   * The plan the user must hold; several qualifying plans separated by spaces or commas
+   * (`pro business`), or as a property a list (`['pro', 'business']`).
+   */
+  declare plan: string | readonly string[] | undefined;
   /** Also lock when the usage quota is spent (`usage.api_calls >= usage.limit`). */
   declare metered: boolean;
   /**

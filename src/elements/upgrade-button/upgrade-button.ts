@@ -79,9 +79,10 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
 
   /**
    * The plan to offer, e.g. `pro`; several qualifying plans separated by spaces or commas
-   * (`pro business`), as on `<mp-gate>`: the first is offered, and holding any of them is "Current plan".
+   * (`pro business`), or as a property a list (`['pro', 'business']`), as on `<mp-gate>`: the
+   * first is offered, and holding any of them is "Current plan".
    */
-  declare plan: string | undefined;
+  declare plan: string | readonly string[] | undefined;
   /** The feature the user wants, passed on to the plan chooser. */
   declare feature: string | undefined;
   /** The label; shortcut for `strings.label` / `strings.planLabel`. */
