@@ -221,6 +221,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #renewal: Promise<string> | null = null;
   #refreshRunning: Promise<void> | null = null;
   #refreshQueued: Promise<void> | null = null;
+  /** The reload the dashboard's last `entitlementsChanged` started; a new object for each one. */
+  #announced: { reload: Promise<void> } = { reload: Promise.resolve() };
   #stopResize: (() => void) | null = null;
   #stopPreferences: (() => void) | null = null;
   #destroyed = false;
@@ -383,12 +385,17 @@ export class MarketplaceKit extends EventTarget implements Kit {
   }
 
   async upgrade(options: { plan?: string; feature?: string } = {}): Promise<UpgradeOutcome> {
+    const announced = this.#announced;
     const { outcome } = await this.#requireHost().openUpgrade(options);
     // After signOut() there is no session to reload: the next launch shows the new plan.
     if (outcome === 'upgraded' && this.#fields.state !== 'signed-out') {
+      // The dashboard announced a change while its chooser was open: that reload left after the
+      // purchase, and is the one to wait for. Another one now would wait out the backend's refresh
+      // interval (5 s) before the upgrade could settle.
+      const reload = this.#announced !== announced ? this.#announced.reload : this.refresh();
       // The user did upgrade: a reload that fails must not turn that into a failure. It is said in
       // the console; the next refresh (the dashboard's entitlementsChanged, say) shows the plan.
-      await this.refresh().catch((error: unknown) => console.error('[marketplace-app-kit] The entitlement could not be reloaded after the upgrade:', error));
+      await reload.catch((error: unknown) => console.error('[marketplace-app-kit] The entitlement could not be reloaded after the upgrade:', error));
     }
     return outcome;
   }
@@ -550,7 +557,11 @@ export class MarketplaceKit extends EventTarget implements Kit {
         this.#applyLocale(tag);
       },
       // Answer at once; the reload runs on its own (a failure leaves the last known entitlement).
-      entitlementsChanged: () => void this.refresh().catch(() => undefined),
+      entitlementsChanged: () => {
+        const reload = this.refresh();
+        reload.catch(() => undefined);
+        this.#announced = { reload };
+      },
     };
     const bridge = openHostLink({
       self: env.self,

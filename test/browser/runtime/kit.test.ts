@@ -574,6 +574,31 @@ describe('kit inside the dashboard', () => {
     expect(asked).to.deep.equal([{ feature: 'export' }, { plan: 'pro' }]);
   });
 
+  it('upgrade shares the reload the dashboard asked for while its chooser was open, instead of queuing a second one', async () => {
+    // A second reload so soon would wait out the backend's refresh interval (5 s) before upgrade() settles.
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    let dashboard: { call(method: 'entitlementsChanged', params: Record<string, never>): Promise<unknown> } | undefined;
+    let bought = PRO;
+    const { kit, fetch, hostSide } = embedded(backend(state), {
+      openUpgrade: async () => {
+        state.entitlement = bought;
+        await dashboard!.call('entitlementsChanged', {});
+        return { outcome: 'upgraded' as const };
+      },
+    });
+    dashboard = hostSide;
+    await kit.started;
+    expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
+    expect(kit.has('export'), 'upgrade() settles once the new plan is known').to.equal(true);
+    expect(fetch.calls.filter((call) => call.url.endsWith('?refresh=1'))).to.have.length(1);
+    // Without an announcement while the chooser is open, upgrade() reloads by itself.
+    bought = { ...PRO, features: [...PRO.features, 'sso'] };
+    dashboard = { call: () => Promise.resolve() };
+    expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
+    expect(fetch.calls.filter((call) => call.url.endsWith('?refresh=1'))).to.have.length(2);
+    expect(kit.has('sso')).to.equal(true);
+  });
+
   it('upgrade answers upgraded even when the reload after it fails, and says so in the console', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
     const serve = backend(state);
