@@ -389,10 +389,10 @@ export class MarketplaceKit extends EventTarget implements Kit {
     const { outcome } = await this.#requireHost().openUpgrade(options);
     // After signOut() there is no session to reload: the next launch shows the new plan.
     if (outcome === 'upgraded' && this.#fields.state !== 'signed-out') {
-      // The dashboard announced a change while its chooser was open: that reload left after the
-      // purchase, and is the one to wait for. Another one now would wait out the backend's refresh
-      // interval (5 s) before the upgrade could settle.
-      const reload = this.#announced !== announced ? this.#announced.reload : this.refresh();
+      // The dashboard announced a change while its chooser was open: that reload (most likely of
+      // the purchase) is the one to wait for, since another one now would wait out the backend's
+      // refresh interval (5 s). If it failed, the kit reloads once more all the same.
+      const reload = this.#announced !== announced ? this.#announced.reload.catch(() => this.refresh()) : this.refresh();
       // The user did upgrade: a reload that fails must not turn that into a failure. It is said in
       // the console; the next refresh (the dashboard's entitlementsChanged, say) shows the plan.
       await reload.catch((error: unknown) => console.error('[marketplace-app-kit] The entitlement could not be reloaded after the upgrade:', error));

@@ -104,16 +104,17 @@ const entitlementShortShape = /* @__NO_SIDE_EFFECTS__ */ () => ({
   usage: usage(),
 });
 /**
- * The short entitlement form of the seed's monetization description: no status, no expiry. An
- * answer with either key is the full form and must pass as one: were the keys dropped instead, a
- * `cancelled` entitlement with an odd `expires_at` would be read as short, that is as active.
+ * The short entitlement form of the seed's monetization description: no status, no expiry (an
+ * `expires_at: null` says the same). An answer with a status or an expiry is the full form and
+ * must pass as one: were those keys dropped instead, a `cancelled` entitlement with an odd
+ * `expires_at` would be read as short, that is as active.
  */
 export const EntitlementShort = /* @__PURE__ */ z.object({
   ...entitlementShortShape(),
-  status: z.optional(z.never('a short-form entitlement has no status')),
-  expires_at: z.optional(z.never('a short-form entitlement has no expires_at')),
+  status: z.optional(z.never()),
+  expires_at: z.optional(z.null()),
 });
-export type EntitlementShort = Omit<z.infer<typeof EntitlementShort>, 'status' | 'expires_at'>;
+export type EntitlementShort = Omit<z.infer<typeof EntitlementShort>, 'status'>;
 
 /**
  * Full entitlement, `GET /entitlements` (seed §2.2). `expires_at` absent or null means lifetime

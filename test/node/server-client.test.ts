@@ -361,6 +361,9 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     const { status: _s, expires_at: _e, ...short } = ENTITLEMENT;
     handler = (_req, res) => sendJson(res, 200, short);
     assert.deepEqual(await client().client.entitlements({ accessToken: 'at' }), { ...short, status: 'active' });
+    // A null expiry is no expiry, as in the full form.
+    handler = (_req, res) => sendJson(res, 200, { ...short, expires_at: null });
+    assert.deepEqual(await client().client.entitlements({ accessToken: 'at' }), { ...short, expires_at: null, status: 'active' });
   });
 
   it('never reads a full entitlement with a bad status or expiry as the short form (which would be active)', async () => {

@@ -599,6 +599,27 @@ describe('kit inside the dashboard', () => {
     expect(kit.has('sso')).to.equal(true);
   });
 
+  it('upgrade reloads by itself when the reload the dashboard asked for during the chooser failed', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const serve = backend(state);
+    let failures = 1;
+    let dashboard: { call(method: 'entitlementsChanged', params: Record<string, never>): Promise<unknown> } | undefined;
+    const { kit, fetch, hostSide } = embedded(
+      (call) => (call.url.endsWith('?refresh=1') && failures-- > 0 ? new Response('<h1>Bad gateway</h1>', { status: 502 }) : serve(call)),
+      {
+        openUpgrade: async () => {
+          state.entitlement = PRO;
+          await dashboard!.call('entitlementsChanged', {});
+          return { outcome: 'upgraded' as const };
+        },
+      },
+    );
+    dashboard = hostSide;
+    await kit.started;
+    expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
+    expect([fetch.calls.filter((call) => call.url.endsWith('?refresh=1')).length, kit.has('export')]).to.deep.equal([2, true]);
+  });
+
   it('upgrade answers upgraded even when the reload after it fails, and says so in the console', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
     const serve = backend(state);
