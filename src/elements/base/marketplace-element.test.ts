@@ -4,6 +4,7 @@ import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fa
 import { MarketplaceKitError } from '../../shared/errors.js';
 import type { MpErrorEvent } from '../events.js';
 import { part, settle, text } from '../../../test/support/element-helpers.js';
+import { isolated } from './bidi.js';
 
 const tags = Object.keys(elements) as (keyof typeof elements)[];
 
@@ -257,5 +258,79 @@ describe('moved to another document (an iframe, a Picture-in-Picture window)', (
       frame.remove();
       el.remove();
     }
+  });
+
+  it('renders and is styled when first connected there, then adopts its styles once in its own document', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic' }));
+    const frame = document.createElement('iframe');
+    document.body.append(frame);
+    const el = document.createElement('mp-gate');
+    el.kit = kit;
+    el.plan = 'pro';
+    try {
+      frame.contentDocument!.body.append(el);
+      await settle(el);
+      expect(part(el, 'card'), 'rendered').to.exist;
+      expect(accent(el)).to.equal('4px');
+      document.body.append(el);
+      await settle(el);
+      expect([accent(el), el.shadowRoot!.adoptedStyleSheets.length > 0, el.shadowRoot!.querySelectorAll('style').length]).to.deep.equal(['4px', true, 0]);
+    } finally {
+      frame.remove();
+      el.remove();
+    }
+  });
+});
+
+describe('data in a sentence (bidi isolation)', () => {
+  /** Left edge, as painted, of the character at `offset` in `needle`, in the text of `element`. */
+  const leftOf = (element: Element, needle: string, offset: number) => {
+    const node = [...element.childNodes].find((child) => child.textContent!.includes(needle))!;
+    const at = node.textContent!.indexOf(needle) + offset;
+    const range = document.createRange();
+    range.setStart(node, at);
+    range.setEnd(node, at + 1);
+    return range.getBoundingClientRect().left;
+  };
+
+  it('isolated(): only a value whose direction may differ from the sentence, with its isolates balanced', () => {
+    expect(isolated('pro', false)).to.equal('pro');
+    expect(isolated('12', true), 'digits are at home in either direction').to.equal('12');
+    expect(isolated('מקצועי', false)).to.equal('\u2068מקצועי\u2069');
+    expect(isolated('מקצועי', true)).to.equal('מקצועי');
+    expect(isolated('Pro+', true)).to.equal('\u2068Pro+\u2069');
+    expect(isolated('pro\u202E', false)).to.equal('\u2068pro\u202E\u2069');
+    expect(isolated('a\u2069\u202Eb', false), 'a stray PDI cannot close the isolate around the value').to.equal('\u2068a\u202Eb\u2069');
+    expect(isolated('\u2067x', false), 'an open isolate is closed').to.equal('\u2068\u2067x\u2069\u2069');
+  });
+
+  it('one plan of a list cannot reverse the list\'s "or"', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic' }));
+    const el = await fixture<MpGate>(html`<mp-gate .kit=${kit} plan=${'\u202Eabc pro'}></mp-gate>`);
+    await settle(el);
+    const text = part(el, 'text')!;
+    expect(leftOf(text, ' or ', 1), '"or" painted in order').to.be.below(leftOf(text, ' or ', 2));
+  });
+
+  it('in a right-to-left sentence, a left-to-right plan name keeps its order ("Pro+", not "+Pro")', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'Pro+', status: 'cancelled' }));
+    const box = await fixture<HTMLElement>(html`<div dir="rtl" lang="he"><mp-gate .kit=${kit} feature="export"></mp-gate></div>`);
+    const el = box.querySelector('mp-gate')!;
+    el.strings = { cancelledHeading: 'התוכנית {current} שלך בוטלה' };
+    await settle(el);
+    const heading = part(el, 'heading')!;
+    expect(leftOf(heading, 'Pro+', 3), '"+" painted right of "o"').to.be.above(leftOf(heading, 'Pro+', 2));
+  });
+});
+
+describe('blank texts', () => {
+  it('silence an announcement, but never leave a button without a name', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic' }));
+    const el = await fixture<MpGate>(html`<mp-gate .kit=${kit} plan="pro" .strings=${{ unlocked: '', upgrade: ' ' }}></mp-gate>`);
+    await settle(el);
+    expect(part(el, 'action')!.textContent!.trim()).to.equal('Upgrade');
+    kit.setEntitlement(sampleEntitlement({ plan: 'pro' }));
+    await settle(el);
+    expect([el.access, part(el, 'status')!.textContent]).to.deep.equal(['granted', '']);
   });
 });

@@ -4,6 +4,7 @@ import type { Theme } from '../../shared/schemas.js';
 import type { Kit, KitState, UpgradeOutcome } from '../../runtime/types.js';
 import { MpErrorEvent, MpSignInRequestEvent, MpUpgradeEvent, MpUpgradeRequestEvent } from '../events.js';
 import { baseStyles } from './base.styles.js';
+import { isolated } from './bidi.js';
 import { getKit, onKitsChanged } from '../../runtime/registry.js';
 
 /** What an element shows: the kit's state, or `not-connected` when no kit was found in time. */
@@ -97,6 +98,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   private _timer: ReturnType<typeof setTimeout> | undefined;
   private _expiryTimer: ReturnType<typeof setTimeout> | undefined;
   private _noKit = false;
+  /** The element's direction is right to left (read at each update). */
+  private _rtl = false;
   /** Aborted when the element lets go of its kit, which ends a wait for the page to navigate away. */
   private _navigationWait: AbortController | undefined;
 
@@ -131,21 +134,38 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   private _restoreStyles(): void {
     const root = this.shadowRoot;
     if (!root) return;
-    const styles = (this.constructor as typeof LitElement).elementStyles;
     const copies = root.querySelectorAll('style[data-mp-styles]');
     try {
-      if (root.adoptedStyleSheets.length === 0) adoptStyles(root, styles);
+      if (root.adoptedStyleSheets.length === 0) adoptStyles(root, (this.constructor as typeof LitElement).elementStyles);
       copies.forEach((copy) => copy.remove());
     } catch {
-      if (copies.length > 0) return;
-      const sheets = styles.map((style) => {
-        const copy = root.ownerDocument.createElement('style');
-        copy.dataset['mpStyles'] = '';
-        copy.textContent = style instanceof CSSStyleSheet ? Array.from(style.cssRules, (rule) => rule.cssText).join('\n') : style.cssText;
-        return copy;
-      });
-      root.prepend(...sheets);
+      if (copies.length === 0) this._copyStyles(root);
     }
+  }
+
+  /** An element first rendered in another document: Lit's adoption of its styles throws there. */
+  protected override createRenderRoot(): HTMLElement | DocumentFragment {
+    try {
+      return super.createRenderRoot();
+    } catch (error) {
+      // The shadow root is attached; only the styles could not be adopted.
+      if (!this.shadowRoot) throw error;
+      this._copyStyles(this.shadowRoot);
+      return this.shadowRoot;
+    }
+  }
+
+  /** The element's styles as `<style>` elements at the start of `root`, with Lit's nonce if the page set one. */
+  private _copyStyles(root: ShadowRoot): void {
+    const nonce = (globalThis as { litNonce?: string }).litNonce;
+    const copies = (this.constructor as typeof LitElement).elementStyles.map((style) => {
+      const copy = root.ownerDocument.createElement('style');
+      copy.dataset['mpStyles'] = '';
+      if (nonce) copy.setAttribute('nonce', nonce);
+      copy.textContent = style instanceof CSSStyleSheet ? Array.from(style.cssRules, (rule) => rule.cssText).join('\n') : style.cssText;
+      return copy;
+    });
+    root.prepend(...copies);
   }
 
   override disconnectedCallback(): void {
@@ -170,6 +190,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     if (kit) this.theme = kit.theme;
     this.state = kit ? kit.state : this._noKit ? 'not-connected' : 'loading';
     this._renderAtExpiry(kit?.entitlement?.expires_at);
+    // Read when the element renders, as `lang` is: data is isolated from sentences of the other direction.
+    this._rtl = (this.ownerDocument.defaultView ?? window).getComputedStyle(this).direction === 'rtl';
   }
 
   /**
@@ -245,16 +267,28 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     return ignore;
   }
 
-  /** A text from `strings` or the class defaults, with `{name}` placeholders filled in. */
+  /**
+   * A text from `strings` or the class defaults, with `{name}` placeholders filled in. A value is
+   * isolated from the sentence when its direction may differ (`isolated`).
+   */
   protected _t(key: keyof S & string, values: Record<string, string | number> = {}): string {
+    return this._text(key, values, true);
+  }
+
+  /** Like `_t`, for a text that names a button: a blank override counts as none, since a button needs a name. */
+  protected _name(key: keyof S & string, values: Record<string, string | number> = {}): string {
+    return this._text(key, values, false);
+  }
+
+  private _text(key: keyof S & string, values: Record<string, string | number>, blankAllowed: boolean): string {
     const own: unknown = (this as { strings?: Partial<Record<string, unknown>> }).strings?.[key];
     const fallback: unknown = ((this.constructor as typeof MarketplaceElement).defaultStrings as Partial<Record<string, unknown>>)[key];
     // An override that is not text (a number, an object from a careless JSON attribute) is ignored,
     // and so is anything else that is not text (`toString`, had a key come from data).
-    // A blank override counts as none: a button needs a name (hide a text with its part instead).
-    const template = typeof own === 'string' && own.trim() ? own : typeof fallback === 'string' ? fallback : '';
+    const usable = typeof own === 'string' && (blankAllowed || own.trim() !== '');
+    const template = usable ? own : typeof fallback === 'string' ? fallback : '';
     // Only the element's own placeholders: `{constructor}` is no placeholder of any element.
-    return template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(values[name])) : ''));
+    return template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(values[name]), this._rtl) : ''));
   }
 
   /** Runs an `Intl` formatter in the kit's locale; falls back to the browser's on a bad tag. */
@@ -287,7 +321,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     } catch {
       list = new Intl.ListFormat('en', { type: 'disjunction' });
     }
-    return list.format(plans.map((plan) => this._planName(plan)));
+    // Each name on its own, so that one plan cannot reorder the "or" and the others.
+    return list.format(plans.map((plan) => isolated(this._planName(plan), this._rtl)));
   }
 
   protected _number(value: number): string {
@@ -368,22 +403,6 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 }
 
 /** The closest `lang` attribute above `node`, across shadow roots as the browser's own language inheritance goes; '' when none. */
-/** Isolates: they would end the isolate that `isolated` opens, from inside the value. */
-const ISOLATE_MARKS = /[\u2066-\u2069]/g;
-/** A right-to-left letter or mark, or an explicit embedding or override (U+202A–U+202E). */
-const NEEDS_ISOLATION = /[\u0590-\u065F\u066A-\u06EF\u06FA-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF\u200F\u061C\u202A-\u202E]|[\u{10800}-\u{10FFF}\u{1E800}-\u{1EFFF}]/u;
-
-/**
- * A placeholder's value (a plan name, a date, data from the marketplace) set apart from the
- * sentence around it, as Closure's BidiFormatter does: a right-to-left name, or a U+202E override
- * in a plan id, must not reorder the element's own words. Such a value is wrapped in FIRST STRONG
- * ISOLATE … POP DIRECTIONAL ISOLATE; any other value is left as it is.
- */
-function isolated(value: string): string {
-  const clean = value.replace(ISOLATE_MARKS, '');
-  return clean !== value || NEEDS_ISOLATION.test(clean) ? `\u2068${clean}\u2069` : clean;
-}
-
 function declaredLang(node: Element): string {
   const found = node.closest('[lang]');
   if (found) return found.getAttribute('lang') ?? '';

@@ -271,10 +271,12 @@ export class MpGate extends MarketplaceElement<GateStrings> {
       limit: this._number(entitlement?.usage.limit ?? 0),
     };
     const t = (key: keyof GateStrings) => this._t(key, values);
+    // The card's button: a blank text counts as none.
+    const name = (key: keyof GateStrings) => this._name(key, values);
     const upgrade = (plan = plans?.[0]) => () => this._upgrade(plan, this._feature);
-    if (this.state === 'error') return { heading: t('errorHeading'), text: t('errorText'), action: t('retry'), run: this._handleRetry };
+    if (this.state === 'error') return { heading: t('errorHeading'), text: t('errorText'), action: name('retry'), run: this._handleRetry };
     if (this.state === 'signed-out') {
-      return { heading: t('signedOutHeading'), text: t('signedOutText'), action: t('signIn'), run: () => this._signIn() };
+      return { heading: t('signedOutHeading'), text: t('signedOutText'), action: name('signIn'), run: () => this._signIn() };
     }
     switch (this.access) {
       case 'expired':
@@ -282,15 +284,15 @@ export class MpGate extends MarketplaceElement<GateStrings> {
           heading: t(this.decision?.reason === 'cancelled' ? 'cancelledHeading' : 'expiredHeading'),
           text: t('expiredText'),
           ...(values.date && this.decision?.reason === 'expired' ? { detail: t('ended') } : {}),
-          action: t('renew'),
+          action: name('renew'),
           run: upgrade(entitlement?.plan ?? plans?.[0]),
         };
       case 'past-due':
-        return { heading: t('pastDueHeading'), text: t('pastDueText'), action: t('updatePayment'), run: upgrade(entitlement?.plan) };
+        return { heading: t('pastDueHeading'), text: t('pastDueText'), action: name('updatePayment'), run: upgrade(entitlement?.plan) };
       case 'over-quota':
-        return { heading: t('overQuotaHeading'), text: t('overQuotaText'), action: t('upgrade'), run: upgrade() };
+        return { heading: t('overQuotaHeading'), text: t('overQuotaText'), action: name('upgrade'), run: upgrade() };
       default:
-        return { heading: t('lockedHeading'), text: t(plans ? 'lockedPlanText' : 'lockedText'), action: t('upgrade'), run: upgrade() };
+        return { heading: t('lockedHeading'), text: t(plans ? 'lockedPlanText' : 'lockedText'), action: name('upgrade'), run: upgrade() };
     }
   }
 

@@ -66,12 +66,12 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
   override render() {
     // An empty label counts as none: a button needs an accessible name.
     const text = this._busy
-      ? this._t('busy')
+      ? this._name('busy')
       : this.state === 'not-connected'
-        ? this._t('notConnected')
+        ? this._name('notConnected')
         : this._failed
-          ? this._t('failed')
-          : this.label?.trim() || this._t('label');
+          ? this._name('failed')
+          : this.label?.trim() || this._name('label');
     return html`<button
       part="base"
       type="button"

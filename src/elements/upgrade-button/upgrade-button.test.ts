@@ -175,6 +175,24 @@ describe('<mp-upgrade-button>', () => {
     expect(part(el, 'base')!.getAttribute('aria-disabled')).to.equal('true');
   });
 
+  it('a failure that comes after the user already holds the plan does not say "Try again" on "Current plan"', async () => {
+    const answer = deferred();
+    const kit = new FakeKit()
+      .setSession(sampleUser, basic())
+      .scriptUpgrade({ wait: answer.promise, error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
+    const el = await button(kit, 'pro', '');
+    const failed = next(el, 'mp-error');
+    part(el, 'base')!.click();
+    await settle(el);
+    // The dashboard announced the purchase (the kit reloaded it), then its answer never came.
+    kit.setEntitlement(sampleEntitlement({ plan: 'pro' }));
+    await settle(el);
+    answer.resolve();
+    await failed;
+    await settle(el);
+    expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Current plan', '']);
+  });
+
   it('an empty label, or one of spaces, gives the built-in one: a button needs a name', async () => {
     const kit = new FakeKit().setSession(sampleUser, basic());
     for (const label of ['', ' \n ']) {

@@ -107,8 +107,9 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     super.willUpdate(changed);
     const before = this._offer;
     this._offer = this._currentOffer();
-    // A failure is news about the offer that failed: "Try again" on "Current plan" offers nothing.
-    if (this._offer !== before) this._failed = false;
+    // A failure is news about the offer that failed, and "Try again" on "Current plan" offers
+    // nothing (the chooser may time out after the purchase was announced and reloaded).
+    if (this._offer !== before || this._offer === 'current') this._failed = false;
   }
 
   private _currentOffer(): MpUpgradeButton['_offer'] {
@@ -128,14 +129,14 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     const current = offer === 'current';
     const loading = state === 'loading';
     const text = this._busy
-      ? this._t('busy')
+      ? this._name('busy')
       : state === 'not-connected'
-        ? this._t('notConnected')
+        ? this._name('notConnected')
         : this._failed
-          ? this._t('failed')
+          ? this._name('failed')
           : offer !== 'upgrade'
-            ? this._t(offer, { plan: this._planName(this._kit?.entitlement?.plan ?? '') })
-            : this.label?.trim() || (plans ? this._t('planLabel', { plan: this._planNames(plans) }) : this._t('label'));
+            ? this._name(offer, { plan: this._planName(this._kit?.entitlement?.plan ?? '') })
+            : this.label?.trim() || (plans ? this._name('planLabel', { plan: this._planNames(plans) }) : this._name('label'));
     // The current plan, like a kit that cannot act, is not `disabled` but `aria-disabled`: a button
     // that had the focus when the upgrade went through keeps it, instead of dropping it to the page's start.
     return html`<button
