@@ -3,6 +3,7 @@ import { createKit, getKit, KIT_CREATED_EVENT, KIT_DESTROYED_EVENT, type Kit } f
 import { MarketplaceKit, type KitOptions } from '../../../src/runtime/kit.js';
 import type { HandlerTable, HostMethods } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
+import type { Entitlement } from '../../../src/shared/schemas.js';
 import {
   APP_ORIGIN,
   ENTITLEMENT,
@@ -574,50 +575,47 @@ describe('kit inside the dashboard', () => {
     expect(asked).to.deep.equal([{ feature: 'export' }, { plan: 'pro' }]);
   });
 
-  it('upgrade shares the reload the dashboard asked for while its chooser was open, instead of queuing a second one', async () => {
-    // A second reload so soon would wait out the backend's refresh interval (5 s) before upgrade() settles.
+  /**
+   * A kit whose dashboard, once the user bought `bought()` in its chooser, announces
+   * `entitlementsChanged` before answering `upgraded` (unless `announce` is false then). `fail`
+   * reloads (`?refresh=1`) answer 502 first.
+   */
+  function announcingDashboard(options: { bought: () => Entitlement; announce?: () => boolean; fail?: number }) {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
-    let dashboard: { call(method: 'entitlementsChanged', params: Record<string, never>): Promise<unknown> } | undefined;
-    let bought = PRO;
-    const { kit, fetch, hostSide } = embedded(backend(state), {
+    const serve = backend(state);
+    let failures = options.fail ?? 0;
+    const reloads = () => setup.fetch.calls.filter((call) => call.url.endsWith('?refresh=1')).length;
+    const setup = embedded((call) => (call.url.endsWith('?refresh=1') && failures-- > 0 ? new Response('<h1>Bad gateway</h1>', { status: 502 }) : serve(call)), {
       openUpgrade: async () => {
-        state.entitlement = bought;
-        await dashboard!.call('entitlementsChanged', {});
+        state.entitlement = options.bought();
+        if (options.announce?.() ?? true) await setup.hostSide.call('entitlementsChanged', {});
         return { outcome: 'upgraded' as const };
       },
     });
-    dashboard = hostSide;
+    return { kit: setup.kit, reloads };
+  }
+
+  it('upgrade shares the reload the dashboard asked for while its chooser was open, instead of queuing a second one', async () => {
+    // A second reload so soon would wait out the backend's refresh interval (5 s) before upgrade() settles.
+    let bought = PRO;
+    let announce = true;
+    const { kit, reloads } = announcingDashboard({ bought: () => bought, announce: () => announce });
     await kit.started;
     expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
     expect(kit.has('export'), 'upgrade() settles once the new plan is known').to.equal(true);
-    expect(fetch.calls.filter((call) => call.url.endsWith('?refresh=1'))).to.have.length(1);
+    expect(reloads()).to.equal(1);
     // Without an announcement while the chooser is open, upgrade() reloads by itself.
     bought = { ...PRO, features: [...PRO.features, 'sso'] };
-    dashboard = { call: () => Promise.resolve() };
+    announce = false;
     expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
-    expect(fetch.calls.filter((call) => call.url.endsWith('?refresh=1'))).to.have.length(2);
-    expect(kit.has('sso')).to.equal(true);
+    expect([reloads(), kit.has('sso')]).to.deep.equal([2, true]);
   });
 
   it('upgrade reloads by itself when the reload the dashboard asked for during the chooser failed', async () => {
-    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
-    const serve = backend(state);
-    let failures = 1;
-    let dashboard: { call(method: 'entitlementsChanged', params: Record<string, never>): Promise<unknown> } | undefined;
-    const { kit, fetch, hostSide } = embedded(
-      (call) => (call.url.endsWith('?refresh=1') && failures-- > 0 ? new Response('<h1>Bad gateway</h1>', { status: 502 }) : serve(call)),
-      {
-        openUpgrade: async () => {
-          state.entitlement = PRO;
-          await dashboard!.call('entitlementsChanged', {});
-          return { outcome: 'upgraded' as const };
-        },
-      },
-    );
-    dashboard = hostSide;
+    const { kit, reloads } = announcingDashboard({ bought: () => PRO, fail: 1 });
     await kit.started;
     expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
-    expect([fetch.calls.filter((call) => call.url.endsWith('?refresh=1')).length, kit.has('export')]).to.deep.equal([2, true]);
+    expect([reloads(), kit.has('export')]).to.deep.equal([2, true]);
   });
 
   it('upgrade answers upgraded even when the reload after it fails, and says so in the console', async () => {
