@@ -88,12 +88,18 @@ function renderActivity(entries: readonly ActivityEntry[]) {
   );
 }
 
+// The last lists loaded, rendered again when the dashboard's locale changes.
+let notes: readonly Note[] = [];
+let activity: readonly ActivityEntry[] = [];
+
 async function loadNotes() {
-  renderNotes((await json<{ notes: Note[] }>(await api('/notes'))).notes);
+  notes = (await json<{ notes: Note[] }>(await api('/notes'))).notes;
+  renderNotes(notes);
 }
 
 async function loadActivity() {
-  renderActivity((await json<{ activity: ActivityEntry[] }>(await api('/activity'))).activity);
+  activity = (await json<{ activity: ActivityEntry[] }>(await api('/activity'))).activity;
+  renderActivity(activity);
 }
 
 async function exportCsv() {
@@ -131,12 +137,19 @@ $<HTMLFormElement>('#note-form').addEventListener('submit', (event) => {
 });
 $('#export').addEventListener('click', () => void exportCsv().catch(report('Export')));
 
-// React to the kit: theme from the dashboard, the user once known, and entitlement changes
-// (upgrades in the dashboard, webhooks relayed by it) which also bring new activity.
+// React to the kit: theme and locale from the dashboard, the user once known, and entitlement
+// changes (upgrades in the dashboard, webhooks relayed by it) which also bring new activity, and
+// fewer notes after user.revoked.
 let shownUser: string | null = null;
 let shownEntitlement = '';
+let shownLocale = kit.locale;
 function onKitChange(current: Kit) {
   document.documentElement.dataset.theme = current.theme;
+  if (current.locale !== shownLocale) {
+    shownLocale = current.locale;
+    renderNotes(notes);
+    if (shownUser) renderActivity(activity);
+  }
   document.body.dataset.state = current.state;
   $('#outside').hidden = current.state !== 'signed-out';
   if (current.state === 'error' && current.error) status(`${current.error.code}: ${current.error.message}`, 'error');
@@ -152,7 +165,7 @@ function onKitChange(current: Kit) {
     Promise.all([loadNotes(), loadActivity()]).catch(report('Loading'));
   } else if (entitlement !== shownEntitlement) {
     shownEntitlement = entitlement;
-    loadActivity().catch(report('Loading the activity'));
+    Promise.all([loadNotes(), loadActivity()]).catch(report('Loading'));
   }
 }
 kit.subscribe(onKitChange);

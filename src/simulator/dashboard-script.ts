@@ -174,6 +174,8 @@ export const DASHBOARD_SCRIPT = String.raw`
     $('upgrade-error').textContent = '';
     $('upgrade-confirm').disabled = false;
     $('upgrade').showModal();
+    // The chosen plan, not the first radio (a disabled or unchosen "Free"), takes the focus.
+    document.querySelector('#plan-list input:checked')?.focus();
     return new Promise((resolve) => { pendingUpgrade = resolve; });
   }
 

@@ -13,8 +13,8 @@ import { BASE_CSS, LOGO } from './pages.js';
 
 const DASHBOARD_CSS = `
 :root[data-theme="dark"] { color-scheme: dark; --ink: #e2e8f0; --muted: #94a3b8; --line: #334155; --bg: #0b1120; --card: #111827; --accent: #818cf8; --accent-ink: #0b1120; }
-body { height: 100vh; display: grid; grid-template-rows: auto 1fr; }
-header.top { display: flex; align-items: center; gap: 1rem; padding: .6rem 1.25rem; background: var(--card); border-bottom: 1px solid var(--line); }
+body { height: 100vh; display: grid; grid-template-rows: auto 1fr; grid-template-columns: minmax(0, 1fr); }
+header.top { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1rem; padding: .6rem 1.25rem; background: var(--card); border-bottom: 1px solid var(--line); }
 .brand { display: flex; align-items: center; gap: .5rem; font-weight: 700; color: var(--accent); }
 .brand svg { width: 1.5rem; height: 1.5rem; }
 .badge { font-size: .72rem; font-weight: 600; padding: .1rem .45rem; border-radius: 99px; background: color-mix(in srgb, var(--accent) 15%, transparent); color: var(--accent); text-transform: uppercase; letter-spacing: .04em; }
@@ -71,7 +71,7 @@ dialog h2 { margin: 0 0 .25rem; }
 .plan .price { font-weight: 700; font-size: 1.05rem; }
 .plan ul { margin: .2rem 0 0; padding-left: 1rem; color: var(--muted); font-size: .82rem; }
 .plan input { justify-self: start; }
-@media (max-width: 1100px) { .layout { grid-template-columns: minmax(0, 1fr); } nav.side { display: none; } aside.controls { border-left: 0; border-top: 1px solid var(--line); } }
+@media (max-width: 1100px) { body { height: auto; min-height: 100vh; } .layout { grid-template-columns: minmax(0, 1fr); } nav.side { display: none; } aside.controls { border-left: 0; border-top: 1px solid var(--line); } }
 `;
 
 async function exists(url: URL): Promise<boolean> {

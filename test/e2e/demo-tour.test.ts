@@ -217,6 +217,11 @@ describe('demo: the sample app in the dashboard', () => {
       const { context, page, app } = await openDashboard(harness, { user: ADA });
       try {
         await app.locator('#export').waitFor();
+        if (event === 'user.revoked') {
+          await app.locator('#note-form input[name="title"]').fill('Written before the revoke');
+          await app.locator('#note-form').getByRole('button', { name: 'Add note' }).click();
+          await app.locator('#notes').getByText('Written before the revoke').waitFor();
+        }
         await page.locator('#event-kind').selectOption(event);
         const sent = Date.now();
         await page.locator('#event-form').getByRole('button', { name: 'Send' }).click();
@@ -228,13 +233,28 @@ describe('demo: the sample app in the dashboard', () => {
         const refused = await callApi(app, '/notes/export.csv');
         assert.equal(refused.status, 403, refused.body);
         await app.locator(`#activity [data-event="${event}"]`).waitFor();
-        if (event === 'user.revoked') await app.locator('mp-plan-badge').getByText('No plan').waitFor();
-        else await app.locator('mp-plan-badge').getByText('Cancelled').waitFor();
+        if (event === 'user.revoked') {
+          await app.locator('mp-plan-badge').getByText('No plan').waitFor();
+          // The backend deleted the user's notes: the list shows it without a reload.
+          await app.locator('#notes').getByText('Written before the revoke').waitFor({ state: 'detached' });
+        } else await app.locator('mp-plan-badge').getByText('Cancelled').waitFor();
       } finally {
         await context.close();
       }
     });
   }
+
+  it('writes the notes\' dates in the dashboard\'s locale, also after the locale changes', async () => {
+    const { context, page, app } = await openDashboard(harness, { user: KATHERINE });
+    try {
+      const time = app.locator('#notes time').first();
+      await time.waitFor();
+      await page.locator('#locale').selectOption('de-DE');
+      await app.locator('#notes time', { hasText: /^\d{1,2}\.\d{1,2}\.\d{4}, / }).first().waitFor();
+    } finally {
+      await context.close();
+    }
+  });
 
   it('hands every webhook kind to the backend\'s onEvent, unknown kinds included', async () => {
     const result = await harness.sendEvent('invoice.paid', { user_id: KATHERINE });
@@ -311,7 +331,31 @@ describe('demo: the developer-site page (script-tag bundle)', () => {
       const cookies = await context.cookies(harness.demo.urls.vite);
       const session = cookies.find((cookie) => cookie.name === 'mp_session');
       assert.ok(session?.httpOnly, 'the session cookie must be HttpOnly');
+      // Signed in: sign-out instead of sign-in, and signing out brings sign-in back.
+      const signIn = page.locator('mp-sign-in-button').getByRole('button', { name: 'Sign in with Marketplace' });
+      assert.equal(await signIn.isVisible(), false, 'a signed-in user is offered sign-in');
+      await Promise.all([
+        page.waitForResponse((response) => response.request().method() === 'DELETE' && response.url().endsWith('/api/marketplace/session')),
+        page.getByRole('button', { name: 'Sign out' }).click(),
+      ]);
+      await signIn.waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Sign out' }).isVisible(), false);
+      assert.equal((await context.cookies(harness.demo.urls.vite)).some((cookie) => cookie.name === 'mp_session'), false);
       assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('sends an upgrade to the dashboard, where the plan chooser is', async () => {
+    const { context, page } = await openSite();
+    try {
+      await page.getByRole('radio', { name: /Ada Lovelace/ }).check();
+      await decide(page, 'Approve');
+      await Promise.all([
+        page.waitForURL((url) => url.href.startsWith(harness.demo.urls.dashboard)),
+        page.locator('mp-gate').getByRole('button', { name: 'Upgrade' }).click(),
+      ]);
     } finally {
       await context.close();
     }

@@ -130,6 +130,7 @@ describe('simulator dashboard', () => {
     assert.deepEqual(plans, ['free', 'pro_monthly', 'pro_annual', 'lifetime']);
     assert.equal(await page.isDisabled('input[value="free"]'), true, 'the current plan cannot be chosen');
     assert.equal(await page.isChecked('input[value="pro_monthly"]'), true, 'the first plan with the feature is preselected');
+    assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.value), 'pro_monthly', 'the chosen plan has the focus');
     assert.match((await page.textContent('#plan-list .plan[data-plan="lifetime"]')) ?? '', /lifetime access/);
     await page.check('input[value="lifetime"]');
     await page.click('#upgrade-confirm');
@@ -202,6 +203,17 @@ describe('simulator dashboard', () => {
     await frame.waitForFunction(() => (window as unknown as AppWindow).kit.entitlement?.status === 'cancelled');
     await page.waitForSelector('#calls li summary:has-text("/api/v1/entitlements?user_id=usr_grace")');
     await page.close();
+  });
+
+  it('fits a 375 px wide screen without scrolling sideways', async () => {
+    const { page } = await openDashboard('?user=usr_grace');
+    try {
+      await page.setViewportSize({ width: 375, height: 812 });
+      const widths = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+      assert.equal(widths[0], widths[1], `scrollWidth ${widths[0]} > clientWidth ${widths[1]}`);
+    } finally {
+      await page.close();
+    }
   });
 
   it('opens external URLs at top level', async () => {

@@ -4,6 +4,12 @@ export const gateStyles = css`
   :host {
     display: block;
   }
+  /* The gate takes the focus itself when the look that had it went away (after an upgrade, say). */
+  :host(:focus-visible) {
+    outline: 2px solid var(--_focus);
+    outline-offset: 4px;
+    border-radius: var(--_radius);
+  }
   [part~='card'] {
     display: grid;
     gap: 0.5em;

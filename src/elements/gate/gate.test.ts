@@ -324,6 +324,8 @@ describe('<mp-gate>', () => {
     await settle(el);
     expect(isShown(el)).to.equal(true);
     expect(document.activeElement === el, 'the gate that now shows the content has the focus').to.equal(true);
+    // …with a ring of its own, clear of its content.
+    expect([getComputedStyle(el).outlineStyle, getComputedStyle(el).outlineWidth, getComputedStyle(el).outlineOffset]).to.deep.equal(['solid', '2px', '4px']);
 
     const failing = new FakeKit().setError();
     failing.onRefresh = (k) => void k.setSession(sampleUser, null);
