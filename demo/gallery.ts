@@ -44,9 +44,14 @@ const loading = () => {};
 const signedOut = (kit: FakeKit) => void kit.setSignedOut();
 const failed = (kit: FakeKit) =>
   void kit.setError(new MarketplaceKitError('ERR_SESSION_REFRESH_FAILED', 'The session could not be renewed'));
-/** Free plan; the first upgrade succeeds after a moment, as the dashboard's plan chooser would. */
-const upgradable = (kit: FakeKit) => {
-  kit.setSession(user, free);
+/**
+ * Starts on `from` (the free plan unless given); the first upgrade or renewal succeeds after a
+ * moment, as the dashboard's plan chooser would, and leaves the user on an active Pro plan.
+ */
+const upgradable = (from: Entitlement = free) => (kit: FakeKit) => {
+  // The plan chooser is the dashboard's: these previews play an app embedded in it.
+  kit.embedded = true;
+  kit.setSession(user, from);
   kit.scriptUpgrade({ outcome: 'upgraded', entitlement: pro });
   // The moment the plan chooser would be open, so the busy state shows.
   const upgrade = kit.upgrade.bind(kit);
@@ -129,11 +134,11 @@ const sections: Section[] = [
     tag: 'mp-upgrade-button',
     summary: 'Opens the dashboard’s plan chooser.',
     cases: [
-      { name: 'Free plan (click: upgrades)', markup: '<mp-upgrade-button plan="pro"></mp-upgrade-button>', setup: upgradable },
-      { name: 'Without a plan', markup: '<mp-upgrade-button feature="export"></mp-upgrade-button>', setup: upgradable },
+      { name: 'Free plan (click: upgrades)', markup: '<mp-upgrade-button plan="pro"></mp-upgrade-button>', setup: upgradable() },
+      { name: 'Without a plan', markup: '<mp-upgrade-button feature="export"></mp-upgrade-button>', setup: upgradable() },
       { name: 'Already on the plan', markup: '<mp-upgrade-button plan="pro"></mp-upgrade-button>', setup: ready(pro) },
-      { name: 'Own plan cancelled', markup: '<mp-upgrade-button plan="pro"></mp-upgrade-button>', setup: ready(with_({ status: 'cancelled' })) },
-      { name: 'Own plan past due', markup: '<mp-upgrade-button plan="pro"></mp-upgrade-button>', setup: ready(with_({ status: 'past_due' })) },
+      { name: 'Own plan cancelled (click: renews)', markup: '<mp-upgrade-button plan="pro"></mp-upgrade-button>', setup: upgradable(with_({ status: 'cancelled' })) },
+      { name: 'Own plan past due (click: pays)', markup: '<mp-upgrade-button plan="pro"></mp-upgrade-button>', setup: upgradable(with_({ status: 'past_due' })) },
       { name: 'Disabled', markup: '<mp-upgrade-button plan="pro" disabled></mp-upgrade-button>', setup: ready(free) },
       { name: 'Signed out', markup: '<mp-upgrade-button plan="pro"></mp-upgrade-button>', setup: signedOut },
       ...common('<mp-upgrade-button plan="pro"></mp-upgrade-button>'),
@@ -144,12 +149,12 @@ const sections: Section[] = [
     summary: 'Its content when the entitlement grants access, a paywall otherwise. Check again on the server.',
     cases: [
       { name: 'Granted', markup: gate('feature="export"'), setup: ready(pro) },
-      { name: 'Locked: feature not in the plan (click: upgrades)', markup: gate('feature="export"'), setup: upgradable },
+      { name: 'Locked: feature not in the plan (click: upgrades)', markup: gate('feature="export"'), setup: upgradable() },
       { name: 'Locked: needs a plan', markup: gate('plan="business enterprise"'), setup: ready(pro) },
       { name: 'Locked: no entitlement', markup: gate('feature="export"'), setup: ready(null) },
-      { name: 'Cancelled', markup: gate('feature="export"'), setup: ready(with_({ status: 'cancelled' })) },
-      { name: 'Expired', markup: gate('feature="export"'), setup: ready(with_({ expires_at: iso(Date.now() - 3 * DAY) })) },
-      { name: 'Past due', markup: gate('feature="export"'), setup: ready(with_({ status: 'past_due' })) },
+      { name: 'Cancelled (click: renews)', markup: gate('feature="export"'), setup: upgradable(with_({ status: 'cancelled' })) },
+      { name: 'Expired (click: renews)', markup: gate('feature="export"'), setup: upgradable(with_({ expires_at: iso(Date.now() - 3 * DAY) })) },
+      { name: 'Past due (click: pays)', markup: gate('feature="export"'), setup: upgradable(with_({ status: 'past_due' })) },
       {
         name: 'Over quota (metered)',
         markup: gate('feature="export" metered'),

@@ -381,7 +381,11 @@ describe('demo: the component gallery', () => {
     const context = await harness.browser.newContext();
     const page = await context.newPage();
     const errors: string[] = [];
+    const warnings: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') warnings.push(message.text());
+    });
     try {
       await page.goto(harness.demo.urls.gallery);
       const tags = ['mp-sign-in-button', 'mp-gate', 'mp-upgrade-button', 'mp-usage-meter', 'mp-user-badge', 'mp-plan-badge'];
@@ -405,7 +409,20 @@ describe('demo: the component gallery', () => {
       const row = page.locator('section#mp-gate .case', { hasText: 'click: upgrades' }).locator('.preview[data-theme="light"]');
       await row.getByRole('button', { name: 'Upgrade' }).click();
       await row.locator('mp-gate[access="granted"]').waitFor();
+
+      // So do the renewals of a lapsed plan, on the button and in the paywall.
+      const renewals = page.locator('.case', { hasText: /click: (renews|pays)/ });
+      assert.equal(await renewals.count(), 5);
+      for (const renewal of await renewals.all()) {
+        const preview = renewal.locator('.preview[data-theme="light"]');
+        await preview.getByRole('button', { name: /^(Renew|Update payment)/ }).click();
+        if (await preview.locator('mp-gate').count()) await preview.locator('mp-gate[access="granted"]').waitFor();
+        else await preview.getByRole('button', { name: /Current plan/ }).waitFor();
+      }
       assert.deepEqual(errors, []);
+      // What the gallery shows on purpose: an avatar that fails to load, elements with no kit.
+      const expected = [/^Lit is in dev mode/, /404 \(Not Found\)/, /ERR_KIT_NOT_FOUND/];
+      assert.deepEqual(warnings.filter((text) => !expected.some((pattern) => pattern.test(text))), []);
     } finally {
       await context.close();
     }
