@@ -17,7 +17,7 @@ import { contextTokenKey, verifyContextToken } from './context-token.js';
 import { readBodyBytes } from './lib/body.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { readCookie, serializeCookie } from './lib/cookies.js';
-import { ExpiringSet } from './lib/expiring-set.js';
+import { ExpiringMap, ExpiringSet } from './lib/expiring-set.js';
 import { numberOption } from '../shared/options.js';
 import { isLoopbackOrigin } from './lib/origin.js';
 import { safeReturnTo } from './lib/return-to.js';
@@ -57,6 +57,14 @@ const WEBHOOK_BODY_LIMIT = 1024 * 1024;
  */
 export const REFRESH_MIN_INTERVAL_MS = 5_000;
 const MAX_TRACKED_REFRESHES = 10_000;
+/**
+ * Context tokens are counted per user over this window, their longest life (DESIGN B): each one
+ * exchanged holds its `jti` in the replay store that long.
+ */
+const EXCHANGE_WINDOW_MS = 300_000;
+const MAX_TRACKED_EXCHANGERS = 20_000;
+/** Each default in-memory replay store: one for webhook deliveries, one for context tokens. */
+const REPLAY_STORE_ENTRIES = 10_000;
 
 export interface AppBackendOptions {
   /** The app's Client ID and Client Secret (Developer Console). */
@@ -110,9 +118,18 @@ export interface AppBackendOptions {
   entitlementTtlMs?: number;
   /**
    * Where webhook deliveries and context-token `jti`s are claimed (keys `webhook:…` and `jti:…`).
-   * Default: in memory, 20 000 keys; pass one shared store when several processes serve the app.
+   * Default: two in memory, 10 000 keys each, so that launches can never crowd out webhooks; pass
+   * one shared store when several processes serve the app.
    */
   replayStore?: ReplayStore;
+  /**
+   * Context tokens one user may exchange for sessions in five minutes; more answer 429
+   * `ERR_RATE_LIMITED` with `Retry-After`, so that one user cannot fill the replay store and stop
+   * everybody's launches. Counted in this process. Default: 30 plus room for the session renewals
+   * of five tabs, `30 + ceil(3000 / sessionTtlSeconds)` (34 with 900 s sessions). `Infinity`: no
+   * cap (a shared `replayStore` that limits users itself).
+   */
+  maxExchangesPerUser?: number;
   /** Use this client instead of creating one. */
   client?: MarketplaceClient;
   /** Injected clock (tests). */
@@ -170,8 +187,9 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       ...(options.entitlementTtlMs === undefined ? {} : { entitlementTtlMs: options.entitlementTtlMs }),
     });
-  // Twice the default budget: webhooks and context tokens share it.
-  const replayStore = options.replayStore ?? createMemoryReplayStore({ maxEntries: 20_000 });
+  const webhookStore = options.replayStore ?? createMemoryReplayStore({ maxEntries: REPLAY_STORE_ENTRIES });
+  const contextStore = options.replayStore ?? createMemoryReplayStore({ maxEntries: REPLAY_STORE_ENTRIES });
+  const exchanges = new ExpiringMap<number>(MAX_TRACKED_EXCHANGERS);
   const recentRefreshes = new ExpiringSet(MAX_TRACKED_REFRESHES);
   const trailingReloads = new Map<string, Promise<Entitlement | null>>();
   const stateKey = new Uint8Array(hkdfSync('sha256', options.sessionSecret, 'marketplace-app-kit', 'oauth-state-cookie', 32));
@@ -274,19 +292,29 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       issuer: config.siteUrl,
       host,
       now: clock.now(),
-      replayStore,
+      replayStore: contextStore,
     });
+    // Freed when the token makes no session, so that a retry can still use it.
+    const release = () =>
+      Promise.resolve()
+        .then(() => contextStore.release(contextTokenKey(claims)))
+        .catch((releaseError: unknown) => report(releaseError, request));
+    const wait = countExchange(claims.sub);
+    if (wait !== undefined) {
+      await release();
+      const seconds = Math.ceil(wait / 1000);
+      const error = new MarketplaceKitError('ERR_RATE_LIMITED', `Too many sessions started for this user: retry in ${seconds} s`, { status: 429 });
+      return jsonResponse(error.toJSON(), { status: 429, headers: { 'retry-after': String(seconds) } });
+    }
     const user: Profile = { id: claims.sub, email: claims.email, name: claims.name, avatar_url: claims.avatar_url };
     try {
       const entitlement = await client.entitlements({ userId: user.id });
       const session = await mint(user, claims.app_id, claims.host);
       return sessionAnswer(session, user, entitlement, claims.host);
     } catch (error) {
-      // The token made no session (the marketplace was rate limited or down): its jti is freed,
-      // so the retry that the answer's Retry-After asks for can still use it.
-      await Promise.resolve()
-        .then(() => replayStore.release(contextTokenKey(claims)))
-        .catch((releaseError: unknown) => report(releaseError, request));
+      // The marketplace was rate limited or down: the retry that the answer's Retry-After asks for
+      // can still use the token.
+      await release();
       throw error;
     }
   }
@@ -296,6 +324,20 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     const session = await requireSession(request);
     const entitlement = url.searchParams.get('refresh') === '1' ? await reload(session.userId) : await client.entitlements({ userId: session.userId });
     return sessionAnswer(session, session.user, entitlement, session.host);
+  }
+
+  /**
+   * Counts a context token exchanged by `userId`; answers how long (ms) to wait instead when the
+   * user has had `maxExchangesPerUser` in the window. Under a flood of users the oldest counts are
+   * forgotten (the replay store itself stays bounded and fails closed).
+   */
+  function countExchange(userId: string): number | undefined {
+    const now = clock.now();
+    const count = exchanges.get(userId, now) ?? 0;
+    const until = exchanges.expiresAt(userId, now) ?? now + EXCHANGE_WINDOW_MS;
+    if (count >= config.maxExchangesPerUser) return until - now;
+    exchanges.set(userId, count + 1, until);
+    return undefined;
   }
 
   /**
@@ -422,7 +464,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       received = await receiveWebhook(bytes, request.headers.get(SIGNATURE_HEADER), {
         secrets,
         now: clock.now(),
-        replayStore,
+        replayStore: webhookStore,
         ...(options.webhookToleranceSeconds === undefined ? {} : { toleranceSeconds: options.webhookToleranceSeconds }),
       });
     } catch (error) {
@@ -512,6 +554,7 @@ interface BackendConfig {
   corsOrigins: ReadonlySet<string>;
   /** null with `webhooks: false`. */
   webhookSecrets: readonly string[] | null;
+  maxExchangesPerUser: number;
 }
 
 function readConfig(options: AppBackendOptions): BackendConfig {
@@ -545,6 +588,12 @@ function readConfig(options: AppBackendOptions): BackendConfig {
     return set;
   };
   numberOption(options.webhookToleranceSeconds, 0, 'createAppBackend: webhookToleranceSeconds');
+  const maxExchangesPerUser = numberOption(
+    options.maxExchangesPerUser,
+    30 + Math.ceil(3000 / (ttl ?? MAX_SESSION_TTL_SECONDS)),
+    'createAppBackend: maxExchangesPerUser',
+    { min: 1, unlimited: true },
+  );
   const hostOrigins = origins(options.hostOrigins, 'hostOrigins');
   if (hostOrigins.size === 0) throw configError('hostOrigins must list at least one dashboard origin');
   let publicOrigin: string | undefined;
@@ -557,6 +606,7 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   if (basePath !== '' && !/^\/[\w\-./~]*$/.test(basePath)) throw configError('basePath must be a path like /api/marketplace');
   return {
     siteUrl: trimSlash(options.siteUrl),
+    maxExchangesPerUser,
     basePath,
     publicOrigin,
     hostOrigins,

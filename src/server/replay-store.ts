@@ -27,8 +27,9 @@ export interface ReplayStore {
 /**
  * The default replay store: in memory, bounded, keys forgotten once expired. It fails closed:
  * when `maxEntries` keys are still live, a claim throws `ERR_REPLAY_STORE_FULL` (503) instead of
- * forgetting one, which would let its replay through. The marketplace retries a webhook answered
- * 503; a launch answered 503 can be retried once keys expire (at most about five minutes).
+ * forgetting one, which would let its replay through. A launch answered 503 can be retried once
+ * keys expire (at most about five minutes); whether the marketplace retries a webhook answered 503
+ * is not documented, so `createAppBackend` gives webhooks a store of their own.
  *
  * @example
  * const replayStore = createMemoryReplayStore({ maxEntries: 50_000 });

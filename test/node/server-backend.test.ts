@@ -278,6 +278,51 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(await errorCode(await postSession(backend, { context: first, host: DASHBOARD })), 'ERR_CONTEXT_TOKEN_REPLAYED', 'the first token is not forgotten');
   });
 
+  it('caps the context tokens one user exchanges in five minutes: 429 ERR_RATE_LIMITED with Retry-After, the refused token stays usable', async () => {
+    const { backend, clock } = backendWith({ maxExchangesPerUser: 2 });
+    const launch = async (overrides: Parameters<typeof contextToken>[0] = {}) => postSession(backend, { context: await contextToken(overrides), host: DASHBOARD });
+    assert.equal((await launch()).status, 200);
+    clock.advance(60_000);
+    assert.equal((await launch({ now: NOW + 60_000 })).status, 200);
+    const refusedToken = await contextToken({ now: NOW + 60_000 });
+    const refused = await postSession(backend, { context: refusedToken, host: DASHBOARD });
+    assert.deepEqual([refused.status, await errorCode(refused), refused.headers.get('retry-after')], [429, 'ERR_RATE_LIMITED', '240']);
+    assert.equal((await launch({ now: NOW + 60_000, user: { ...USER, id: 'usr_2' } })).status, 200, 'another user is counted apart');
+
+    // The window began with the first exchange: at its end the user may start sessions again, and
+    // the refused token (still within its own five minutes) was not spent.
+    clock.advance(240_000);
+    assert.equal((await postSession(backend, { context: refusedToken, host: DASHBOARD })).status, 200);
+  });
+
+  it('by default keeps launches and webhooks in separate replay stores: a flood of launches fills its own, webhooks still pass', async () => {
+    const { backend, events } = backendWith({ maxExchangesPerUser: Infinity });
+    let status = 200;
+    for (let launches = 0; status === 200; launches++) {
+      assert.ok(launches <= 10_000, 'the launches store holds at most 10 000 keys');
+      status = (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).status;
+    }
+    assert.equal(status, 503);
+    const body = JSON.stringify({ event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: 'business' } });
+    const delivered = await backend(
+      new Request(`${BASE}/webhooks`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) } }),
+    );
+    assert.equal(delivered.status, 200);
+    assert.equal(events.length, 1);
+  });
+
+  it('with the default cap, one user cannot fill the replay store: other users still launch', async () => {
+    const { backend } = backendWith();
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 40; i++) {
+      const { status } = await postSession(backend, { context: await contextToken(), host: DASHBOARD });
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    }
+    // 30 + ceil(3000 / 900) with the default 900 s sessions.
+    assert.deepEqual([...statuses], [[200, 34], [429, 6]]);
+    assert.equal((await postSession(backend, { context: await contextToken({ user: { ...USER, id: 'usr_2' } }), host: DASHBOARD })).status, 200);
+  });
+
   it('refuses a body without context or host, and non-JSON', async () => {
     const { backend } = backendWith();
     const noHost = await postSession(backend, { context: await contextToken() });
