@@ -7,6 +7,7 @@ import { AnyEntitlement, Profile, type Entitlement } from '../shared/schemas.js'
 import { MarketplaceKitError } from '../shared/errors.js';
 import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
+import { ExpiringMap } from './lib/expiring-set.js';
 import { answerError, readJsonAnswer, send, untilAborted, type Answer, type Transport } from './lib/http.js';
 import { numberOption } from '../shared/options.js';
 import { Pacer, PacerWaitTooLong, type ReleaseSlot } from './lib/pacer.js';
@@ -23,6 +24,15 @@ import {
 /** Requests per minute by API key kind (seed §8). */
 export const API_KEY_LIMITS = { test: 100, live: 1000 } as const;
 export type ApiKeyKind = keyof typeof API_KEY_LIMITS;
+
+/**
+ * How long a successful refresh answers later calls with the refresh token it spent. A
+ * marketplace that rotates refresh tokens takes a second use of one for theft and revokes the
+ * whole family, the new tokens included (the simulator does): a caller that read the old token
+ * before the refresh ended must not send it again.
+ */
+export const REFRESH_REUSE_WINDOW_MS = 60_000;
+const MAX_SETTLED_REFRESHES = 10_000;
 
 export interface MarketplaceClientOptions {
   /** `{site_url}`: host root of the marketplace (authorization page, token endpoint). */
@@ -72,7 +82,11 @@ export interface MarketplaceClient {
   authorizationUrl(options: { redirectUri: string; scope?: string; state?: string; codeVerifier?: string }): AuthorizationRequest;
   /** Exchanges an authorization code (seed §4.2). */
   exchangeCode(options: { code: string; redirectUri: string; codeVerifier?: string; signal?: AbortSignal }): Promise<TokenSet>;
-  /** Renews an access token; concurrent calls with one refresh token share one request. */
+  /**
+   * Renews an access token. Concurrent calls with one refresh token share one request, and for
+   * `REFRESH_REUSE_WINDOW_MS` after it succeeded (at most while its access token lives) later calls
+   * with that spent token get the same answer instead of sending it again.
+   */
   refresh(refreshToken: string, options?: { signal?: AbortSignal }): Promise<TokenSet>;
   /** `GET {base_url}/whoami`. */
   whoami(who: UserSelector): Promise<Profile>;
@@ -178,7 +192,9 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     return { url: url.href, init: { method: 'GET', headers }, paced: true };
   }
 
+  // Refreshes in flight, then those that succeeded lately, by the refresh token they spent.
   const refreshes = new Map<string, Promise<TokenSet>>();
+  const refreshed = new ExpiringMap<TokenSet>(MAX_SETTLED_REFRESHES);
 
   // Entitlement cache: per user, short TTL. Each load is stamped with the tick it started at, and
   // each invalidation with a new tick: a load that started before the latest invalidation of its
@@ -251,12 +267,17 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     },
 
     refresh(refreshToken, refreshOptions = {}) {
+      const settled = refreshed.get(refreshToken, clock.now());
+      if (settled) return Promise.resolve(settled);
       let shared = refreshes.get(refreshToken);
       if (!shared) {
         // Shared by every caller, so no single caller's signal may cancel it.
-        shared = token({ grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, refreshToken).finally(() =>
-          refreshes.delete(refreshToken),
-        );
+        shared = token({ grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, refreshToken)
+          .then((tokens) => {
+            refreshed.set(refreshToken, tokens, Math.min(clock.now() + REFRESH_REUSE_WINDOW_MS, tokens.expiresAt));
+            return tokens;
+          })
+          .finally(() => refreshes.delete(refreshToken));
         refreshes.set(refreshToken, shared);
       }
       return abortable('token', shared, refreshOptions.signal);

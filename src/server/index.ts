@@ -2,7 +2,7 @@
  * `marketplace-app-kit/server`: everything an app backend needs to talk to the marketplace and
  * to serve the kit's browser runtime. Node ≥ 20.3; nothing here runs in a browser.
  */
-export { createMarketplaceClient, apiKeyKind, API_KEY_LIMITS } from './client.js';
+export { createMarketplaceClient, apiKeyKind, API_KEY_LIMITS, REFRESH_REUSE_WINDOW_MS } from './client.js';
 export type { MarketplaceClient, MarketplaceClientOptions, UserSelector, ApiKeyKind } from './client.js';
 export { MarketplaceApiError } from './api-error.js';
 export type { MarketplaceEndpoint, MarketplaceApiErrorOptions } from './api-error.js';

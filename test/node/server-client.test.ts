@@ -4,6 +4,7 @@ import {
   createMarketplaceClient,
   MarketplaceApiError,
   pkceChallenge,
+  REFRESH_REUSE_WINDOW_MS,
   type MarketplaceClientOptions,
 } from '../../src/server/index.js';
 import { MAX_ANSWER_BYTES } from '../../src/server/lib/http.js';
@@ -134,9 +135,36 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
     const results = await Promise.all(pending);
     assert.equal(server.requests.length, 2, 'one request per distinct refresh token');
     assert.equal(results[0], results[1]);
-    // Once settled, a new refresh makes a new request.
-    await c.refresh('rt_1');
+  });
+
+  it('answers a refresh token it has just spent with the same tokens instead of sending it again (rotation takes reuse for theft)', async () => {
+    let issued = 0;
+    handler = (_req, res) => sendJson(res, 200, { ...tokenAnswer, access_token: `at_${++issued}`, refresh_token: `rt_next_${issued}` });
+    const { client: c, clock } = client();
+    const first = await c.refresh('rt_old');
+    clock.advance(REFRESH_REUSE_WINDOW_MS - 1);
+    assert.equal(await c.refresh('rt_old'), first, 'a late caller with the spent token');
+    assert.equal(server.requests.length, 1);
+    // After the window the token is sent again: the marketplace decides.
+    clock.advance(1);
+    assert.equal((await c.refresh('rt_old')).accessToken, 'at_2');
+    assert.equal(server.requests.length, 2);
+  });
+
+  it('keeps a refresh answer no longer than its access token lives, and never keeps a failure', async () => {
+    let answers = [
+      (res: Parameters<RawHandler>[1]) => sendJson(res, 400, { error: 'invalid_grant' }),
+      (res: Parameters<RawHandler>[1]) => sendJson(res, 200, { ...tokenAnswer, access_token: 'at_short', expires_in: 5 }),
+      (res: Parameters<RawHandler>[1]) => sendJson(res, 200, { ...tokenAnswer, access_token: 'at_new' }),
+    ];
+    handler = (_req, res) => answers.shift()!(res);
+    const { client: c, clock } = client();
+    await assert.rejects(c.refresh('rt_1'), { code: 'ERR_OAUTH' });
+    assert.equal((await c.refresh('rt_1')).accessToken, 'at_short', 'the failure was not kept');
+    clock.advance(5_000);
+    assert.equal((await c.refresh('rt_1')).accessToken, 'at_new', 'an expired access token is not handed out');
     assert.equal(server.requests.length, 3);
+    answers = [];
   });
 
   describe('token endpoint failures end in typed errors with the HTTP status', () => {
