@@ -161,7 +161,29 @@ export interface Bridge<Remote extends MethodTable> {
 const remoteError = (message: string) => Object.assign(new Error(message.slice(0, 500)), { stack: '' });
 
 /**
- * Opens one end of the bridge.
+ * The open bridges of each window, by the peer they talk to, for the whole page (`Symbol.for`, so
+ * every copy of the package agrees). The library matches a reply to its call by a numeric id
+ * alone, and every id counter restarts at a handshake: two bridges between the same two windows
+ * (two kits in one frame) would take each other's replies. So the newer one closes the older one.
+ */
+const OPEN_BRIDGES = Symbol.for('marketplace-app-kit.open-bridges');
+type OpenBridges = WeakMap<object, Map<object, () => void>>;
+
+function claimChannel(self: MessageSource, peer: MessagePeer | null | undefined, close: () => void): () => void {
+  if (!peer) return () => undefined;
+  const registry = ((globalThis as { [OPEN_BRIDGES]?: OpenBridges })[OPEN_BRIDGES] ??= new WeakMap());
+  let byPeer = registry.get(self);
+  if (!byPeer) registry.set(self, (byPeer = new Map()));
+  byPeer.get(peer)?.();
+  byPeer.set(peer, close);
+  return () => {
+    if (byPeer.get(peer) === close) byPeer.delete(peer);
+  };
+}
+
+/**
+ * Opens one end of the bridge. A bridge opened earlier between the same two windows is closed
+ * (its calls fail with `ERR_BRIDGE_CLOSED`).
  *
  * @example
  * const bridge = openBridge({ self: window, peer: window.parent, origin: hostOrigin,
@@ -182,6 +204,17 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
   // Calls under way, told when the bridge closes. Each call races its own promise, not
   // `closedSignal`: a race against that long-lived promise would keep every result until destroy().
   const onClose = new Set<(error: unknown) => void>();
+  const close = (message: string) => {
+    if (closed) return;
+    closed = true;
+    const error = new MarketplaceKitError('ERR_BRIDGE_CLOSED', message);
+    rejectClosed(error);
+    for (const stop of onClose) stop(error);
+    rpc.destroy();
+  };
+  const releaseChannel = claimChannel(options.self, peer(), () =>
+    close('The host bridge is closed: a newer one was opened between the same two windows (a second kit in this frame?)'),
+  );
 
   const rpc = new RPC({
     serviceId: BRIDGE_SERVICE_ID,
@@ -309,12 +342,8 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
       return answer.data as ResultOf<Remote, typeof method>;
     },
     destroy() {
-      if (closed) return;
-      closed = true;
-      const error = new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed');
-      rejectClosed(error);
-      for (const stop of onClose) stop(error);
-      rpc.destroy();
+      releaseChannel();
+      close('The host bridge is closed');
     },
   };
 }

@@ -260,6 +260,43 @@ describe('host bridge protocol', () => {
     expect((await rejection(appSide.call('toast', { message: 'x' }))).code).to.equal('ERR_BRIDGE_CLOSED');
   });
 
+  it('a second bridge between the same two windows closes the first, so neither takes the other\'s replies (two kits in one frame)', async () => {
+    const choices: string[] = [];
+    const hostSide = openHostEnd(host, app, {
+      // The person dismisses the first kit's chooser, slowly, and upgrades in the second one's.
+      openUpgrade: async ({ plan }) => {
+        choices.push(plan!);
+        await tick(plan === 'first' ? 60 : 10);
+        return { outcome: plan === 'first' ? 'dismissed' : 'upgraded' };
+      },
+    });
+    const first = openAppEnd(app, host);
+    open.push(hostSide, first);
+    await first.ready;
+    const firstCall = first.call('openUpgrade', { plan: 'first' });
+    await until(() => choices.length === 1);
+    const second = openAppEnd(app, host);
+    open.push(second);
+    expect((await rejection(firstCall)).code).to.equal('ERR_BRIDGE_CLOSED');
+    expect(await second.call('openUpgrade', { plan: 'second' })).to.deep.equal({ outcome: 'upgraded' });
+    expect(choices).to.deep.equal(['first', 'second']);
+    expect((await rejection(first.call('toast', { message: 'x' }))).code).to.equal('ERR_BRIDGE_CLOSED');
+
+    // The first one's destroy() leaves the newer one open; another window pair is not touched.
+    first.destroy();
+    const [otherHost, otherApp] = windowPair();
+    const other = connectPair(otherHost, otherApp);
+    expect(await second.call('openUpgrade', { plan: 'third' })).to.deep.equal({ outcome: 'upgraded' });
+    expect(await other.call('getContext', {})).to.deep.equal({ context: 'other' });
+  });
+
+  function connectPair(hostWindow: FakeWindow, appWindow: FakeWindow) {
+    const hostSide = openHostEnd(hostWindow, appWindow, { getContext: () => ({ context: 'other' }) });
+    const appSide = openAppEnd(appWindow, hostWindow);
+    open.push(hostSide, appSide);
+    return appSide;
+  }
+
   it('accepts only exact http(s) origins', () => {
     expect(assertOrigin('https://a.example', 'x')).to.equal('https://a.example');
     expect(assertOrigin('http://127.0.0.1:8080', 'x')).to.equal('http://127.0.0.1:8080');
