@@ -141,7 +141,8 @@ export interface AppBackend {
   (request: Request): Promise<Response>;
   /**
    * The session of a request: `Authorization: Bearer <session token>`, or the session cookie
-   * of the OAuth sign-in. Throws a `SessionError` (status 401) otherwise.
+   * of the OAuth sign-in. Throws a `SessionError` (status 401) otherwise, and 403 `ERR_ORIGIN_REFUSED`
+   * for a state-changing cookie request from another origin.
    */
   requireSession(request: Request): Promise<AppSession>;
   /**
@@ -236,7 +237,11 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       !(origin !== null && config.corsOrigins.has(origin)) &&
       origin !== trustedOrigin(request, 'a state-changing request with a session cookie')
     ) {
-      throw sessionError('ERR_SESSION_INVALID', 'A cookie session accepts state-changing requests only from the app’s own origin');
+      throw new MarketplaceKitError(
+        'ERR_ORIGIN_REFUSED',
+        `A cookie session accepts state-changing requests only from the app’s own origin (or corsOrigins); this one came from ${origin === null ? 'no Origin header' : JSON.stringify(origin.slice(0, 100))}`,
+        { status: 403 },
+      );
     }
   }
 
@@ -559,6 +564,7 @@ interface BackendConfig {
 
 function readConfig(options: AppBackendOptions): BackendConfig {
   const configError = (message: string) => new MarketplaceKitError('ERR_CONFIG', `createAppBackend: ${message}`, { status: 500 });
+  if (typeof options !== 'object' || options === null) throw configError('pass the options object (clientId, clientSecret, siteUrl, …)');
   for (const name of ['clientId', 'clientSecret', 'siteUrl', 'apiKey'] as const) {
     if (typeof options[name] !== 'string' || options[name] === '') throw configError(`${name} is required`);
   }
@@ -576,10 +582,11 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   // Whole seconds: a token's exp is whole seconds, so 0.5 would mint sessions expired at birth.
   const ttl = options.sessionTtlSeconds;
   if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 1 && ttl <= MAX_SESSION_TTL_SECONDS)) {
-    throw configError(`sessionTtlSeconds must be a whole number from 1 to ${MAX_SESSION_TTL_SECONDS}, got ${String(ttl)}`);
+    throw configError(`sessionTtlSeconds must be a whole number from 1 to ${MAX_SESSION_TTL_SECONDS}, got ${JSON.stringify(ttl)}`);
   }
   const origins = (list: readonly string[] | undefined, name: string) => {
     const set = new Set<string>();
+    if (list !== undefined && !Array.isArray(list)) throw configError(`${name} must be an array of origins, got ${JSON.stringify(list)}`);
     for (const value of list ?? []) {
       const origin = exactOrigin(value);
       if (origin === null) throw configError(`${name} must list exact http(s) origins such as https://dashboard.example (no path, no trailing slash, lower case), got ${JSON.stringify(value)}`);
@@ -604,8 +611,13 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   }
   const basePath = trimSlash(options.basePath ?? DEFAULT_BASE_PATH);
   if (basePath !== '' && !/^\/[\w\-./~]*$/.test(basePath)) throw configError('basePath must be a path like /api/marketplace');
+  // The host root (seed: `{site_url}`), which context tokens name exactly as their issuer.
+  const siteUrl = URL.canParse(options.siteUrl) ? new URL(options.siteUrl) : null;
+  if (siteUrl === null || !/^https?:$/.test(siteUrl.protocol) || siteUrl.href !== `${siteUrl.origin}/`) {
+    throw configError(`siteUrl must be the marketplace's host root, an http(s) origin such as https://marketplace.example (no path), got ${JSON.stringify(options.siteUrl)}`);
+  }
   return {
-    siteUrl: trimSlash(options.siteUrl),
+    siteUrl: siteUrl.origin,
     maxExchangesPerUser,
     basePath,
     publicOrigin,
@@ -617,6 +629,9 @@ function readConfig(options: AppBackendOptions): BackendConfig {
 
 /** Fails closed at start-up: without a secret every delivery would be refused at run time. */
 function readWebhookSecrets(options: AppBackendOptions, configError: (message: string) => MarketplaceKitError): readonly string[] | null {
+  if (options.webhookSecret !== undefined && options.webhookSecrets !== undefined) {
+    throw configError('pass webhookSecret or webhookSecrets, not both: during a rotation, list every secret in webhookSecrets');
+  }
   const given = options.webhookSecrets ?? (options.webhookSecret === undefined ? [] : [options.webhookSecret]);
   if (options.webhooks === false) {
     if (given.length > 0) throw configError('webhooks: false and a webhook secret exclude each other');

@@ -50,8 +50,9 @@ export type ErrorCode =
   | 'ERR_SESSION_MISSING'
   | 'ERR_SESSION_INVALID'
   | 'ERR_SESSION_EXPIRED'
-  // Access rules.
+  // Access rules; a cookie-session request from another origin (CSRF).
   | 'ERR_ACCESS_DENIED'
+  | 'ERR_ORIGIN_REFUSED'
   // The kit's HTTP handlers (server).
   | 'ERR_NOT_FOUND'
   | 'ERR_METHOD_NOT_ALLOWED'

@@ -422,6 +422,20 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     for (const sessionTtlSeconds of [901, 0, 0.5, 1.5, NaN]) {
       assert.throws(() => backendWith({ sessionTtlSeconds }), { code: 'ERR_CONFIG' }, String(sessionTtlSeconds));
     }
+    // What plain JavaScript lets through: each named, with the value as given.
+    assert.throws(() => createAppBackend(undefined as unknown as AppBackendOptions), { code: 'ERR_CONFIG', message: /pass the options object/ });
+    assert.throws(() => backendWith({ sessionTtlSeconds: '600' as unknown as number }), { code: 'ERR_CONFIG', message: /got "600"$/ });
+    assert.throws(() => backendWith({ hostOrigins: DASHBOARD as unknown as string[] }), { code: 'ERR_CONFIG', message: /hostOrigins must be an array of origins/ });
+    assert.throws(() => backendWith({ corsOrigins: 'https://a.example' as unknown as string[] }), { code: 'ERR_CONFIG', message: /corsOrigins must be an array/ });
+    // A rotation written as both options would silently drop one secret.
+    assert.throws(() => backendWith({ webhookSecret: WEBHOOK_SECRET, webhookSecrets: ['whsec_old'] }), {
+      code: 'ERR_CONFIG',
+      message: /webhookSecret or webhookSecrets, not both/,
+    });
+    // The host root: context tokens name it exactly as their issuer.
+    for (const siteUrl of ['https://marketplace.example/dashboard', 'marketplace.example', 'ftp://marketplace.example', 'https://marketplace.example/?x=1']) {
+      assert.throws(() => backendWith({ siteUrl }), { code: 'ERR_CONFIG', message: /siteUrl must be the marketplace's host root.*got "/ }, siteUrl);
+    }
     // Number(process.env.X) of an unset variable: a NaN tolerance would accept any timestamp.
     for (const bad of [Number.NaN, -1, Infinity]) {
       assert.throws(() => backendWith({ webhookToleranceSeconds: bad }), { code: 'ERR_CONFIG', message: /webhookToleranceSeconds must be a finite number/ });
@@ -436,6 +450,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       assert.throws(() => backendWith({ corsOrigins: [origin] }), { code: 'ERR_CONFIG' }, origin);
     }
     assert.doesNotThrow(() => backendWith({ hostOrigins: ['http://127.0.0.1:4100', 'https://dashboard.example'], publicOrigin: 'http://[::1]:5173' }));
+    assert.doesNotThrow(() => backendWith({ siteUrl: `${market.siteUrl}/` }), 'a trailing slash on the host root');
   });
 });
 
@@ -492,8 +507,9 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
       backend(new Request(`${BASE}/session`, { method: 'DELETE', headers: { cookie: sessionCookie, origin, ...headers } }));
     // Any Authorization header (a forged one included) changes nothing: the cookie decides.
     for (const foreign of [await signOutFrom('https://evil.example'), await signOutFrom('https://evil.example', { authorization: 'Bearer junk' })]) {
-      assert.equal(foreign.status, 401);
-      assert.equal(await errorCode(foreign), 'ERR_SESSION_INVALID');
+      assert.equal(foreign.status, 403);
+      assert.equal(await errorCode(foreign), 'ERR_ORIGIN_REFUSED');
+      assert.equal(foreign.headers.get('www-authenticate'), null, 'not a session problem: signing in again would not help');
       assert.deepEqual(foreign.headers.getSetCookie(), [], 'the cookie stays');
     }
     assert.equal((await signOutFrom(new URL(BASE).origin)).status, 204);
@@ -805,8 +821,8 @@ describe('createAppBackend: cookie sessions, CORS and upstream failures', () => 
       backend.requireSession(new Request(`${APP}/api/notes`, { method: 'POST', headers: { cookie, ...(origin ? { origin } : {}) } }));
     assert.equal((await post(APP)).userId, 'usr_1');
     assert.equal((await post('https://admin.example')).userId, 'usr_1');
-    await assert.rejects(post('https://sibling.app.example'), { code: 'ERR_SESSION_INVALID', status: 401, message: /own origin/ });
-    await assert.rejects(post(), { code: 'ERR_SESSION_INVALID' });
+    await assert.rejects(post('https://sibling.app.example'), { code: 'ERR_ORIGIN_REFUSED', status: 403, message: /own origin .*"https:\/\/sibling\.app\.example"/ });
+    await assert.rejects(post(), { code: 'ERR_ORIGIN_REFUSED', message: /no Origin header/ });
     assert.equal((await backend.requireSession(new Request(`${APP}/api/notes`, { headers: { cookie } }))).userId, 'usr_1', 'GET needs no Origin');
   });
 
@@ -922,12 +938,12 @@ describe('createAppBackend: the trusted origin (CSRF Origin check, redirect_uri,
     for (const origin of ['http://127.0.0.1:5173', 'http://localhost:3000', 'http://[::1]:8080']) {
       const post = (from: string) => backend.requireSession(new Request(`${origin}/api/notes`, { method: 'POST', headers: { cookie, origin: from } }));
       assert.equal((await post(origin)).userId, 'usr_1', origin);
-      await assert.rejects(post('http://sib.app.example'), { code: 'ERR_SESSION_INVALID' }, origin);
+      await assert.rejects(post('http://sib.app.example'), { code: 'ERR_ORIGIN_REFUSED' }, origin);
     }
     await serve(backend, async (server) => {
       const post = (origin: string) => rawRequest(server, { method: 'POST', path: '/api/notes', headers: { origin, cookie } });
       assert.equal((await post(server)).status, 200);
-      assert.equal(codeOf((await post('http://sib.app.example')).body), 'ERR_SESSION_INVALID');
+      assert.equal(codeOf((await post('http://sib.app.example')).body), 'ERR_ORIGIN_REFUSED');
     });
   });
 

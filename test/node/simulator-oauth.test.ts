@@ -194,7 +194,8 @@ describe('simulator: token endpoint', () => {
     const second = await client.refresh(first.refreshToken!);
     assert.notEqual(second.refreshToken, first.refreshToken);
     assert.notEqual(second.accessToken, first.accessToken);
-    await assert.rejects(client.refresh(first.refreshToken!), (error) => isKitError(error) && error.status === 400);
+    // The kit's client does not send a token it has just spent: the late caller gets the same answer.
+    assert.equal(await client.refresh(first.refreshToken!), second);
     const reuse = await postJson(`${sim.siteUrl}/api/oauth/token`, {
       grant_type: 'refresh_token',
       refresh_token: first.refreshToken,
