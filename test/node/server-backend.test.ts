@@ -606,6 +606,18 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     const failed = await backend(new Request(badCode, { headers: { cookie: reused.cookie } }));
     assert.equal(failed.headers.get('location'), '/home?mp_oauth_error=ERR_OAUTH');
   });
+
+  it('never copies an error text of its own choosing onto the app page: markup or an overlong value becomes access_denied', async () => {
+    const { backend } = backendWith();
+    for (const error of ['<script>alert(1)</script>', 'x'.repeat(65), 'a b']) {
+      const attempt = await signIn(backend, '/home');
+      const url = new URL(attempt.callback);
+      url.searchParams.delete('code');
+      url.searchParams.set('error', error);
+      const response = await backend(new Request(url, { headers: { cookie: attempt.cookie } }));
+      assert.equal(response.headers.get('location'), '/home?mp_oauth_error=access_denied', error);
+    }
+  });
 });
 
 describe('createAppBackend: webhooks (DESIGN D)', () => {

@@ -344,6 +344,8 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     assert.equal(client({ apiKey: 'live_abc' }).client.keyKind, 'live');
     assert.equal(createMarketplaceClient({ siteUrl: server.url }).keyKind, null);
     assert.throws(() => client({ apiKey: 'sk_abc' }), { code: 'ERR_CONFIG', message: /test_ \(development\) or live_/ });
+    // A prefix alone is no key (an unset variable pasted after it).
+    for (const apiKey of ['test_', 'live_']) assert.throws(() => client({ apiKey }), { code: 'ERR_CONFIG' }, apiKey);
     assert.throws(() => client({ siteUrl: 'ftp://x' }), { code: 'ERR_CONFIG' });
   });
 

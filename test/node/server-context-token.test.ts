@@ -71,6 +71,11 @@ describe('verifyContextToken (DESIGN A, B)', () => {
     assert.equal(claims.jti, 'jti-genuine-001');
   });
 
+  it('accepts a token that lives exactly 300 s', async () => {
+    const claims = await verifyContextToken(await craft({ claims: { exp: IAT + 300 } }), verifyOptions());
+    assert.equal(claims.exp - claims.iat, 300);
+  });
+
   it('ignores a trailing slash on the issuer option', async () => {
     await verifyContextToken(await sign(), verifyOptions({ issuer: `${ISSUER}/` }));
   });
@@ -90,6 +95,12 @@ describe('verifyContextToken (DESIGN A, B)', () => {
         token: () => craft({ claims: { iat: IAT - 320, exp: IAT + 60 } }),
         code: 'ERR_CONTEXT_TOKEN_EXPIRED',
         message: /too far in the past/,
+      },
+      {
+        name: 'lives one second longer than 300 s',
+        token: () => craft({ claims: { exp: IAT + 301 } }),
+        code: 'ERR_CONTEXT_TOKEN_CLAIM',
+        message: /longer than 300 s/,
       },
       {
         name: 'lives longer than 300 s',

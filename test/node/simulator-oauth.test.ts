@@ -227,7 +227,7 @@ describe('simulator: token endpoint', () => {
   it('expires codes after 60 s and access tokens after expires_in (virtual clock)', async () => {
     const body = (code: string) => ({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: sim.clientId, client_secret: sim.clientSecret });
     const late = await codeFor(sim);
-    clock.advance(61_000);
+    clock.advance(60_000); // exactly its lifetime: expired
     await oauthError(await postJson(`${sim.siteUrl}/api/oauth/token`, body(late)), 400, 'invalid_grant');
     const inTime = await codeFor(sim);
     clock.advance(59_000);

@@ -146,6 +146,9 @@ describe('kit on the developer\'s own site', () => {
     const cases: Array<[Response | (() => Promise<Response>), string, number | undefined]> = [
       [jsonResponse({ error: { code: 'ERR_CONFIG', message: 'misconfigured' } }, 500), 'ERR_CONFIG', 500],
       [new Response('<html>oops</html>', { status: 502 }), 'ERR_HTTP', 502],
+      // An error body from something else than the kit's backend: its code is not taken for one of ours.
+      [jsonResponse({ error: { code: 'nope', message: 'x' } }, 500), 'ERR_HTTP', 500],
+      [jsonResponse({ error: { code: `ERR_${'X'.repeat(61)}`, message: 'x' } }, 500), 'ERR_HTTP', 500],
       [new Response('<html>hello</html>', { status: 200 }), 'ERR_RESPONSE_INVALID', 200],
       [jsonResponse({ session: { token: 'x' } }), 'ERR_RESPONSE_INVALID', 200],
       [() => Promise.reject(new TypeError('Failed to fetch')), 'ERR_NETWORK', undefined],

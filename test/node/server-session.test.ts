@@ -1,0 +1,51 @@
+// The app session token on its own (signSessionToken / verifySessionToken are public exports):
+// what createAppBackend's tests cover only through its routes.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SignJWT } from 'jose';
+import { MAX_SESSION_TTL_SECONDS, SESSION_TOKEN_TYPE, signSessionToken, verifySessionToken } from '../../src/server/index.js';
+import { CLIENT_ID, NOW, SESSION_SECRET, USER } from '../support/server-http.js';
+
+const IAT = Math.floor(NOW / 1000);
+const verify = (token: string, now = NOW) => verifySessionToken(token, { secret: SESSION_SECRET, audience: CLIENT_ID, now });
+
+/** A token signed with the session secret, with the header and claims chosen by the test. */
+function craft(options: { typ?: string; aud?: string } = {}) {
+  return new SignJWT({ email: USER.email, name: USER.name, avatar_url: USER.avatar_url, app_id: 'app_1', host: null })
+    .setProtectedHeader({ alg: 'HS256', typ: options.typ ?? SESSION_TOKEN_TYPE })
+    .setSubject(USER.id)
+    .setAudience(options.aud ?? CLIENT_ID)
+    .setIssuedAt(IAT)
+    .setExpirationTime(IAT + 60)
+    .sign(new TextEncoder().encode(SESSION_SECRET));
+}
+
+describe('session tokens', () => {
+  it('round trip: the signed user, app and expiry come back', async () => {
+    const { token, expiresAt } = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, ttlSeconds: 60, now: NOW });
+    assert.equal(expiresAt, NOW + 60_000);
+    const session = await verify(token);
+    assert.deepEqual([session.user, session.appId, session.expiresAt], [USER, 'app_1', expiresAt]);
+    assert.ok(await verify(await craft()), 'the crafted token is valid as it stands');
+  });
+
+  it('never mints a session longer than MAX_SESSION_TTL_SECONDS', async () => {
+    const { expiresAt } = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, ttlSeconds: 3600, now: NOW });
+    assert.equal(expiresAt, NOW + MAX_SESSION_TTL_SECONDS * 1000);
+  });
+
+  it('refuses another token type signed with the same secret (a context token, a plain JWT)', async () => {
+    for (const typ of ['JWT', 'mp-context+jwt']) {
+      await assert.rejects(verify(await craft({ typ })), { code: 'ERR_SESSION_INVALID', status: 401 }, typ);
+    }
+  });
+
+  it("refuses another app's session (its audience), even with a shared secret", async () => {
+    await assert.rejects(verify(await craft({ aud: 'client_other_app' })), { code: 'ERR_SESSION_INVALID', status: 401 });
+  });
+
+  it('expires at exp', async () => {
+    const token = await craft();
+    await assert.rejects(verify(token, (IAT + 60) * 1000), { code: 'ERR_SESSION_EXPIRED' });
+  });
+});
