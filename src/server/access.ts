@@ -6,23 +6,26 @@ import { checkAccess, type AccessReason, type AccessRequirement } from '../share
 import { MarketplaceKitError } from '../shared/errors.js';
 import type { AnyEntitlement } from '../shared/schemas.js';
 
+/** Why access was refused: every `AccessReason` but `granted`. */
+export type DeniedReason = Exclude<AccessReason, 'granted'>;
+
 /** Access refused by the entitlement rules. `status` is 403; `reason` says why. */
 export class AccessDeniedError extends MarketplaceKitError {
   override name = 'AccessDeniedError';
-  readonly reason: AccessReason;
+  readonly reason: DeniedReason;
 
-  constructor(reason: AccessReason, message: string) {
+  constructor(reason: DeniedReason, message: string) {
     super('ERR_ACCESS_DENIED', message, { status: 403 });
     this.reason = reason;
   }
 
   /** Adds `reason` to the error body, so the page can say why (e.g. show the paywall). */
-  override toJSON(): { error: { code: 'ERR_ACCESS_DENIED'; message: string; reason: AccessReason } } {
+  override toJSON(): { error: { code: 'ERR_ACCESS_DENIED'; message: string; reason: DeniedReason } } {
     return { error: { code: 'ERR_ACCESS_DENIED', message: this.message, reason: this.reason } };
   }
 }
 
-const EXPLANATIONS: Record<Exclude<AccessReason, 'granted'>, string> = {
+const EXPLANATIONS: Record<DeniedReason, string> = {
   none: 'the user holds no entitlement for this app',
   expired: 'the entitlement has expired',
   cancelled: 'the subscription was cancelled',
@@ -43,6 +46,6 @@ const EXPLANATIONS: Record<Exclude<AccessReason, 'granted'>, string> = {
 export function assertAccess(entitlement: AnyEntitlement | null | undefined, requirement: AccessRequirement = {}, now = Date.now()): void {
   const decision = checkAccess(entitlement, requirement, now);
   if (decision.granted) return;
-  const reason = decision.reason as Exclude<AccessReason, 'granted'>;
+  const reason = decision.reason as DeniedReason;
   throw new AccessDeniedError(reason, `Access denied: ${EXPLANATIONS[reason]}`);
 }

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { earlyLaunch, type EarlyLaunchOptions } from '../shared/early-launch.js';
-import { MarketplaceKitError } from '../shared/errors.js';
+import { MarketplaceKitError, isKitError } from '../shared/errors.js';
 import { exactOrigin } from '../shared/origin.js';
 import { toErrorResponse } from './responses.js';
 import { WebhookVerificationError } from './webhooks.js';
@@ -19,6 +19,13 @@ export interface NodeAdapterOptions {
    * decisions of the backend use its `publicOrigin`, never this URL (except on loopback hosts).
    */
   origin?: string;
+  /**
+   * Told of what the handler got wrong, which the client sees only as a 5xx: an error it threw
+   * that answers 500 or more (anything but the kit's 4xx errors), or an answer that is not a
+   * `Response` (a missing `return`). An `AppBackend` never throws: it reports its own errors to
+   * `createAppBackend`'s `onError`. Default: logged with `console.error`.
+   */
+  onError?(error: unknown, request: Request): void;
 }
 
 /**
@@ -29,18 +36,42 @@ export interface NodeAdapterOptions {
  * createServer(toNodeHandler(backend)).listen(3000);
  */
 export function toNodeHandler(handler: FetchHandler, options: NodeAdapterOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
-  assertAdapterOrigin(options.origin);
+  assertAdapter('toNodeHandler', handler, options);
   return (req, res) => {
     void (async () => {
       let response: Response;
       try {
-        response = await handler(toRequest(req, requestUrl(req, req.url ?? '/', options.origin), undefined));
+        response = await answer(handler, toRequest(req, requestUrl(req, req.url ?? '/', options.origin), undefined), options);
       } catch (error) {
         response = toErrorResponse(error);
       }
       await writeResponse(res, response);
     })().catch((error: unknown) => res.destroy(error instanceof Error ? error : undefined));
   };
+}
+
+/**
+ * The handler's answer. What it threw becomes the kit's error answer (`toErrorResponse`), and
+ * `onError` hears of each 5xx among them; an answer that is not a `Response` is a 500 too.
+ */
+async function answer(handler: FetchHandler, request: Request, options: NodeAdapterOptions): Promise<Response> {
+  let problem: unknown;
+  try {
+    const response: unknown = await handler(request);
+    if (response instanceof Response) return response;
+    problem = new MarketplaceKitError('ERR_INTERNAL', `The handler answered ${response === undefined ? 'undefined (a missing return?)' : typeof response}, not a Response`, { status: 500 });
+  } catch (error) {
+    problem = error;
+  }
+  const response = toErrorResponse(problem);
+  if (response.status >= 500) {
+    try {
+      (options.onError ?? ((error: unknown) => console.error('[marketplace-app-kit] the handler failed:', error)))(problem, request);
+    } catch {
+      // A failing logger must not take the answer down with it.
+    }
+  }
+  return response;
 }
 
 /** The parts of an Express request the adapter reads (Express 4 and 5). */
@@ -55,22 +86,28 @@ export interface ExpressAdapterOptions extends NodeAdapterOptions {
 }
 
 /**
- * Mounts a Web-standard handler in Express. Works with or without body parsers before it:
- * a raw (`express.raw`) or text body is used as is, a JSON-parsed one is re-serialised for the
- * session route, and refused on the webhook route (`ERR_WEBHOOK_BODY_PARSED`), whose signature
- * covers the exact bytes.
+ * Mounts a Web-standard handler in Express. Mount it before `express.json()`: a raw
+ * (`express.raw`) or text body is used as is and a JSON-parsed one is re-serialised for the session
+ * route, but on the webhook route, whose signature covers the exact bytes, a parsed body is
+ * refused (`ERR_WEBHOOK_BODY_PARSED`).
  *
  * @example
  * const app = express();
- * app.use(toExpressMiddleware(backend)); // before or after express.json()
+ * app.use(toExpressMiddleware(backend)); // before express.json()
  * app.get('/api/export', async (req, res) => { ... });
  */
 export function toExpressMiddleware(
   handler: FetchHandler & { basePath?: string },
   options: ExpressAdapterOptions = {},
 ): (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void {
+  assertAdapter('toExpressMiddleware', handler, options);
   const basePath = (options.basePath ?? handler.basePath ?? '').replace(/\/+$/, '');
-  assertAdapterOrigin(options.origin);
+  if (options.basePath !== undefined && handler.basePath !== undefined && basePath !== handler.basePath) {
+    throw new MarketplaceKitError(
+      'ERR_CONFIG',
+      `toExpressMiddleware: basePath ${JSON.stringify(options.basePath)} differs from the backend's ${JSON.stringify(handler.basePath)}, which would answer every request 404: set basePath in createAppBackend instead`,
+    );
+  }
   return (req, res, next) => {
     const expressReq = req as ExpressRequest;
     const target = expressReq.originalUrl ?? req.url ?? '/';
@@ -83,7 +120,7 @@ export function toExpressMiddleware(
         // slashes dropped, so `/webhooks/` or `/x/../webhooks` cannot slip a parsed body past the check.
         const url = requestUrl(req, target, options.origin);
         const isWebhook = url.pathname.replace(/\/+$/, '') === `${basePath}/webhooks`;
-        response = await handler(toRequest(req, url, bodyFromParser(expressReq, isWebhook)));
+        response = await answer(handler, toRequest(req, url, bodyFromParser(expressReq, isWebhook)), options);
       } catch (error) {
         response = toErrorResponse(error);
       }
@@ -204,7 +241,12 @@ function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | nul
   return body === undefined || body === null ? null : JSON.stringify(body);
 }
 
-function assertAdapterOrigin(origin: string | undefined): void {
+function assertAdapter(name: string, handler: unknown, options: NodeAdapterOptions): void {
+  if (typeof handler !== 'function') {
+    throw new MarketplaceKitError('ERR_CONFIG', `${name} needs a handler, (request: Request) => Promise<Response> such as createAppBackend's, got ${String(handler)}`);
+  }
+  if (options.onError !== undefined && typeof options.onError !== 'function') throw new MarketplaceKitError('ERR_CONFIG', `${name}: onError must be a function`);
+  const { origin } = options;
   if (origin !== undefined && exactOrigin(origin) === null) {
     throw new MarketplaceKitError('ERR_CONFIG', `The adapter's origin must be an exact http(s) origin such as https://app.example, got ${JSON.stringify(origin)}`);
   }

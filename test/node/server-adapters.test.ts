@@ -17,7 +17,9 @@ import {
   signWebhookBody,
   toErrorResponse,
   toExpressMiddleware,
+  toNodeHandler,
   type AppBackend,
+  type FetchHandler,
   type WebhookDelivery,
 } from '../../src/server/index.js';
 import { safeReturnTo } from '../../src/server/lib/return-to.js';
@@ -182,6 +184,54 @@ describe('toExpressMiddleware with a real Express app', () => {
       assert.equal((await webhook(origin)).status, 200);
     } finally {
       await close(server);
+    }
+  });
+
+  it('refuses a basePath other than the backend\'s at once, instead of answering every request 404', () => {
+    const backend = makeBackend([]);
+    assert.throws(() => toExpressMiddleware(backend, { basePath: '/mp' }), { code: 'ERR_CONFIG', message: /"\/mp" differs from the backend's "\/api\/marketplace"/ });
+    assert.doesNotThrow(() => toExpressMiddleware(backend, { basePath: '/api/marketplace/' }));
+    // A handler of your own has no basePath: the option names it.
+    assert.doesNotThrow(() => toExpressMiddleware(async () => new Response('ok'), { basePath: '/mp' }));
+  });
+});
+
+describe('adapters: mistakes of the handler', () => {
+  it('refuse a missing handler or a bad onError at creation', () => {
+    for (const make of [() => toNodeHandler(undefined as unknown as FetchHandler), () => toExpressMiddleware(undefined as unknown as FetchHandler)]) {
+      assert.throws(make, { code: 'ERR_CONFIG', message: /needs a handler/ });
+    }
+    assert.throws(() => toNodeHandler(async () => new Response(), { onError: 'log' as unknown as () => void }), { code: 'ERR_CONFIG', message: /onError/ });
+  });
+
+  it('answer 500 and tell onError when the handler throws or answers no Response; 4xx kit errors are answers, not reported', async () => {
+    const reported: string[] = [];
+    const handler = async (request: Request): Promise<Response> => {
+      const { pathname } = new URL(request.url);
+      if (pathname === '/throws') throw new Error('database down');
+      if (pathname === '/denied') throw new AccessDeniedError('feature', 'no');
+      if (pathname === '/upstream') throw new MarketplaceApiError('ERR_TIMEOUT', 'entitlements', 'slow');
+      return undefined as unknown as Response; // a missing return
+    };
+    const node = createServer(toNodeHandler(handler, { onError: (error, request) => void reported.push(`${new URL(request.url).pathname}: ${(error as Error).message}`) }));
+    await new Promise<void>((resolve) => node.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
+    try {
+      const answers = [];
+      for (const path of ['/throws', '/missing-return', '/denied', '/upstream']) {
+        const response = await fetch(`${origin}${path}`);
+        answers.push([path, response.status, ((await response.json()) as { error: { code: string } }).error.code]);
+      }
+      assert.deepEqual(answers, [
+        ['/throws', 500, 'ERR_INTERNAL'],
+        ['/missing-return', 500, 'ERR_INTERNAL'],
+        ['/denied', 403, 'ERR_ACCESS_DENIED'],
+        ['/upstream', 504, 'ERR_TIMEOUT'],
+      ]);
+      assert.deepEqual(reported, ['/throws: database down', '/missing-return: The handler answered undefined (a missing return?), not a Response', '/upstream: slow']);
+    } finally {
+      node.closeAllConnections();
+      await new Promise((resolve) => node.close(resolve));
     }
   });
 });

@@ -302,7 +302,12 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       const closed = await startHttpServer(() => undefined);
       await closed.close();
       const c = createMarketplaceClient({ siteUrl: closed.url, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
-      await rejects(c.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), { code: 'ERR_NETWORK', message: /failed/ });
+      // Where and why, not only undici's "fetch failed".
+      const where = new URL(closed.url).origin.replace(/[.]/g, '\\.');
+      await rejects(c.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), {
+        code: 'ERR_NETWORK',
+        message: new RegExp(`token request to ${where} failed: fetch failed \\(ECONNREFUSED\\)`),
+      });
     });
   });
 

@@ -54,8 +54,11 @@ export async function send(
     if (signal?.aborted) {
       throw new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted${where}`, options);
     }
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new MarketplaceApiError('ERR_NETWORK', endpoint, `The marketplace ${endpoint} request failed${where}: ${reason}`, options);
+    // undici says only "fetch failed"; what happened (ECONNREFUSED, ENOTFOUND…) is in its cause.
+    const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+    const detail = typeof cause?.code === 'string' ? ` (${cause.code})` : typeof cause?.message === 'string' ? ` (${cause.message})` : '';
+    const reason = `${error instanceof Error ? error.message : String(error)}${detail}`;
+    throw new MarketplaceApiError('ERR_NETWORK', endpoint, `The marketplace ${endpoint} request to ${new URL(url).origin} failed${where}: ${reason}`, options);
   }
 }
 
