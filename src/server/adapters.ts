@@ -58,7 +58,8 @@ async function answer(handler: FetchHandler, request: Request, options: NodeAdap
   let problem: unknown;
   try {
     const response: unknown = await handler(request);
-    if (response instanceof Response) return response;
+    // By shape, not instanceof: a Response of another fetch library or realm (undici's, say) serves as well.
+    if (isResponseLike(response)) return response;
     problem = new MarketplaceKitError('ERR_INTERNAL', `The handler answered ${response === undefined ? 'undefined (a missing return?)' : typeof response}, not a Response`, { status: 500 });
   } catch (error) {
     problem = error;
@@ -72,6 +73,11 @@ async function answer(handler: FetchHandler, request: Request, options: NodeAdap
     }
   }
   return response;
+}
+
+function isResponseLike(value: unknown): value is Response {
+  const candidate = value as { status?: unknown; headers?: { forEach?: unknown } } | null | undefined;
+  return typeof candidate?.status === 'number' && typeof candidate.headers?.forEach === 'function';
 }
 
 /** The parts of an Express request the adapter reads (Express 4 and 5). */

@@ -318,7 +318,8 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       return sessionAnswer(session, user, entitlement, claims.host);
     } catch (error) {
       // The marketplace was rate limited or down: the retry that the answer's Retry-After asks for
-      // can still use the token.
+      // can still use the token, and it is not counted against the user.
+      uncountExchange(claims.sub);
       await release();
       throw error;
     }
@@ -343,6 +344,14 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     if (count >= config.maxExchangesPerUser) return until - now;
     exchanges.set(userId, count + 1, until);
     return undefined;
+  }
+
+  /** Takes back the count of an exchange that made no session. */
+  function uncountExchange(userId: string): void {
+    const now = clock.now();
+    const count = exchanges.get(userId, now);
+    const until = exchanges.expiresAt(userId, now);
+    if (count !== undefined && until !== undefined && count > 0) exchanges.set(userId, count - 1, until);
   }
 
   /**

@@ -268,7 +268,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
 
     refresh(refreshToken, refreshOptions = {}) {
       const settled = refreshed.get(refreshToken, clock.now());
-      if (settled) return Promise.resolve(settled);
+      if (settled) return abortable('token', Promise.resolve(settled), refreshOptions.signal);
       let shared = refreshes.get(refreshToken);
       if (!shared) {
         // Shared by every caller, so no single caller's signal may cancel it.

@@ -212,10 +212,6 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
     for (const stop of onClose) stop(error);
     rpc.destroy();
   };
-  const releaseChannel = claimChannel(options.self, peer(), () =>
-    close('The host bridge is closed: a newer one was opened between the same two windows (a second kit in this frame?)'),
-  );
-
   const rpc = new RPC({
     serviceId: BRIDGE_SERVICE_ID,
     protocolVersion: BRIDGE_PROTOCOL_VERSION,
@@ -253,6 +249,11 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
       },
     },
   });
+
+  // Registered once the library's end exists, which closing it needs.
+  const releaseChannel = claimChannel(options.self, peer(), () =>
+    close('The host bridge is closed: a newer one was opened between the same two windows (a second kit in this frame?)'),
+  );
 
   for (const method of Object.keys(options.local)) {
     const [paramsSchema, resultSchema] = options.local[method]!;

@@ -211,6 +211,8 @@ describe('adapters: mistakes of the handler', () => {
       if (pathname === '/throws') throw new Error('database down');
       if (pathname === '/denied') throw new AccessDeniedError('feature', 'no');
       if (pathname === '/upstream') throw new MarketplaceApiError('ERR_TIMEOUT', 'entitlements', 'slow');
+      // A Response of another fetch library or realm: used by its shape.
+      if (pathname === '/foreign') return { status: 202, headers: new Headers({ 'content-type': 'application/json' }), body: null } as unknown as Response;
       return undefined as unknown as Response; // a missing return
     };
     const node = createServer(toNodeHandler(handler, { onError: (error, request) => void reported.push(`${new URL(request.url).pathname}: ${(error as Error).message}`) }));
@@ -222,6 +224,7 @@ describe('adapters: mistakes of the handler', () => {
         const response = await fetch(`${origin}${path}`);
         answers.push([path, response.status, ((await response.json()) as { error: { code: string } }).error.code]);
       }
+      assert.equal((await fetch(`${origin}/foreign`)).status, 202);
       assert.deepEqual(answers, [
         ['/throws', 500, 'ERR_INTERNAL'],
         ['/missing-return', 500, 'ERR_INTERNAL'],

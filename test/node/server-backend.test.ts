@@ -295,6 +295,16 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal((await postSession(backend, { context: refusedToken, host: DASHBOARD })).status, 200);
   });
 
+  it('does not count a launch the marketplace failed against the user (their retries during an outage)', async () => {
+    const { backend } = backendWith({ maxExchangesPerUser: 1 });
+    market.override = (_req, res) => res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>down</h1>');
+    const request = { context: await contextToken(), host: DASHBOARD };
+    for (let retry = 0; retry < 3; retry++) assert.equal((await postSession(backend, request)).status, 502);
+    market.override = null;
+    assert.equal((await postSession(backend, request)).status, 200, 'the one exchange allowed is still there');
+    assert.equal((await postSession(backend, { context: await contextToken(), host: DASHBOARD })).status, 429);
+  });
+
   it('by default keeps launches and webhooks in separate replay stores: a flood of launches fills its own, webhooks still pass', async () => {
     const { backend, events } = backendWith({ maxExchangesPerUser: Infinity });
     let status = 200;

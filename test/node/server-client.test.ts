@@ -144,6 +144,7 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
     const first = await c.refresh('rt_old');
     clock.advance(REFRESH_REUSE_WINDOW_MS - 1);
     assert.equal(await c.refresh('rt_old'), first, 'a late caller with the spent token');
+    await assert.rejects(c.refresh('rt_old', { signal: AbortSignal.abort() }), { code: 'ERR_ABORTED' }, 'an aborted caller is told so, answer or not');
     assert.equal(server.requests.length, 1);
     // After the window the token is sent again: the marketplace decides.
     clock.advance(1);
