@@ -167,13 +167,14 @@ const remoteError = (message: string) => Object.assign(new Error(message.slice(0
  * (two kits in one frame) would take each other's replies. So the newer one closes the older one.
  */
 const OPEN_BRIDGES = Symbol.for('marketplace-app-kit.open-bridges');
-type OpenBridges = WeakMap<object, Map<object, () => void>>;
+// Weak on both levels: a removed iframe's window is not kept alive by a bridge nobody destroyed.
+type OpenBridges = WeakMap<object, WeakMap<object, () => void>>;
 
 function claimChannel(self: MessageSource, peer: MessagePeer | null | undefined, close: () => void): () => void {
   if (!peer) return () => undefined;
   const registry = ((globalThis as { [OPEN_BRIDGES]?: OpenBridges })[OPEN_BRIDGES] ??= new WeakMap());
   let byPeer = registry.get(self);
-  if (!byPeer) registry.set(self, (byPeer = new Map()));
+  if (!byPeer) registry.set(self, (byPeer = new WeakMap()));
   byPeer.get(peer)?.();
   byPeer.set(peer, close);
   return () => {
