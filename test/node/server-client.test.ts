@@ -284,6 +284,23 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       await rejects(client({ timeoutMs: 1_000 }).client.refresh('rt'), { code: 'ERR_TIMEOUT', status: 200, message: /while reading the body/ });
     });
 
+    it('waits 10 s by default', async (t) => {
+      // The timer itself is faked: a test cannot wait 10 s, and node:test's mock timers do not
+      // reach AbortSignal.timeout.
+      const asked: number[] = [];
+      const expire = new AbortController();
+      t.mock.method(AbortSignal, 'timeout', (ms: number) => {
+        asked.push(ms);
+        return expire.signal;
+      });
+      const never: typeof fetch = () => new Promise(() => undefined);
+      const pending = client({ fetch: never }).client.whoami({ userId: 'usr_1' });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(asked, [10_000]);
+      expire.abort(new DOMException('timed out', 'TimeoutError'));
+      await rejects(pending, { code: 'ERR_TIMEOUT', message: /timed out after 10000 ms/ });
+    });
+
     it('a custom fetch that ignores the abort signal still times out', async () => {
       const never: typeof fetch = () => new Promise(() => undefined);
       await rejects(client({ fetch: never, timeoutMs: 100 }).client.whoami({ userId: 'usr_1' }), { code: 'ERR_TIMEOUT', message: /timed out after 100 ms/ });

@@ -436,6 +436,20 @@ describe('kit inside the dashboard', () => {
     expect(JSON.parse(fetch.calls.find((c) => c.method === 'POST' && c.body?.includes('ctx-1'))!.body!)).to.deep.equal({ context: 'ctx-1', host: HOST_ORIGIN });
   });
 
+  it('renews a session shorter than the margin at half its lifetime', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 40_000, exchanges: 0, now: () => env.now() };
+    const { kit, env, contexts } = embedded((call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true })));
+    await kit.started;
+    env.advance(19_000);
+    await kit.fetch('/api/a');
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a renewal runs alongside: give it time to show
+    expect(contexts()).to.equal(0, 'before half the lifetime: no renewal');
+    env.advance(1_000);
+    await kit.fetch('/api/b');
+    await until(() => state.exchanges === 2);
+    expect(contexts()).to.equal(1, 'at half the lifetime: renewed');
+  });
+
   it('renewing ahead of expiry holds no request back, even when the dashboard never answers', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
     let asked = 0;
