@@ -36,6 +36,7 @@ export async function report(): Promise<boolean> {
   const elements = await bundle(libraryBuild('src/elements/index.ts', (id) => /^(lit|@lit)(\/|$)/.test(id) || id.includes('/src/shared/')));
   const lit = await bundle(libraryBuild('node_modules/lit/index.js'));
   const floor = await bundle(libraryBuild('test/bench/size-floor.ts'));
+  const ownCode = await bundle(libraryBuild('src/runtime/index.ts', (id) => /^(zod|@mixer\/postmessage-rpc)(\/|$)/.test(id)));
 
   console.log('Size budget (minified, gzip level 9, 1 KB = 1,000 bytes)');
   let ok = line('script tag: dist/cdn/marketplace-app-kit.js', scriptTag, SCRIPT_TAG_BUDGET);
@@ -52,6 +53,7 @@ export async function report(): Promise<boolean> {
   line('elements alone (Lit and src/shared external)', elements);
   line('Lit 3 (lit/index.js)', lit);
   line('floor: zod/mini + postmessage-rpc, least use', floor);
+  line('runtime without zod and postmessage-rpc', ownCode);
   console.log(`  reference (esbuild, minified, gzip -9): ${REFERENCE}`);
   return ok;
 }
