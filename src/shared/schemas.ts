@@ -292,6 +292,7 @@ export function parseOrThrow<S extends z.ZodMiniType>(
  *
  * @example
  * describeFailure('toast params', result.error); // 'Invalid toast params at message: expected 1 to 1000 characters'
+ * describeFailure('whoami answer', result.error); // 'Invalid whoami answer at email: expected string'
  */
 export function describeFailure(what: string, error: z.core.$ZodError): string {
   let issue: z.core.$ZodIssue | undefined = error.issues[0];
@@ -302,5 +303,16 @@ export function describeFailure(what: string, error: z.core.$ZodError): string {
   }
   if (issue) path = [...path, ...issue.path];
   const where = path.length > 0 ? ` at ${path.map(String).join('.')}` : '';
-  return `Invalid ${what}${where}: ${issue?.message ?? 'does not match its schema'}`;
+  return `Invalid ${what}${where}: ${issue ? explain(issue) : 'does not match its schema'}`;
+}
+
+/**
+ * zod/mini carries no messages of its own (its locales would add to the browser bundle): it says
+ * "Invalid input" for a wrong type or value. Those two say what was expected; our refinements
+ * already carry their own message.
+ */
+function explain(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type') return `expected ${issue.expected === 'never' ? 'no value' : issue.expected}`;
+  if (issue.code === 'invalid_value') return `expected ${issue.values.map((value) => (typeof value === 'string' ? `"${value}"` : String(value))).join(' or ')}`;
+  return issue.message;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MarketplaceKitError } from '../../src/shared/errors.js';
-import { Profile, isKnownEvent, parseOrThrow, parseWebhookDelivery } from '../../src/shared/schemas.js';
+import { EntitlementShort, Profile, Theme, isKnownEvent, parseOrThrow, parseWebhookDelivery } from '../../src/shared/schemas.js';
 import { schemaCases, schemaTable } from '../support/schema-cases.js';
 
 describe('shared schemas', () => {
@@ -18,8 +18,24 @@ describe('shared schemas', () => {
         error instanceof MarketplaceKitError &&
         error.code === 'ERR_RESPONSE_INVALID' &&
         error.status === 200 &&
-        /^Invalid whoami response at email/.test(error.message),
+        error.message === 'Invalid whoami response at email: expected string',
     );
+  });
+
+  it('says what was expected where zod/mini says only "Invalid input"', () => {
+    const message = (schema: Parameters<typeof parseOrThrow>[0], value: unknown) => {
+      try {
+        parseOrThrow(schema, value, 'answer');
+      } catch (error) {
+        return (error as Error).message;
+      }
+      assert.fail('expected a refusal');
+    };
+    assert.equal(message(Profile, null), 'Invalid answer: expected object');
+    assert.equal(message(Theme, 'blue'), 'Invalid answer: expected "light" or "dark"');
+    const short = { user_id: 'usr_1', app_id: 'app_1', plan: 'pro', features: [], usage: { api_calls: 0, limit: 5 } };
+    assert.equal(message(EntitlementShort, { ...short, status: 'active' }), 'Invalid answer at status: expected no value');
+    assert.equal(message(Profile, { id: 'usr_1', email: 'a@b.c', name: 'n', avatar_url: 'ftp://x' }), 'Invalid answer at avatar_url: expected an http(s) URL', 'a refinement keeps its own message');
   });
 
   it('parseWebhookDelivery keeps unknown kinds as generic events and checks known kinds strictly', () => {
