@@ -23,6 +23,9 @@ Options:
   --test-api-key KEY    Use this test_ API key instead of a made-up one
   --live-api-key KEY    Use this live_ API key instead of a made-up one
   --webhook-secret S    Use this webhook secret instead of a made-up one
+  --rate-limit N        Allow N API requests per minute per API key or user token, to
+                        see your app meet 429s (default: test keys 100, live keys and
+                        user tokens 1000)
   --json                Print one JSON line with URLs and credentials once ready, nothing else
   -h, --help            Show this help
 
@@ -40,6 +43,7 @@ const OPTIONS = {
   'test-api-key': { type: 'string' },
   'live-api-key': { type: 'string' },
   'webhook-secret': { type: 'string' },
+  'rate-limit': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -55,6 +59,12 @@ function parsePort(value: string | undefined): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) fail(`--port must be a whole number from 0 to 65535, not "${value}".`);
   return port;
+}
+
+function parseRateLimit(value: string): number {
+  const limit = Number(value);
+  if (!/^\d+$/.test(value) || limit < 1 || !Number.isSafeInteger(limit)) fail(`--rate-limit must be a whole number, 1 or more, not "${value}".`);
+  return limit;
 }
 
 function parseUrl(value: string | undefined, flag: string): string | undefined {
@@ -92,6 +102,10 @@ function options(args: string[]): { help: boolean; json: boolean; simulator: Sim
   if (values['webhook-secret']) simulator.webhookSecret = values['webhook-secret'];
   if (values['test-api-key']) simulator.testApiKey = values['test-api-key'];
   if (values['live-api-key']) simulator.liveApiKey = values['live-api-key'];
+  if (values['rate-limit'] !== undefined) {
+    const limit = parseRateLimit(values['rate-limit']);
+    simulator.rateLimits = { test: limit, live: limit, bearer: limit };
+  }
   return { help: false, json: values.json ?? false, simulator };
 }
 

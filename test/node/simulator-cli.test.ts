@@ -75,12 +75,24 @@ describe('mpkit CLI', () => {
     assert.deepEqual(await once(child, 'exit'), [0, null]);
   });
 
+  it('--rate-limit N answers the N+1st API call of a minute with 429', async () => {
+    const child = start(['simulate', '--port', '0', '--json', '--rate-limit', '2']);
+    const info = JSON.parse(await readUntil(child, /\n/));
+    const call = () => fetch(`${info.base_url}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': info.test_api_key } });
+    assert.deepEqual([(await call()).status, (await call()).status], [200, 200]);
+    const refused = await call();
+    assert.equal(refused.status, 429);
+    assert.match(refused.headers.get('retry-after') ?? '', /^\d+$/);
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  });
+
   it('--help shows the usage for mpkit and mpkit simulate', async () => {
     for (const args of [['--help'], ['simulate', '--help'], ['-h']]) {
       const { code, stdout } = await run(args);
       assert.equal(code, 0);
       assert.match(stdout, /^Usage: mpkit simulate \[options\]/);
-      for (const flag of ['--port', '--app-url', '--redirect-uri', '--webhook-url', '--json']) assert.ok(stdout.includes(flag), flag);
+      for (const flag of ['--port', '--app-url', '--redirect-uri', '--webhook-url', '--rate-limit', '--json']) assert.ok(stdout.includes(flag), flag);
     }
   });
 
@@ -92,6 +104,8 @@ describe('mpkit CLI', () => {
       [['simulate', '--app-url', 'not-a-url'], /--app-url must be an absolute http\(s\) URL/],
       [['simulate', '--redirect-uri', 'javascript:alert(1)'], /--redirect-uri must be an absolute http\(s\) URL/],
       [['simulate', '--test-api-key', 'live_x'], /must start with test_/],
+      [['simulate', '--rate-limit', '0'], /--rate-limit must be a whole number, 1 or more/],
+      [['simulate', '--rate-limit', '5/min'], /--rate-limit must be a whole number, 1 or more/],
       [['simulate', 'extra'], /Unexpected argument "extra"/],
       [['launch'], /Unknown command "launch"/],
       [[], /Missing command/],
