@@ -32,8 +32,12 @@ type Awaitable<T> = T | Promise<T>;
  * message (never its stack). A call to a handler that is not given fails the same way.
  */
 export interface HostHandlers {
-  /** A fresh context token for the app (the app exchanges it for a new session). Required. */
-  getContext(): Awaitable<{ context: string }>;
+  /**
+   * A fresh context token for the app (the app exchanges it for a new session). Required. Give the
+   * dashboard's current `theme` and `locale` too: an app page loaded again inside the frame (a
+   * reload, a link to another page of the app) has no `mp_theme` / `mp_locale` to read them from.
+   */
+  getContext(): Awaitable<{ context: string; theme?: Theme; locale?: string }>;
   resize?(params: { height: number }): Awaitable<void>;
   navigate?(params: { path: string }): Awaitable<void>;
   /** Only absolute http(s) URLs reach this handler. */
@@ -87,7 +91,7 @@ function appWindow(iframe: HTMLIFrameElement): Window | null {
  * const connection = connectApp(iframe, {
  *   appOrigin: 'https://app.example',
  *   handlers: {
- *     getContext: async () => ({ context: await mintContextToken() }),
+ *     getContext: async () => ({ context: await mintContextToken(), theme: 'dark', locale: 'de-DE' }),
  *     resize: ({ height }) => { iframe.style.height = `${height}px`; },
  *     openExternal: ({ url }) => { window.open(url, '_blank', 'noopener'); },
  *   },

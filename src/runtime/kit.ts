@@ -459,7 +459,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
         this.#openTimer = setTimeout(openBridge, BRIDGE_OPEN_AT_LATEST_MS);
         this.#applyTheme(launch.theme ?? this.#fields.theme);
         if (launch.locale) this.#applyLocale(launch.locale);
-        request ??= this.#exchange((await this.#call('getContext', {})).context);
+        request ??= this.#exchange(this.#fromHost(await this.#call('getContext', {})));
       }
       const response = await this.#unlessForgotten(generation, request);
       if (response) this.#acceptSession(response);
@@ -477,6 +477,18 @@ export class MarketplaceKit extends EventTarget implements Kit {
       clearTimeout(this.#openTimer);
       if (this.#host) this.#openTimer = setTimeout(openBridge, 0);
     }
+  }
+
+  /**
+   * Applies the theme and locale the dashboard sent with a context, and returns the context. They
+   * matter after a reload inside the frame, which has no `mp_theme` / `mp_locale` to read; a
+   * locale that is no language tag is left out, as in the URL.
+   */
+  #fromHost({ context, theme, locale }: ResultOf<HostMethods, 'getContext'>): string {
+    if (theme) this.#applyTheme(theme);
+    const tag = locale === undefined ? null : normalizeLocale(locale, null);
+    if (tag) this.#applyLocale(tag);
+    return context;
   }
 
   #exchange(context: string): Promise<SessionResponse> {
@@ -720,7 +732,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     if (!this.#mayRenew()) throw noSession();
     const request = standalone
       ? this.#backend.session({ credentials: 'include' })
-      : this.#call('getContext', {}).then(({ context }) => this.#exchange(context));
+      : this.#call('getContext', {}).then((answer) => this.#exchange(this.#fromHost(answer)));
     const failed = (cause: unknown) =>
       new MarketplaceKitError(
         'ERR_SESSION_REFRESH_FAILED',

@@ -49,7 +49,9 @@ function buildSchemas() {
   return {
     /** Methods the dashboard exposes and the app calls: `[params, result]`. */
     host: {
-      getContext: [Empty, z.object({ context: text(1, 16384) })],
+      // `theme` and `locale` go beyond DESIGN E: a page loaded again inside the frame has no
+      // `mp_theme` / `mp_locale`, so the dashboard says them here.
+      getContext: [Empty, z.object({ context: text(1, 16384), theme: z.optional(z.enum(THEMES)), locale: z.optional(text(2, 35)) })],
       resize: [
         z.object({ height: z.number().check(z.refine((value) => value >= 0 && value <= 1_000_000, 'expected 0 to 1000000')) }),
         null,

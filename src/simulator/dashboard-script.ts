@@ -81,7 +81,7 @@ export const DASHBOARD_SCRIPT = String.raw`
   /* The embedded app and the host side of the bridge. */
 
   const handlers = {
-    getContext: async () => ({ context: await mintContext() }),
+    getContext: async () => ({ context: await mintContext(), theme: view.theme, locale: view.locale }),
     resize: ({ height }) => {
       if (frame) frame.style.height = Math.min(Math.max(Math.ceil(height), 120), 20000) + 'px';
     },

@@ -180,6 +180,12 @@ describe('simulator dashboard', () => {
     const url = new URL(page.url());
     assert.deepEqual([url.searchParams.get('theme'), url.searchParams.get('locale')], ['dark', 'fr-FR']);
 
+    // A reload inside the frame has no mp_* parameters: getContext's answer carries theme and locale.
+    await Promise.all([frame.waitForNavigation(), frame.evaluate(() => void setTimeout(() => location.reload(), 0))]);
+    await frame.waitForFunction(() => (window as unknown as AppWindow).kit?.state === 'ready');
+    assert.equal(new URL(frame.url()).searchParams.has('mp_context'), false, 'the reload carried no launch parameters');
+    assert.deepEqual(await kit(frame, (k) => [k.theme, k.locale]), ['dark', 'fr-FR']);
+
     await page.selectOption('#user', 'usr_grace');
     const other = await appFrame(page);
     assert.equal(await kit(other, (k) => k.user?.id), 'usr_grace');

@@ -379,6 +379,25 @@ describe('kit inside the dashboard', () => {
     expect(JSON.parse(fetch.calls[0]!.body!)).to.deep.equal({ context: 'ctx-again', host: HOST_ORIGIN });
   });
 
+  it('after an in-frame reload takes the theme and locale from the dashboard\'s answer, not the browser', async () => {
+    const reload = async (answer: { context: string; theme?: 'light' | 'dark'; locale?: string }) => {
+      const [host, app] = windowPair();
+      const hostSide = openHostEnd(host, app, { getContext: () => answer });
+      kits.push({ destroy: () => hostSide.destroy() } as Kit);
+      const env = fakeEnvironment(`${APP_ORIGIN}/embed`, { parent: host, self: app });
+      const kit = start(env, scriptedFetch(backend({ entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 })), { autoResize: false });
+      await kit.started;
+      return { kit, env };
+    };
+    const { kit, env } = await reload({ context: 'ctx-again', theme: 'dark', locale: 'de-DE' });
+    expect([kit.state, kit.theme, kit.locale]).to.deep.equal(['ready', 'dark', 'de-DE']);
+    expect(env.root?.dataset['mpTheme']).to.equal('dark');
+    expect(env.root?.dataset['mpLocale']).to.equal('de-DE');
+    const browser = fakeEnvironment(`${APP_ORIGIN}/embed`);
+    const plain = await reload({ context: 'ctx-again', locale: 'not a tag' });
+    expect([plain.kit.state, plain.kit.theme, plain.kit.locale]).to.deep.equal(['ready', browser.defaultTheme, browser.defaultLocale], 'without them (or with no language tag) the defaults stay');
+  });
+
   it('kit.fetch adds the bearer for the backend\'s origin only', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
     const { kit, fetch } = embedded((call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true })));
