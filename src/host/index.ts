@@ -109,6 +109,9 @@ export function connectApp(iframe: HTMLIFrameElement, options: ConnectAppOptions
   const bridge = openBridge({
     self: view,
     peer: () => appWindow(iframe),
+    // The iframe, not its window: the window is not the app's until the app's page arrives, and
+    // the README has the dashboard connect before that.
+    channel: iframe,
     origin: appOrigin,
     local: bridgeSchemas().host,
     remote: bridgeSchemas().app,

@@ -129,6 +129,12 @@ export interface BridgeOptions<Local extends MethodTable, Remote extends MethodT
   self: MessageSource;
   /** The peer window; `event.source` must be this exact object. A function when it can change. */
   peer: MessagePeer | (() => MessagePeer | null | undefined);
+  /**
+   * What stands for the peer in the one-bridge-per-pair rule (see `openBridge`), when the peer
+   * window may not exist yet: the dashboard's iframe element, whose window is not the app's until
+   * the app's page arrives. Default: the peer window as it is when the bridge opens.
+   */
+  channel?: object;
   /** The peer's origin, exactly (`https://dashboard.example`); never `*`. */
   origin: string;
   local: Local;
@@ -172,7 +178,7 @@ const OPEN_BRIDGES = Symbol.for('marketplace-app-kit.open-bridges');
 // Weak on both levels: a removed iframe's window is not kept alive by a bridge nobody destroyed.
 type OpenBridges = WeakMap<object, WeakMap<object, () => void>>;
 
-function claimChannel(self: MessageSource, peer: MessagePeer | null | undefined, close: () => void): () => void {
+function claimChannel(self: MessageSource, peer: object | null | undefined, close: () => void): () => void {
   if (!peer) return () => undefined;
   const registry = ((globalThis as { [OPEN_BRIDGES]?: OpenBridges })[OPEN_BRIDGES] ??= new WeakMap());
   let byPeer = registry.get(self);
@@ -254,8 +260,8 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
   });
 
   // Registered once the library's end exists, which closing it needs.
-  const releaseChannel = claimChannel(options.self, peer(), () =>
-    close('The host bridge is closed: a newer one was opened between the same two windows (a second kit in this frame?)'),
+  const releaseChannel = claimChannel(options.self, options.channel ?? peer(), () =>
+    close('The host bridge is closed: a newer one was opened between the same two windows (a second kit in this frame, or a second connectApp on this iframe?)'),
   );
 
   for (const method of Object.keys(options.local)) {

@@ -99,6 +99,21 @@ describe('connectApp', () => {
     expect(titles).to.deep.equal(['Reports']);
   });
 
+  it('a second connectApp on the same iframe closes the first, also when both come before the app\'s page', async () => {
+    const answered: string[] = [];
+    const iframe = document.createElement('iframe');
+    document.body.append(iframe); // its empty document: no app window yet
+    const first = connect(iframe, { getContext: () => ({ context: 'c' }), setTitle: () => void answered.push('first') });
+    const second = connect(iframe, { getContext: () => ({ context: 'c' }), setTitle: () => void answered.push('second') });
+    expect(await first.ready.catch((error: MarketplaceKitError) => error.code)).to.equal('ERR_BRIDGE_CLOSED');
+    iframe.srcdoc = frameThatPosts([packet(-1, 'ready', { protocolVersion: '1' }), packet(1, 'setTitle', { title: 'Reports' })]).srcdoc;
+    await second.ready;
+    await until(() => repliesIn(iframe).some((r) => r.id === 1));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a second reply would come now
+    expect(answered).to.deep.equal(['second']);
+    expect(repliesIn(iframe).filter((r) => r.id === 1)).to.have.length(1, 'one reply to the call');
+  });
+
   it('times out calls to an app that never loads the kit, and fails them once destroyed', async () => {
     const iframe = document.createElement('iframe');
     const connection = connect(iframe, { getContext: () => ({ context: 'c' }) });
