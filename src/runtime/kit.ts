@@ -179,10 +179,12 @@ export function browserEnvironment(): KitEnvironment {
 
 interface Session {
   token: string;
-  /** When `kit.fetch` renews the session before using it (see `acceptSession`). */
+  /** From when `kit.fetch` renews the session, alongside its request (see `acceptSession`). */
   renewAt: number;
   /** Until when the token may still be used if that renewal fails. */
   expiresAt: number;
+  /** The backend's `expires_at`, as a time: of two tokens, the one that ends later is the newer. */
+  ends: number;
 }
 
 type Fields = Pick<Kit, 'state' | 'user' | 'entitlement' | 'theme' | 'locale' | 'error'>;
@@ -622,17 +624,24 @@ export class MarketplaceKit extends EventTarget implements Kit {
    * never more than half the lifetime (short sessions). On the developer's site renewing early is
    * pointless (`GET /session` answers the same cookie token), so only a 401 renews. A session that
    * looks expired on arrival means the clocks disagree; it is then renewed on a 401 only too.
+   * An answer for an older token (a refresh that left before a renewal and came back after it)
+   * brings its user and entitlement, but the newer token stays.
    */
   #acceptSession(response: SessionResponse): void {
     const now = this.#env.now();
-    const lifetime = Date.parse(response.session.expires_at) - now;
-    const margin = this.#timing.margin;
-    const known = this.embedded && lifetime > 0;
-    this.#session = {
-      token: response.session.token,
-      renewAt: known ? now + Math.max(lifetime - margin, lifetime / 2) : Infinity,
-      expiresAt: known ? now + lifetime : Infinity,
-    };
+    const ends = Date.parse(response.session.expires_at);
+    const current = this.#session;
+    if (!current || current.token === response.session.token || current.ends <= ends) {
+      const lifetime = ends - now;
+      const margin = this.#timing.margin;
+      const known = this.embedded && lifetime > 0;
+      this.#session = {
+        token: response.session.token,
+        renewAt: known ? now + Math.max(lifetime - margin, lifetime / 2) : Infinity,
+        expiresAt: known ? now + lifetime : Infinity,
+        ends,
+      };
+    }
     this.#set({ state: 'ready', user: response.user, entitlement: response.entitlement, error: null });
   }
 

@@ -469,6 +469,32 @@ describe('kit inside the dashboard', () => {
     expect(contexts()).to.equal(1, 'at half the lifetime: renewed');
   });
 
+  it('a refresh that left with the old token and comes back after a renewal keeps the new token', async () => {
+    // As the kit's backend does: an exchange makes a token that ends in 10 min; GET /session
+    // answers the token it was sent, with that token's own end.
+    const ends = new Map<string, number>();
+    let entitlement: Entitlement = ENTITLEMENT;
+    const held = gate();
+    const { kit, env, fetch } = embedded(async (call) => {
+      if (call.url.endsWith('?refresh=1')) await held.promise; // the backend waits out its refresh interval
+      if (!call.url.includes('/session')) return jsonResponse({ ok: true });
+      const token = call.method === 'POST' ? `tok-${ends.size + 1}` : call.authorization!.slice(7);
+      if (!ends.has(token)) ends.set(token, env.now() + 600_000);
+      return jsonResponse(sessionBody(token, ends.get(token)! - env.now(), entitlement, env.now()));
+    });
+    await kit.started;
+    env.advance(545_000); // past the time to renew, 55 s before expiry
+    entitlement = PRO;
+    const refreshing = kit.refresh(); // sent with tok-1, and renews alongside
+    await until(() => ends.size === 2 && kit.has('export')); // renewed: tok-2
+    entitlement = { ...PRO, plan: 'business' };
+    held.open();
+    await refreshing;
+    await kit.fetch('/api/after');
+    expect(fetch.calls.find((c) => c.url.endsWith('/api/after'))?.authorization).to.equal('Bearer tok-2');
+    expect(kit.entitlement?.plan).to.equal('business', 'the late answer still brings its entitlement');
+  });
+
   it('renewing ahead of expiry holds no request back, even when the dashboard never answers', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
     let asked = 0;
