@@ -586,14 +586,21 @@ export class MarketplaceKit extends EventTarget implements Kit {
     });
     this.#opened = bridge;
     if (this.#options.autoResize !== false) {
+      // The height sent last, or -1 once its call failed.
       let last = -1;
-      try {
-        this.#stopResize = env.observeHeight((height) => {
-          if (height === last) return;
-          last = height;
-          // Resizing is best effort: a dashboard that does not answer must not break the app.
-          this.#host?.resize(height).catch(() => undefined);
+      const report = (height: number) => {
+        if (height === last) return;
+        last = height;
+        // Resizing is best effort: a dashboard that does not answer must not break the app.
+        this.#host?.resize(height).catch(() => {
+          if (last === height) last = -1;
         });
+      };
+      try {
+        this.#stopResize = env.observeHeight(report);
+        // A dashboard that connects late lets the first heights time out: once it has answered
+        // the handshake, the height goes again (the observer says nothing until it changes).
+        bridge.ready.then(() => last === -1 && !this.#destroyed && report(env.measureHeight()), () => undefined);
       } catch {
         // No ResizeObserver here: no automatic resizing, but the bridge and `host.resize()` work.
       }

@@ -290,6 +290,14 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
   const ready = Promise.race([rpc.isReady, closedSignal]);
   // Nobody has to wait for the handshake; closing must not leave an unhandled rejection behind.
   ready.catch(() => undefined);
+  // Calls waiting for the handshake, sent by one reaction once it is done: a reaction per call
+  // would keep every call that timed out meanwhile for as long as the peer stays silent.
+  let handshaken = false;
+  const waiting = new Set<() => void>();
+  ready.then(() => {
+    handshaken = true;
+    for (const start of waiting) start();
+  }, () => undefined);
 
   return {
     ready,
@@ -331,8 +339,21 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
       let result: unknown;
       let stop!: (error: unknown) => void;
       const closing = new Promise<never>((_, reject) => onClose.add((stop = reject)));
+      let start!: () => void;
+      const sent = new Promise<unknown>((resolve, reject) => {
+        start = () => {
+          waiting.delete(start);
+          try {
+            resolve(send());
+          } catch (error) {
+            reject(error);
+          }
+        };
+      });
+      if (handshaken) start();
+      else waiting.add(start);
       try {
-        result = await Promise.race([ready.then(send), timeout, closing]);
+        result = await Promise.race([sent, timeout, closing]);
       } catch (error) {
         // Our own timeout and closing are kit errors; anything else is the peer's error reply.
         if (isKitError(error)) throw error;
@@ -341,6 +362,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
       } finally {
         clearTimeout(timer);
         onClose.delete(stop);
+        waiting.delete(start);
       }
       const invalid = (message: string) => new MarketplaceKitError('ERR_BRIDGE_INVALID_MESSAGE', message);
       if (!resultSchema) {

@@ -48,6 +48,22 @@ describe('host bridge memory', () => {
     assert.ok(grown < 10, `the heap grew by ${grown.toFixed(1)} MB over 3,000 calls`);
   });
 
+  it('keeps nothing of calls that timed out waiting for a handshake that never comes', async () => {
+    const schemas = bridgeSchemas();
+    const silent: MessagePeer = { postMessage: () => undefined };
+    const self = new EventTarget() as unknown as Parameters<typeof openBridge>[0]['self'];
+    const app = openBridge({ self, peer: silent, origin: HOST, local: schemas.app, remote: schemas.host, handlers: {} });
+    // Params of 1 KB each: 20 MB if each call were kept until the handshake.
+    const title = 'x'.repeat(200);
+    const batch = () => Promise.all(Array.from({ length: 1_000 }, () => app.call('setTitle', { title }, { timeoutMs: 1 }).catch(() => undefined)));
+    await batch();
+    const before = heapMb();
+    for (let i = 0; i < 20; i++) await batch();
+    const grown = heapMb() - before;
+    app.destroy();
+    assert.ok(grown < 10, `the heap grew by ${grown.toFixed(1)} MB over 20,000 timed-out calls`);
+  });
+
   it('still rejects a call under way with ERR_BRIDGE_CLOSED when the bridge closes', async () => {
     const { host, app } = connectedPair(() => 'ctx');
     await app.ready;

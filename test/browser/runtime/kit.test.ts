@@ -748,6 +748,22 @@ describe('kit inside the dashboard', () => {
   });
 });
 
+describe('auto-resize with a dashboard that connects late', () => {
+  it('reports the height again once the dashboard has answered the handshake', async () => {
+    const [host, app] = windowPair();
+    const env = fakeEnvironment(LAUNCH, { parent: host, self: app });
+    const kit = start(env, scriptedFetch(backend({ entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 })), { bridgeTimeoutMs: 100 });
+    await kit.started;
+    await tick(300); // the bridge opened and the first height's call timed out: nobody listened
+    const heights: number[] = [];
+    const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'ctx' }), resize: ({ height }) => void heights.push(height) }, 100);
+    kits.push({ destroy: () => hostSide.destroy() } as Kit);
+    await hostSide.ready;
+    await tick(50);
+    expect(heights).to.deep.equal([env.height]);
+  });
+});
+
 describe('destroy', () => {
   it('during start-up opens no bridge, observes nothing, keeps no session and notifies nobody', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
