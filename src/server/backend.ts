@@ -394,7 +394,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   /** GET /oauth/start: state + PKCE in a signed cookie, then off to the authorization page. */
   async function oauthStart(request: Request, url: URL): Promise<Response> {
     const origin = trustedOrigin(request, 'the OAuth sign-in');
-    const returnTo = safeReturnTo(url.searchParams.get('return_to'), origin);
+    const returnTo = safeReturnTo(url.searchParams.get('return_to'), origin, config.corsOrigins);
     const redirectUri = options.redirectUri ?? `${origin}${basePath}/oauth/callback`;
     const authorization = buildAuthorizationUrl({ siteUrl: config.siteUrl, clientId: options.clientId, redirectUri, scope: options.scope ?? DEFAULT_SCOPE });
     const iat = Math.floor(clock.now() / 1000);
@@ -424,10 +424,12 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     }
     const clearState = serializeCookie(OAUTH_STATE_COOKIE, '', cookieAttributes(origin, `${basePath}/oauth`, 0));
     const back = (error?: string) => {
-      // Checked again although the cookie is signed: the redirect must never leave the origin.
-      const target = new URL(safeReturnTo(flow.return_to, origin), origin);
+      // Checked again although the cookie is signed: the redirect never leaves the app's origin
+      // and its corsOrigins.
+      const target = new URL(safeReturnTo(flow.return_to, origin, config.corsOrigins), origin);
       if (error) target.searchParams.set(OAUTH_ERROR_PARAM, error);
-      const response = redirect(`${target.pathname}${target.search}${target.hash}`);
+      const place = `${target.pathname}${target.search}${target.hash}`;
+      const response = redirect(target.origin === origin ? place : `${target.origin}${place}`);
       response.headers.append('set-cookie', clearState);
       return response;
     };

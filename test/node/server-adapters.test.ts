@@ -448,6 +448,15 @@ describe('safeReturnTo', () => {
       assert.equal(safeReturnTo(input, origin), expected);
     });
   }
+
+  it('keeps an absolute URL on a trusted origin (corsOrigins), and only there', () => {
+    const trusted = new Set(['https://site.example']);
+    assert.equal(safeReturnTo('https://site.example/reports?tab=2#a', origin, trusted), 'https://site.example/reports?tab=2#a');
+    assert.equal(safeReturnTo('/notes', origin, trusted), '/notes', 'the app\'s own paths stay paths');
+    for (const evil of ['https://site.example.evil.example/', 'https://site.example@evil.example/', 'http://site.example/', 'https://site.example/.//evil.example', 'https://evil.example/']) {
+      assert.equal(safeReturnTo(evil, origin, trusted), '/', evil);
+    }
+  });
 });
 
 describe('toErrorResponse: the one place errors become answers', () => {

@@ -600,6 +600,22 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     assert.equal(done.headers.get('location'), '/settings?x=1');
   });
 
+  it('returns to a page of a corsOrigins site (a backend on another origin), with its error too', async () => {
+    const { backend } = backendWith({ corsOrigins: ['https://site.example'] });
+    const { callback, cookie } = await signIn(backend, 'https://site.example/reports?tab=2');
+    const done = await backend(new Request(callback, { headers: { cookie } }));
+    assert.equal(done.headers.get('location'), 'https://site.example/reports?tab=2');
+    const denied = await signIn(backend, 'https://site.example/reports');
+    const deniedUrl = new URL(denied.callback);
+    deniedUrl.searchParams.delete('code');
+    deniedUrl.searchParams.set('error', 'access_denied');
+    const refused = await backend(new Request(deniedUrl, { headers: { cookie: denied.cookie } }));
+    assert.equal(refused.headers.get('location'), 'https://site.example/reports?mp_oauth_error=access_denied');
+    const other = await signIn(backend, 'https://elsewhere.example/');
+    const back = await backend(new Request(other.callback, { headers: { cookie: other.cookie } }));
+    assert.equal(back.headers.get('location'), '/', 'an origin not in corsOrigins is no place to return to');
+  });
+
   it('returns to return_to with mp_oauth_error when the user denies or the exchange fails', async () => {
     const { backend } = backendWith();
     const denied = await signIn(backend, '/home');

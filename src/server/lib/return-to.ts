@@ -1,9 +1,10 @@
 /**
- * Where to send the browser after the OAuth sign-in: only a place on the app's own origin.
- * Anything else (`//evil`, `https://evil`, `/\evil`, `/.//evil`, `javascript:`, control
- * characters) falls back to `/`, so the callback is never an open redirect.
+ * Where to send the browser after the OAuth sign-in: a place on the app's own origin (as a path),
+ * or an absolute URL on one of `trusted` (the backend's `corsOrigins`: the site that calls a
+ * backend on another origin). Anything else (`//evil`, `https://evil`, `/\evil`, `/.//evil`,
+ * `javascript:`, control characters) falls back to `/`, so the callback is never an open redirect.
  */
-export function safeReturnTo(value: string | null | undefined, publicOrigin: string): string {
+export function safeReturnTo(value: string | null | undefined, publicOrigin: string, trusted: ReadonlySet<string> = new Set()): string {
   if (typeof value !== 'string' || value === '' || value.length > 2048) return '/';
   // Browsers treat `\` as `/` and drop tabs and newlines, which turns `/\evil` into `//evil`.
   if (/[\u0000-\u001f\u007f\\]/.test(value)) return '/';
@@ -16,9 +17,10 @@ export function safeReturnTo(value: string | null | undefined, publicOrigin: str
   } catch {
     return '/';
   }
-  if (url.origin !== publicOrigin) return '/';
+  if (url.origin !== publicOrigin && !trusted.has(url.origin)) return '/';
   // Dot segments can leave a path that starts with `//` (`/.//evil` → `//evil`): as a Location,
   // that is another host.
   if (url.pathname.startsWith('//') || url.pathname.includes('\\')) return '/';
-  return `${url.pathname}${url.search}${url.hash}`;
+  const place = `${url.pathname}${url.search}${url.hash}`;
+  return url.origin === publicOrigin ? place : `${url.origin}${place}`;
 }
