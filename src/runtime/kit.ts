@@ -219,6 +219,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
   /** Ends a load of the bridge code under way (set while one runs): destroy() calls it. */
   #stopLoading: (() => void) | undefined;
   #openTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Fires when the entitlement ends (see `#set`). */
+  #expiryTimer: ReturnType<typeof setTimeout> | undefined;
   #host: HostBridge | null = null;
   #renewal: Promise<string> | null = null;
   #refreshRunning: Promise<void> | null = null;
@@ -411,6 +413,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     if (this.#destroyed) return;
     this.#destroyed = true;
     clearTimeout(this.#openTimer);
+    clearTimeout(this.#expiryTimer);
     this.#stopResize?.();
     this.#stopPreferences?.();
     // A bridge still loading is never opened (see `#connect`).
@@ -796,6 +799,11 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #set(patch: Partial<Fields>): void {
     if (this.#destroyed) return;
     Object.assign(this.#fields, patch);
+    // An entitlement that ends while the page is open changes `has()` with no news from anyone:
+    // listeners hear of it then. setTimeout waits at most MAX_TIMER_MS; a later end is timed again.
+    clearTimeout(this.#expiryTimer);
+    const left = Date.parse(this.#fields.entitlement?.expires_at ?? '') - Date.now();
+    if (left > 0) this.#expiryTimer = setTimeout(() => this.#set({}), Math.min(left + 1, MAX_TIMER_MS));
     const signature = this.#sign();
     if (signature === this.#signature) return;
     this.#signature = signature;
@@ -812,8 +820,12 @@ export class MarketplaceKit extends EventTarget implements Kit {
     if (!this.#destroyed) this.dispatchEvent(new Event(KIT_CHANGE_EVENT));
   }
 
-  /** Everything a listener can see, as text; the error as its `toJSON()` (code and message). */
+  /**
+   * Everything a listener can see, as text; the error as its `toJSON()` (code and message), and
+   * whether the entitlement has ended by now.
+   */
   #sign(): string {
-    return JSON.stringify(this.#fields);
+    const ends = this.#fields.entitlement?.expires_at;
+    return JSON.stringify([this.#fields, ends ? !(Date.parse(ends) > Date.now()) : false]);
   }
 }

@@ -1,5 +1,6 @@
 import { LitElement, adoptStyles, html, type CSSResultGroup, type PropertyDeclarations, type PropertyValues, type TemplateResult } from 'lit';
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../../shared/errors.js';
+import { MAX_TIMER_MS } from '../../shared/options.js';
 import type { Theme } from '../../shared/schemas.js';
 import type { Kit, KitState, UpgradeOutcome } from '../../runtime/types.js';
 import { MpErrorEvent, MpSignInRequestEvent, MpUpgradeEvent, MpUpgradeRequestEvent } from '../events.js';
@@ -201,8 +202,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   private _renderAtExpiry(expiresAt: string | null | undefined): void {
     clearTimeout(this._expiryTimer);
     const left = expiresAt ? Date.parse(expiresAt) - Date.now() : NaN;
-    // setTimeout takes at most 2^31 - 1 ms (about 24.8 days); a later end is timed again then.
-    if (this.isConnected && left > 0) this._expiryTimer = setTimeout(() => this.requestUpdate(), Math.min(left + 1, 2 ** 31 - 1));
+    // setTimeout takes at most MAX_TIMER_MS (about 24.8 days); a later end is timed again then.
+    if (this.isConnected && left > 0) this._expiryTimer = setTimeout(() => this.requestUpdate(), Math.min(left + 1, MAX_TIMER_MS));
   }
 
   /**

@@ -105,6 +105,17 @@ describe('kit on the developer\'s own site', () => {
     expect(env.replaced).to.deep.equal([], 'a URL without mp_* is left alone');
   });
 
+  it('tells listeners when the entitlement ends while the page is open', async () => {
+    const ending = { ...ENTITLEMENT, expires_at: new Date(Date.now() + 200).toISOString() };
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/account`), scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000, ending))));
+    await kit.started;
+    const seen: boolean[] = [];
+    kit.subscribe((k) => seen.push(k.has('reports')));
+    expect(kit.has('reports')).to.equal(true);
+    await tick(400);
+    expect(seen).to.deep.equal([false], 'one notice, at the end');
+  });
+
   it('follows the browser\'s color scheme and language live, and stops with destroy()', async () => {
     const env = fakeEnvironment(`${APP_ORIGIN}/account`);
     const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000))));
