@@ -469,7 +469,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       const response = await this.#unlessForgotten(generation, request);
       if (response) this.#acceptSession(response);
       else if (launch.kind === 'standalone' && launch.signInError) {
-        this.#signedOut(new MarketplaceKitError('ERR_OAUTH', `Sign-in did not complete (${launch.signInError})`));
+        this.#signedOut(new MarketplaceKitError('ERR_OAUTH', `Sign-in did not complete (${launch.signInError})`, { upstreamCode: launch.signInError }));
       } else this.#signedOut();
     } catch (error) {
       // Signed out or destroyed meanwhile: how start-up ended no longer matters.

@@ -71,8 +71,10 @@ export function readLaunch(input: LaunchInput): Launch {
     if (input.framed && host !== undefined && input.hostOrigins.includes(host)) {
       return { kind: 'embedded', context: null, host, theme: null, locale: null };
     }
+    // A code as the backend's callback sends it (`access_denied`); anything else in a crafted
+    // link is not repeated to the page.
     const signInError = url.searchParams.get(SIGN_IN_ERROR_PARAM);
-    return { kind: 'standalone', signInError: signInError ? signInError.slice(0, 100) : null };
+    return { kind: 'standalone', signInError: signInError === null ? null : /^[\w.-]{1,64}$/.test(signInError) ? signInError : 'invalid_request' };
   }
   const params = url.searchParams;
   const context = params.get(EMBED_PARAMS.context);

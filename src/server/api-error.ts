@@ -1,16 +1,15 @@
-import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
+import { MarketplaceKitError, type ErrorCode, type MarketplaceKitErrorOptions } from '../shared/errors.js';
 
 /** Which marketplace call failed. */
 export type MarketplaceEndpoint = 'token' | 'whoami' | 'entitlements';
 
-export interface MarketplaceApiErrorOptions {
+export interface MarketplaceApiErrorOptions extends MarketplaceKitErrorOptions {
   /** The marketplace's HTTP status, when an answer arrived. */
   status?: number;
   /** The marketplace's own error code: RFC 6749 `error`, or the API's `error.code`. */
   upstreamCode?: string;
   /** How long the marketplace asked us to wait (429 `Retry-After`), in milliseconds. */
   retryAfterMs?: number;
-  cause?: unknown;
 }
 
 /**
@@ -28,13 +27,11 @@ export interface MarketplaceApiErrorOptions {
 export class MarketplaceApiError extends MarketplaceKitError {
   override name = 'MarketplaceApiError';
   readonly endpoint: MarketplaceEndpoint;
-  readonly upstreamCode: string | undefined;
   readonly retryAfterMs: number | undefined;
 
   constructor(code: ErrorCode, endpoint: MarketplaceEndpoint, message: string, options: MarketplaceApiErrorOptions = {}) {
-    super(code, message, { ...(options.status === undefined ? {} : { status: options.status }), cause: options.cause });
+    super(code, message, options);
     this.endpoint = endpoint;
-    this.upstreamCode = options.upstreamCode;
     this.retryAfterMs = options.retryAfterMs;
   }
 }

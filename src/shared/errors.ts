@@ -77,6 +77,8 @@ export type ErrorCode =
 export interface MarketplaceKitErrorOptions {
   /** HTTP status involved, when there is one (upstream status, or the status to answer with). */
   status?: number;
+  /** The other side's own error code, when it gave one (see `MarketplaceKitError.upstreamCode`). */
+  upstreamCode?: string;
   cause?: unknown;
 }
 
@@ -84,11 +86,17 @@ export class MarketplaceKitError extends Error {
   override name = 'MarketplaceKitError';
   readonly code: ErrorCode;
   readonly status: number | undefined;
+  /**
+   * The other side's own error code, when it gave one: the marketplace's RFC 6749 `error` or API
+   * `error.code` (server), or the sign-in's OAuth error (`access_denied`) of a browser `ERR_OAUTH`.
+   */
+  readonly upstreamCode: string | undefined;
 
   constructor(code: ErrorCode, message: string, options: MarketplaceKitErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.status = options.status;
+    this.upstreamCode = options.upstreamCode;
   }
 
   /** The JSON body the kit's HTTP handlers answer with: the API error shape of DESIGN C. */

@@ -149,6 +149,7 @@ describe('kit on the developer\'s own site', () => {
     expect(kit.state).to.equal('signed-out');
     expect(kit.error?.code).to.equal('ERR_OAUTH');
     expect(kit.error?.message).to.contain('access_denied');
+    expect(kit.error?.upstreamCode).to.equal('access_denied');
     expect(env.replaced).to.deep.equal(['/account?tab=1']);
     expect(fetch.calls).to.have.length(1);
   });

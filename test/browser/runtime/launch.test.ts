@@ -59,6 +59,18 @@ describe('launch parameters', () => {
     expect(hasLaunchParams(new URL(page('mp_oauth_error=access_denied')))).to.equal(true, 'it is scrubbed too');
   });
 
+  it('takes from mp_oauth_error only a code as the backend sends it, not the text of a crafted link', () => {
+    for (const [value, code] of [
+      ['ERR_OAUTH', 'ERR_OAUTH'],
+      ['server_error', 'server_error'],
+      ['Your account is locked. Call +1 555 0100', 'invalid_request'],
+      ['<img src=x onerror=alert(1)>', 'invalid_request'],
+      ['x'.repeat(65), 'invalid_request'],
+    ]) {
+      expect(launch(`mp_oauth_error=${encodeURIComponent(value!)}`, { framed: false, parentOrigin: undefined }), value).to.deep.equal({ kind: 'standalone', signInError: code });
+    }
+  });
+
   it('scrubs every mp_* parameter, known or not, and keeps the rest', () => {
     const url = new URL(page('a=1&mp_context=tok&b=2&mp_host=x&mp_future=y&mp_theme=dark&mpx=keep'));
     expect(hasLaunchParams(url)).to.equal(true);
