@@ -150,7 +150,8 @@ export function browserEnvironment(): KitEnvironment {
       return () => observer.disconnect();
     },
     measureHeight,
-    // Read only when the launch does not say (after the start-up request has left).
+    // Read when the kit is created and, on your own site, on each change of the preferences;
+    // inside the dashboard its `mp_theme` / `mp_locale` then replace them.
     get defaultLocale() {
       return normalizeLocale(navigator.language, 'en-US');
     },

@@ -7,10 +7,11 @@ import type { MarketplaceKitError } from '../shared/errors.js';
 import type { Entitlement, Profile, Theme } from '../shared/schemas.js';
 
 /**
- * - `loading`: start-up or a sign-in/refresh is under way and nothing is known yet;
+ * - `loading`: start-up is under way and nothing is known yet (the kit never returns to it);
  * - `ready`: a user and (possibly null) entitlement are known;
- * - `signed-out`: outside the dashboard, with no session;
- * - `error`: start-up or a session refresh failed; `kit.error` says why.
+ * - `signed-out`: no session: on your own site before sign-in (or after one that did not
+ *   complete), or after `signOut()`;
+ * - `error`: start-up or a session renewal failed; `kit.error` says why.
  */
 export type KitState = 'loading' | 'ready' | 'signed-out' | 'error';
 
@@ -37,7 +38,10 @@ export interface Kit extends EventTarget {
   readonly entitlement: Entitlement | null;
   readonly theme: Theme;
   readonly locale: string;
-  /** True inside the marketplace dashboard (launched with `mp_*` parameters by an allowed host). */
+  /**
+   * True inside the marketplace dashboard: launched with `mp_*` parameters by an allowed host, or
+   * loaded again inside its frame (a reload, another page of the app).
+   */
   readonly embedded: boolean;
   /**
    * The last error that put the kit in `error` state; in `signed-out` state, why the last sign-in

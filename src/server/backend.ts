@@ -207,7 +207,6 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     throw new MarketplaceKitError(
       'ERR_CONFIG',
       `createAppBackend: set publicOrigin (e.g. https://app.example): ${purpose} needs the app's public origin, which is derived from the request only on loopback hosts`,
-      { status: 500 },
     );
   };
   const cookieAttributes = (origin: string, path: string, maxAgeSeconds: number) => ({ path, maxAgeSeconds, secure: origin.startsWith('https:') });
@@ -574,7 +573,7 @@ interface BackendConfig {
 }
 
 function readConfig(options: AppBackendOptions): BackendConfig {
-  const configError = (message: string) => new MarketplaceKitError('ERR_CONFIG', `createAppBackend: ${message}`, { status: 500 });
+  const configError = (message: string) => new MarketplaceKitError('ERR_CONFIG', `createAppBackend: ${message}`);
   if (typeof options !== 'object' || options === null) throw configError('pass the options object (clientId, clientSecret, siteUrl, …)');
   for (const name of ['clientId', 'clientSecret', 'siteUrl', 'apiKey'] as const) {
     if (typeof options[name] !== 'string' || options[name] === '') throw configError(`${name} is required`);

@@ -45,7 +45,7 @@ const defaultReplayStore = createMemoryReplayStore();
  */
 export async function verifyContextToken(token: string, options: VerifyContextTokenOptions): Promise<ContextTokenClaims> {
   if (!options.clientSecret || !options.clientId || !options.issuer) {
-    throw new MarketplaceKitError('ERR_CONFIG', 'verifyContextToken needs clientId, clientSecret and issuer', { status: 500 });
+    throw new MarketplaceKitError('ERR_CONFIG', 'verifyContextToken needs clientId, clientSecret and issuer');
   }
   if (typeof token !== 'string' || token === '') fail('ERR_CONTEXT_TOKEN_MALFORMED', 'The context token is missing');
   const now = options.now === undefined ? Date.now() : +options.now;

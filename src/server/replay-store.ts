@@ -63,5 +63,5 @@ export function createMemoryReplayStore(options: { maxEntries?: number } = {}): 
  */
 export function claimAnswer(value: unknown): boolean {
   if (value === true || value === false) return value;
-  throw new MarketplaceKitError('ERR_CONFIG', `replayStore.claim must answer true or false (or a promise of one), got ${String(value)}`, { status: 500 });
+  throw new MarketplaceKitError('ERR_CONFIG', `replayStore.claim must answer true or false (or a promise of one), got ${String(value)}`);
 }

@@ -68,7 +68,7 @@ export interface SignSessionOptions {
 export async function signSessionToken(options: SignSessionOptions): Promise<{ token: string; expiresAt: number }> {
   assertSessionSecret(options.secret);
   const ttl = Math.min(options.ttlSeconds ?? MAX_SESSION_TTL_SECONDS, MAX_SESSION_TTL_SECONDS);
-  if (!(ttl > 0)) throw new MarketplaceKitError('ERR_CONFIG', 'sessionTtlSeconds must be positive', { status: 500 });
+  if (!(ttl > 0)) throw new MarketplaceKitError('ERR_CONFIG', 'sessionTtlSeconds must be positive');
   const iat = Math.floor(options.now / 1000);
   const exp = iat + Math.floor(ttl);
   const { user } = options;
@@ -118,7 +118,7 @@ export async function verifySessionToken(token: string, options: { secret: strin
 
 export function assertSessionSecret(secret: unknown): asserts secret is string {
   if (typeof secret !== 'string' || secret.length < MIN_SESSION_SECRET_LENGTH) {
-    throw new MarketplaceKitError('ERR_CONFIG', `sessionSecret must be at least ${MIN_SESSION_SECRET_LENGTH} characters`, { status: 500 });
+    throw new MarketplaceKitError('ERR_CONFIG', `sessionSecret must be at least ${MIN_SESSION_SECRET_LENGTH} characters`);
   }
 }
 

@@ -95,7 +95,8 @@ export class MarketplaceKitError extends Error {
   constructor(code: ErrorCode, message: string, options: MarketplaceKitErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.status = options.status;
+    // A configuration mistake is the server's own fault wherever it is found: 500.
+    this.status = options.status ?? (code === 'ERR_CONFIG' ? 500 : undefined);
     this.upstreamCode = options.upstreamCode;
   }
 

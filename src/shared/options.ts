@@ -5,7 +5,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * A numeric option: `value`, or `fallback` when it is not given. Anything but a number from `min`
- * to `max` is `ERR_CONFIG` (status 500, what a server answers), at once: a `NaN` from `Number(process.env.X)` would otherwise turn a
+ * to `max` is `ERR_CONFIG` (status 500, as every configuration error), at once: a `NaN` from `Number(process.env.X)` would otherwise turn a
  * comparison off without a word (a tolerance that accepts every timestamp, a retry limit that
  * never stops), and a timer past `MAX_TIMER_MS` fires at once. `Infinity` counts only where it
  * means "no limit" (`unlimited`).
@@ -16,7 +16,7 @@ export function numberOption(value: unknown, fallback: number, name: string, { m
   if (!valid) {
     const kind = unlimited ? 'a number (or Infinity)' : 'a finite number';
     const range = max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`;
-    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be ${kind} ${range}, got ${String(value)}`, { status: 500 });
+    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be ${kind} ${range}, got ${String(value)}`);
   }
   return value;
 }

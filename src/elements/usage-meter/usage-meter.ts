@@ -15,14 +15,14 @@ export type UsageMeterStrings = BaseStrings & {
   signedOut: string;
 };
 
+/** The thresholds when none (or no number) is given. */
+const DEFAULT_THRESHOLDS = { warning: 0.8, exceeded: 1 };
+
 /**
  * A threshold given as a number, or as a string: the attribute, or a property set the way React 19
  * and Vue set it (`warning="0.9"`). Anything else is `fallback`: an empty or non-numeric string, a
  * removed attribute, `null`.
  */
-/** The thresholds when none (or no number) is given. */
-const DEFAULT_THRESHOLDS = { warning: 0.8, exceeded: 1 };
-
 function threshold(value: unknown, fallback: number): number {
   const parsed = typeof value === 'number' ? value : typeof value === 'string' && value.trim() ? Number(value) : NaN;
   return Number.isFinite(parsed) ? parsed : fallback;

@@ -1335,6 +1335,23 @@ describe('edge cases found by review', () => {
     expect(fetch.calls).to.have.length(0);
   });
 
+  it('gives every configuration mistake the same status (500), whatever found it', () => {
+    const fetch = scriptedFetch(() => jsonResponse({}));
+    const statusOf = (options: Partial<KitOptions>) => {
+      try {
+        new MarketplaceKit({ backend: '/api', hostOrigins: [], fetch, ...options }, fakeEnvironment(`${APP_ORIGIN}/`));
+      } catch (error) {
+        return [(error as MarketplaceKitError).code, (error as MarketplaceKitError).status];
+      }
+      return 'accepted';
+    };
+    expect([statusOf({ backend: '' }), statusOf({ hostOrigins: ['*'] }), statusOf({ timeoutMs: NaN })]).to.deep.equal([
+      ['ERR_CONFIG', 500],
+      ['ERR_CONFIG', 500],
+      ['ERR_CONFIG', 500],
+    ]);
+  });
+
   it('a connection that breaks in the middle of the answer is ERR_NETWORK, not an invalid answer', async () => {
     const broken = () =>
       new Response(
