@@ -486,6 +486,15 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     return { callback, cookie: stateCookie.split(';')[0]! };
   }
 
+  /** Starts a sign-in and comes back to the callback as a denial, with `error` as the error. */
+  async function deny(backend: AppBackend, returnTo: string, error = 'access_denied') {
+    const attempt = await signIn(backend, returnTo);
+    const url = new URL(attempt.callback);
+    url.searchParams.delete('code');
+    url.searchParams.set('error', error);
+    return backend(new Request(url, { headers: { cookie: attempt.cookie } }));
+  }
+
   it('round trip: start → authorize → callback sets the session cookie and redirects to return_to', async () => {
     const { backend } = backendWith();
     const { callback, cookie } = await signIn(backend, '/notes?tab=all#top');
@@ -605,11 +614,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     const { callback, cookie } = await signIn(backend, 'https://site.example/reports?tab=2');
     const done = await backend(new Request(callback, { headers: { cookie } }));
     assert.equal(done.headers.get('location'), 'https://site.example/reports?tab=2');
-    const denied = await signIn(backend, 'https://site.example/reports');
-    const deniedUrl = new URL(denied.callback);
-    deniedUrl.searchParams.delete('code');
-    deniedUrl.searchParams.set('error', 'access_denied');
-    const refused = await backend(new Request(deniedUrl, { headers: { cookie: denied.cookie } }));
+    const refused = await deny(backend, 'https://site.example/reports');
     assert.equal(refused.headers.get('location'), 'https://site.example/reports?mp_oauth_error=access_denied');
     const other = await signIn(backend, 'https://elsewhere.example/');
     const back = await backend(new Request(other.callback, { headers: { cookie: other.cookie } }));
@@ -618,11 +623,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
 
   it('returns to return_to with mp_oauth_error when the user denies or the exchange fails', async () => {
     const { backend } = backendWith();
-    const denied = await signIn(backend, '/home');
-    const deniedUrl = new URL(denied.callback);
-    deniedUrl.searchParams.delete('code');
-    deniedUrl.searchParams.set('error', 'access_denied');
-    const response = await backend(new Request(deniedUrl, { headers: { cookie: denied.cookie } }));
+    const response = await deny(backend, '/home');
     assert.equal(response.headers.get('location'), '/home?mp_oauth_error=access_denied');
     assert.ok(!response.headers.getSetCookie().some((c) => c.startsWith(`${SESSION_COOKIE}=`)));
 
@@ -636,11 +637,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
   it('never copies an error text of its own choosing onto the app page: markup or an overlong value becomes access_denied', async () => {
     const { backend } = backendWith();
     for (const error of ['<script>alert(1)</script>', 'x'.repeat(65), 'a b']) {
-      const attempt = await signIn(backend, '/home');
-      const url = new URL(attempt.callback);
-      url.searchParams.delete('code');
-      url.searchParams.set('error', error);
-      const response = await backend(new Request(url, { headers: { cookie: attempt.cookie } }));
+      const response = await deny(backend, '/home', error);
       assert.equal(response.headers.get('location'), '/home?mp_oauth_error=access_denied', error);
     }
   });
