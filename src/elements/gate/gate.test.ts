@@ -669,3 +669,45 @@ describe('<mp-gate>', () => {
     expect(warnings[0]).to.contain('strings attribute is not a JSON object');
   });
 });
+
+describe('<mp-gate>: what mutation testing found unchecked', () => {
+  it('a metered gate whose own plan expired with its quota spent offers to renew that plan', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'expired', expires_at: PAST, usage: { api_calls: 1000, limit: 1000 } }));
+    const el = await gate(kit, { feature: 'export', metered: true });
+    expect([el.access, part(el, 'heading')!.textContent, part(el, 'action')!.textContent!.trim()]).to.deep.equal(['expired', 'Your pro plan has expired', 'Renew']);
+  });
+
+  it('a failed action is not reported on the next, different card', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    kit.scriptUpgrade({ error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
+    const el = await gate(kit);
+    part(el, 'action')!.click();
+    await settle(el);
+    expect(part(el, 'detail')!.textContent).to.equal('That did not work. Please try again.');
+    kit.setEntitlement(sampleEntitlement({ status: 'past_due' }));
+    await settle(el);
+    expect(el.access).to.equal('past-due');
+    expect(part(el, 'detail')?.textContent ?? null).to.equal(null);
+    expect(part(el, 'status')!.textContent).to.equal('Payment past due');
+  });
+
+  it('a cancelled plan with an end date still ahead says no "Ended" date', async () => {
+    const el = await gate(new FakeKit().setSession(sampleUser, sampleEntitlement({ status: 'cancelled' })));
+    expect(part(el, 'heading')!.textContent).to.equal('Your pro plan was cancelled');
+    expect(part(el, 'detail')?.textContent ?? null).to.equal(null);
+  });
+
+  it('a second click on "Try again" while the retry runs does not refresh again', async () => {
+    const kit = new FakeKit().setError();
+    const held = deferred();
+    kit.onRefresh = () => held.promise;
+    const el = await gate(kit);
+    part(el, 'action')!.click();
+    await settle(el);
+    expect(part(el, 'action')!.getAttribute('aria-busy')).to.equal('true');
+    part(el, 'action')!.click();
+    await settle(el);
+    expect(kit.calls.refresh).to.equal(1);
+    held.resolve();
+  });
+});

@@ -201,3 +201,14 @@ describe('<mp-usage-meter>', () => {
     expect(part(el, 'value')!.textContent).to.equal('900 sur 1,000');
   });
 });
+
+describe('<mp-usage-meter>: what mutation testing found unchecked', () => {
+  it('a kit in error (which keeps its last entitlement) shows "Unavailable", not the last figures', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 900, limit: 1000 } }));
+    const el = await meter(kit);
+    expect(el.level).to.equal('warning');
+    kit.setError();
+    await settle(el);
+    expect([text(el), el.hasAttribute('level'), el.shadowRoot!.querySelector('[role="meter"]')]).to.deep.equal(['Unavailable', false, null]);
+  });
+});

@@ -47,6 +47,7 @@ describe('<mp-user-badge>', () => {
     const avatar = part(el, 'avatar') as HTMLImageElement;
     expect(avatar.getAttribute('src')).to.equal(PIXEL);
     expect(avatar.getAttribute('alt')).to.equal('');
+    expect(avatar.getAttribute('referrerpolicy')).to.equal('no-referrer', 'the avatar host learns nothing of the app page');
   });
 
   it('falls back to initials when the avatar cannot load', async () => {

@@ -290,6 +290,17 @@ describe('host bridge protocol', () => {
     expect(await other.call('getContext', {})).to.deep.equal({ context: 'other' });
   });
 
+  it('destroying a bridge that a newer one replaced leaves the newer one registered: a third still closes it', async () => {
+    const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'c' }) });
+    const first = openAppEnd(app, host);
+    const second = openAppEnd(app, host);
+    first.destroy();
+    const third = openAppEnd(app, host);
+    open.push(hostSide, second, third);
+    expect((await rejection(second.call('getContext', {}))).code).to.equal('ERR_BRIDGE_CLOSED');
+    expect(await third.call('getContext', {})).to.deep.equal({ context: 'c' });
+  });
+
   function connectPair(hostWindow: FakeWindow, appWindow: FakeWindow) {
     const hostSide = openHostEnd(hostWindow, appWindow, { getContext: () => ({ context: 'other' }) });
     const appSide = openAppEnd(appWindow, hostWindow);

@@ -1380,3 +1380,55 @@ describe('edge cases found by review', () => {
     expect(kit.locale).to.equal('fr-CA');
   });
 });
+
+describe('kit: what mutation testing found unchecked', () => {
+  it('after a failed early renewal, asks the dashboard again only 5 s later', async () => {
+    let asked = 0;
+    const { kit, env } = embedded(
+      (call) => (call.url.endsWith('/session') ? jsonResponse(sessionBody('tok-1', 600_000, ENTITLEMENT, env.now())) : jsonResponse({ ok: true })),
+      {
+        getContext: () => {
+          asked++;
+          throw new Error('busy');
+        },
+      },
+    );
+    await kit.started;
+    env.advance(550_000);
+    await kit.fetch('/api/a');
+    await until(() => asked === 1);
+    await kit.fetch('/api/b');
+    await tick(50); // time for a (wrong) second getContext to reach the dashboard
+    expect(asked).to.equal(1);
+    env.advance(5_000);
+    await kit.fetch('/api/c');
+    await until(() => asked === 2);
+  });
+
+  it('a sign-out the backend answers 401 (the session was already gone) succeeds', async () => {
+    const fetch = scriptedFetch((call) =>
+      call.method === 'DELETE' ? jsonResponse({ error: { code: 'ERR_SESSION_MISSING', message: 'none' } }, 401) : jsonResponse(sessionBody('tok', 600_000)),
+    );
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+    await kit.started;
+    await kit.signOut();
+    expect(kit.state).to.equal('signed-out');
+  });
+
+  it('inside the dashboard, a renewal refused with 401 is state error (not signed out), and the next call asks again', async () => {
+    let exchanges = 0;
+    const { kit, env, contexts } = embedded((call) => {
+      if (call.method !== 'POST') return jsonResponse({ ok: true });
+      exchanges++;
+      return exchanges === 1
+        ? jsonResponse(sessionBody('tok-1', 600_000, ENTITLEMENT, env.now()))
+        : jsonResponse({ error: { code: 'ERR_CONTEXT_TOKEN_EXPIRED', message: 'expired' } }, 401);
+    });
+    await kit.started;
+    env.advance(600_000);
+    const error = await rejection(kit.fetch('/api/a'));
+    expect([error.code, error.status, kit.state]).to.deep.equal(['ERR_SESSION_REFRESH_FAILED', 401, 'error']);
+    await rejection(kit.fetch('/api/b'));
+    expect(contexts()).to.equal(2, 'asked the dashboard again');
+  });
+});
