@@ -207,6 +207,8 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
   const defaultTimeoutMs = options.timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS;
   const peer = typeof options.peer === 'function' ? options.peer : () => options.peer as MessagePeer;
   let closed = false;
+  /** How many `ready` handshakes the peer has sent. */
+  let handshakes = 0;
   let rejectClosed!: (error: unknown) => void;
   const closedSignal = new Promise<never>((_, reject) => (rejectClosed = reject));
   closedSignal.catch(() => undefined);
@@ -246,6 +248,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
           }
           const parsed = packetSchema.safeParse(packet);
           if (!parsed.success || parsed.data.serviceID !== BRIDGE_SERVICE_ID) return;
+          if (parsed.data.type === 'method' && parsed.data.method === 'ready') handshakes++;
           // The library queues out-of-sequence packets until the gap is filled. postMessage
           // between two windows is already in order, and a packet we drop above would leave a
           // gap that stalls the channel for good, so every packet goes out as "next in sequence".
@@ -266,25 +269,37 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
 
   for (const method of Object.keys(options.local)) {
     const [paramsSchema, resultSchema] = options.local[method]!;
-    rpc.expose(method, async (params: unknown) => {
-      const parsed = paramsSchema.safeParse(params);
-      if (!parsed.success) throw remoteError(describeFailure(`${method} params`, parsed.error));
-      const handler = options.handlers[method as keyof Local];
-      if (!handler) throw remoteError(`${method} is not supported here`);
-      let result: unknown;
-      try {
-        result = await handler(parsed.data as never);
-      } catch (error) {
-        throw remoteError(error instanceof Error ? error.message : String(error));
-      }
-      // Only what the protocol defines leaves this window: a method that answers nothing answers
-      // null whatever its handler returned (a toast id, a dashboard object), and a result is cut
-      // to its schema (unknown keys dropped) or refused.
-      if (!resultSchema) return null;
-      const checked = resultSchema.safeParse(result);
-      if (!checked.success) throw remoteError(`${method} handler returned an invalid result (${describeFailure('result', checked.error)})`);
-      return checked.data;
+    rpc.expose(method, (params: unknown) => {
+      // Call ids restart at every handshake: the answer to a call from before the peer's latest
+      // handshake (a kit since replaced in that frame) could be taken by a newer call with the
+      // same id, so it is never sent.
+      const handshake = handshakes;
+      const unsent = new Promise<never>(() => undefined);
+      return answerCall(method, params, paramsSchema, resultSchema).then(
+        (answer) => (handshake === handshakes ? answer : unsent),
+        (error: unknown) => (handshake === handshakes ? Promise.reject(error) : unsent),
+      );
     });
+  }
+
+  async function answerCall(method: string, params: unknown, paramsSchema: z.ZodMiniType, resultSchema: z.ZodMiniType | null): Promise<unknown> {
+    const parsed = paramsSchema.safeParse(params);
+    if (!parsed.success) throw remoteError(describeFailure(`${method} params`, parsed.error));
+    const handler = options.handlers[method as keyof Local];
+    if (!handler) throw remoteError(`${method} is not supported here`);
+    let result: unknown;
+    try {
+      result = await handler(parsed.data as never);
+    } catch (error) {
+      throw remoteError(error instanceof Error ? error.message : String(error));
+    }
+    // Only what the protocol defines leaves this window: a method that answers nothing answers
+    // null whatever its handler returned (a toast id, a dashboard object), and a result is cut
+    // to its schema (unknown keys dropped) or refused.
+    if (!resultSchema) return null;
+    const checked = resultSchema.safeParse(result);
+    if (!checked.success) throw remoteError(`${method} handler returned an invalid result (${describeFailure('result', checked.error)})`);
+    return checked.data;
   }
 
   const ready = Promise.race([rpc.isReady, closedSignal]);

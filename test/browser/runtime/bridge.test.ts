@@ -288,6 +288,13 @@ describe('host bridge protocol', () => {
     const other = connectPair(otherHost, otherApp);
     expect(await second.call('openUpgrade', { plan: 'third' })).to.deep.equal({ outcome: 'upgraded' });
     expect(await other.call('getContext', {})).to.deep.equal({ context: 'other' });
+
+    // The first chooser is still open (60 ms). A third kit's first call has the same id as the
+    // first kit's (ids restart at every handshake): the late "dismissed" must not answer it.
+    const third = openAppEnd(app, host);
+    open.push(third);
+    expect(await third.call('openUpgrade', { plan: 'fourth' })).to.deep.equal({ outcome: 'upgraded' });
+    expect(choices).to.deep.equal(['first', 'second', 'third', 'fourth']);
   });
 
   it('destroying a bridge that a newer one replaced leaves the newer one registered: a third still closes it', async () => {
