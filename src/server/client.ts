@@ -233,6 +233,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const answer = await call('entitlements', request.url, request.init, request.paced);
       const value =
         answer.status === 404 && isApiErrorBody(answer) ? null : toFullEntitlement(readJsonAnswer(answer, 'entitlements', AnyEntitlement, clock.now()));
+      if (value) assertSameUser(answer, 'entitlements', who.userId, value.user_id);
       const userId = value?.user_id ?? who.userId;
       if (ttlMs > 0 && userId !== undefined && (invalidatedAt.get(userId) ?? started) <= started) {
         cache.delete(userId);
@@ -286,7 +287,9 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     async whoami(who) {
       const request = apiRequest('/whoami', who);
       const answer = await call('whoami', request.url, request.init, request.paced, who.signal);
-      return readJsonAnswer(answer, 'whoami', Profile, clock.now());
+      const profile = readJsonAnswer(answer, 'whoami', Profile, clock.now());
+      assertSameUser(answer, 'whoami', who.userId, profile.id);
+      return profile;
     },
 
     entitlements(who) {
@@ -316,6 +319,17 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       return !!hit && hit.expiresAt > clock.now();
     },
   };
+}
+
+/**
+ * An answer by `user_id` must be about that user: a marketplace (or proxy) that ignored the
+ * parameter would otherwise hand one user another's plan (fails closed).
+ */
+function assertSameUser(answer: Answer, endpoint: MarketplaceEndpoint, asked: string | undefined, got: string): void {
+  if (asked === undefined || got === asked) return;
+  throw new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, `The marketplace ${endpoint} answer (HTTP ${answer.status}) is about another user than the one asked for`, {
+    status: answer.status,
+  });
 }
 
 /**

@@ -403,6 +403,19 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     });
   });
 
+  it('refuses an answer by user_id about another user, and caches nothing for either', async () => {
+    // A marketplace or proxy that ignores user_id would otherwise give every user the key owner's plan.
+    handler = (_req, res) => sendJson(res, 200, { ...ENTITLEMENT, user_id: 'usr_owner' });
+    const { client: c } = client();
+    await rejects(c.entitlements({ userId: 'usr_1' }), { code: 'ERR_RESPONSE_INVALID', status: 200, message: /entitlements answer .*another user/ });
+    assert.equal(c.isCached('usr_1'), false);
+    assert.equal(c.isCached('usr_owner'), false);
+    handler = (_req, res) => sendJson(res, 200, { ...USER, id: 'usr_owner' });
+    await rejects(c.whoami({ userId: 'usr_1' }), { code: 'ERR_RESPONSE_INVALID', status: 200, message: /whoami answer .*another user/ });
+    // A Bearer call names no user: the token's own user is the answer.
+    assert.equal((await c.whoami({ accessToken: 'at_1' })).id, 'usr_owner');
+  });
+
   it('answers null for no entitlement (404 API error), but an HTML 404 is an error', async () => {
     handler = (_req, res) => sendJson(res, 404, { error: { code: 'entitlement_not_found', message: 'none' } });
     assert.equal(await client().client.entitlements({ userId: 'usr_1' }), null);
@@ -637,7 +650,7 @@ describe('rate limits (seed §8; DESIGN C)', () => {
       return response;
     };
     const c = createMarketplaceClient({ siteUrl: server.url, apiKey: API_KEY, clock, fetch: spy, entitlementTtlMs: 0, maxQueueWaitMs: Infinity });
-    handler = (_req, res) => sendJson(res, 200, ENTITLEMENT);
+    handler = (req, res) => sendJson(res, 200, { ...ENTITLEMENT, user_id: new URL(req.url!, server.url).searchParams.get('user_id') });
     await Promise.all(Array.from({ length: 250 }, (_, i) => c.entitlements({ userId: `usr_${i}` })));
     assert.equal(server.requests.length, 250);
     // When request j was sent, every earlier request still held its slot if it was in flight or
@@ -696,7 +709,7 @@ describe('rate limits (seed §8; DESIGN C)', () => {
       req.headers.authorization ? sendJson(res, 429, { error: { code: 'rate_limited', message: 'slow down' } }, { 'retry-after': '60' }) : sendJson(res, 200, USER);
     const { client: c, clock } = client({ maxRetries: 0 });
     await rejects(c.whoami({ accessToken: 'user_a' }), { code: 'ERR_RATE_LIMITED', status: 429, message: /rate limited/ });
-    assert.deepEqual(await c.whoami({ userId: 'usr_2' }), USER);
+    assert.deepEqual(await c.whoami({ userId: USER.id }), USER);
     assert.deepEqual(clock.sleeps, [], 'the API-key call did not wait');
   });
 
