@@ -22,8 +22,8 @@ export interface NodeAdapterOptions {
   /**
    * Told of what the handler got wrong, which the client sees only as a 5xx: an error it threw
    * that answers 500 or more (anything but the kit's 4xx errors), or an answer that is not a
-   * `Response` (a missing `return`). An `AppBackend` never throws: it reports its own errors to
-   * `createAppBackend`'s `onError`. Default: logged with `console.error`.
+   * `Response` (a missing `return`). Default: logged with `console.error`. An `AppBackend` never
+   * throws: it reports its own errors to `createAppBackend`'s `onError` (which logs by default too).
    */
   onError?(error: unknown, request: Request): void;
 }

@@ -107,7 +107,10 @@ export interface AppBackendOptions {
   scope?: string;
   /** Called for every verified, non-duplicate webhook delivery; throw to have it retried. */
   onEvent?(delivery: WebhookDelivery): void | Promise<void>;
-  /** Told of unexpected errors (500 answers) so you can log them. */
+  /**
+   * Told of unexpected errors (5xx answers) and of signatures that match no secret, so you can log
+   * them. Default: logged with `console.error`, so that no failure goes unseen.
+   */
   onError?(error: unknown, request: Request): void;
   /** Extra origins allowed to call these routes from the browser (CORS); none by default. */
   corsOrigins?: readonly string[];
@@ -503,7 +506,8 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
 
   function report(error: unknown, request: Request): void {
     try {
-      options.onError?.(error, request);
+      if (options.onError) options.onError(error, request);
+      else console.error('[marketplace-app-kit] app backend:', error);
     } catch {
       // A failing logger must not change the answer.
     }

@@ -69,6 +69,8 @@ function backendWith(overrides: Partial<AppBackendOptions> = {}) {
     onEvent: (delivery) => {
       events.push(delivery);
     },
+    // Quiet: the tests that look at what is reported pass their own.
+    onError: () => {},
     ...overrides,
   });
   return { backend, clock, events };
@@ -417,6 +419,21 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       errors.map((error) => (error as MarketplaceKitError).code),
       ['ERR_CONTEXT_TOKEN_SIGNATURE', 'ERR_WEBHOOK_SIGNATURE_MISMATCH'],
     );
+  });
+
+  it('logs what it would report with console.error when no onError is given', async (t) => {
+    const logged = t.mock.method(console, 'error', () => {});
+    const { backend } = backendWith({ onError: undefined, onEvent: () => Promise.reject(new Error('database down')) });
+    const body = JSON.stringify({ event: 'user.revoked', timestamp: new Date(NOW).toISOString(), data: { user_id: 'usr_1' } });
+    const answer = await backend(
+      new Request(`${BASE}/webhooks`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) } }),
+    );
+    assert.equal(answer.status, 500);
+    assert.equal(logged.mock.callCount(), 1);
+    const [prefix, error] = logged.mock.calls[0]!.arguments as [string, MarketplaceKitError];
+    assert.match(prefix, /^\[marketplace-app-kit\]/);
+    assert.equal(error.code, 'ERR_WEBHOOK_HANDLER_FAILED');
+    assert.equal((error.cause as Error).message, 'database down');
   });
 
   it('refuses unsafe configuration', () => {
