@@ -47,7 +47,8 @@ export function toErrorResponse(error: unknown): Response {
   let body = error.toJSON();
   if (error instanceof MarketplaceApiError) {
     status = error.code === 'ERR_TIMEOUT' ? 504 : error.code === 'ERR_RATE_LIMITED' ? 503 : 502;
-    if (error.retryAfterMs !== undefined) headers.set('retry-after', String(Math.ceil(error.retryAfterMs / 1000)));
+    const retryAfter = Math.ceil((error.retryAfterMs ?? Number.NaN) / 1000);
+    if (Number.isSafeInteger(retryAfter) && retryAfter >= 0) headers.set('retry-after', String(retryAfter));
     body = { error: { code: error.code, message: MARKETPLACE_FAILURE[error.code] ?? MARKETPLACE_FAILURE.ERR_HTTP! } };
   }
   if (status < 400 || status > 599) status = 500;

@@ -486,6 +486,11 @@ describe('toErrorResponse: the one place errors become answers', () => {
       assert.match(String(body.error!.message), /^The marketplace /, 'a message of its own, not the upstream text');
     }
     assert.equal(toErrorResponse(cases[3]![0]).headers.get('retry-after'), '2');
+    // A wait that is no whole number of seconds once rounded gives no header, never "1e+23" or "NaN".
+    for (const retryAfterMs of [1e26, Infinity, Number.NaN, -5_000]) {
+      const response = toErrorResponse(new MarketplaceApiError('ERR_RATE_LIMITED', 'token', 'later', { status: 429, retryAfterMs }));
+      assert.equal(response.headers.get('retry-after'), null, String(retryAfterMs));
+    }
   });
 
   it('reveals nothing about unexpected errors', async () => {

@@ -5,6 +5,7 @@ import {
   MarketplaceApiError,
   pkceChallenge,
   REFRESH_REUSE_WINDOW_MS,
+  toErrorResponse,
   type MarketplaceClientOptions,
 } from '../../src/server/index.js';
 import { MAX_ANSWER_BYTES } from '../../src/server/lib/http.js';
@@ -624,6 +625,21 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     handler = (_req, res) => sendJson(res, 200, USER);
     await c.whoami({ userId: 'usr_1' });
     assert.equal(clock.now(), NOW + 60_000, 'the next request waited for the pause');
+  });
+
+  it('reads a Retry-After longer than a minute as a minute (the limits are per minute), so one wrong answer cannot stop the key for hours', async () => {
+    for (const value of ['86400', new Date(NOW + 7 * 86_400_000).toUTCString()]) {
+      handler = (_req, res) => res.writeHead(429, { 'retry-after': value }).end();
+      const { client: c, clock } = client({ maxQueueWaitMs: 120_000 });
+      await assert.rejects(c.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
+        assert.equal(error.retryAfterMs, 60_000, value);
+        assert.equal(toErrorResponse(error).headers.get('retry-after'), '60', value);
+        return true;
+      });
+      handler = (_req, res) => sendJson(res, 200, USER);
+      await c.whoami({ userId: 'usr_1' });
+      assert.equal(clock.now(), NOW + 60_000, `${value}: the next request waited one minute`);
+    }
   });
 
   it('a call refused during a 429 pause longer than maxQueueWaitMs says the marketplace asked for it', async () => {

@@ -160,18 +160,26 @@ const RFC_850 = new RegExp(`^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|
 const ASCTIME = new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
 
 /**
- * `Retry-After` in milliseconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3). Undefined
- * when absent or unreadable.
+ * The longest wait a `Retry-After` is taken for. The seed's limits are per minute (§8): after a
+ * minute the key's budget is whole again, so a longer value (a misconfigured proxy's) is read as a
+ * minute, and one such answer cannot stop every API-key call for hours. A marketplace that still
+ * refuses answers 429 again, and the pause starts over.
+ */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * `Retry-After` in milliseconds, at most `MAX_RETRY_AFTER_MS`: delta-seconds or an HTTP date
+ * (RFC 9110 §10.2.3). Undefined when absent or unreadable.
  */
 export function parseRetryAfter(value: string | null, now: number): number | undefined {
   if (value === null) return undefined;
   const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed) * 1000, MAX_RETRY_AFTER_MS);
   // Only an HTTP date: Date.parse alone reads "1.5" or "-5" as dates in 2001.
   const text = IMF_FIXDATE.test(trimmed) || RFC_850.test(trimmed) ? trimmed : ASCTIME.test(trimmed) ? `${trimmed} GMT` : null;
   if (text === null) return undefined;
   const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  return Number.isNaN(date) ? undefined : Math.min(Math.max(0, date - now), MAX_RETRY_AFTER_MS);
 }
 
 const NOT_JSON = Symbol('not JSON');
