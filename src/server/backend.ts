@@ -474,34 +474,72 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     }
   }
 
+  // Replay keys claimed by deliveries this process is still handling, each with a promise that
+  // settles once its delivery is handled or released.
+  const handling = new Map<string, Promise<void>>();
+
+  /**
+   * `webhookStore` for one delivery: a claim of a key that another delivery in this process is
+   * still handling waits for that one first. A copy sent again while the first is handled is then
+   * a duplicate only if the first succeeded; if it failed (and was released), the copy is handled.
+   */
+  function claimsFor(settlers: Array<() => void>): ReplayStore {
+    return {
+      async claim(key, expiresAt, now) {
+        for (let pending = handling.get(key); pending; pending = handling.get(key)) await pending;
+        // Marked before the store answers, so that a copy arriving meanwhile waits too.
+        let settle!: () => void;
+        handling.set(key, new Promise<void>((resolve) => (settle = resolve)));
+        const done = () => {
+          handling.delete(key);
+          settle();
+        };
+        let claimed = false;
+        try {
+          claimed = await webhookStore.claim(key, expiresAt, now);
+        } finally {
+          if (claimed) settlers.push(done);
+          else done();
+        }
+        return claimed;
+      },
+      release: (key) => webhookStore.release(key),
+    };
+  }
+
   /** POST /webhooks: verify and claim, invalidate the user's entitlement, hand to onEvent (released if it throws). */
   async function postWebhook(request: Request, secrets: readonly string[]): Promise<Response> {
     const bytes = await readBodyBytes(request, WEBHOOK_BODY_LIMIT);
-    let received;
+    const settlers: Array<() => void> = [];
     try {
-      received = await receiveWebhook(bytes, request.headers.get(SIGNATURE_HEADER), {
-        secrets,
-        now: clock.now(),
-        replayStore: webhookStore,
-        ...(options.webhookToleranceSeconds === undefined ? {} : { toleranceSeconds: options.webhookToleranceSeconds }),
-      });
-    } catch (error) {
-      if (isKitError(error, 'ERR_WEBHOOK_DUPLICATE')) return jsonResponse({ received: true, duplicate: true });
-      throw error;
+      let received;
+      try {
+        received = await receiveWebhook(bytes, request.headers.get(SIGNATURE_HEADER), {
+          secrets,
+          now: clock.now(),
+          replayStore: claimsFor(settlers),
+          ...(options.webhookToleranceSeconds === undefined ? {} : { toleranceSeconds: options.webhookToleranceSeconds }),
+        });
+      } catch (error) {
+        if (isKitError(error, 'ERR_WEBHOOK_DUPLICATE')) return jsonResponse({ received: true, duplicate: true });
+        throw error;
+      }
+      const { delivery } = received;
+      const userId = delivery.data.user_id;
+      if (typeof userId === 'string') client.invalidate(userId);
+      try {
+        await options.onEvent?.(delivery);
+      } catch (error) {
+        // Released: the marketplace retries, and the retry is handled. The answer is 500 either way,
+        // and onError hears of it once, from the handler's catch-all, as ERR_WEBHOOK_HANDLER_FAILED
+        // with the app's error as `cause`.
+        await received.release().catch((releaseError: unknown) => report(releaseError, request));
+        throw new MarketplaceKitError('ERR_WEBHOOK_HANDLER_FAILED', `The app failed to handle the ${delivery.event} delivery`, { status: 500, cause: error });
+      }
+      return jsonResponse({ received: true, event: delivery.event });
+    } finally {
+      for (const settle of settlers) settle();
     }
-    const { delivery } = received;
-    const userId = delivery.data.user_id;
-    if (typeof userId === 'string') client.invalidate(userId);
-    try {
-      await options.onEvent?.(delivery);
-    } catch (error) {
-      // Released: the marketplace retries, and the retry is handled. The answer is 500 either way,
-      // and onError hears of it once, from the handler's catch-all, as ERR_WEBHOOK_HANDLER_FAILED
-      // with the app's error as `cause`.
-      await received.release().catch((releaseError: unknown) => report(releaseError, request));
-      throw new MarketplaceKitError('ERR_WEBHOOK_HANDLER_FAILED', `The app failed to handle the ${delivery.event} delivery`, { status: 500, cause: error });
-    }
-    return jsonResponse({ received: true, event: delivery.event });
   }
 
   function report(error: unknown, request: Request): void {

@@ -135,7 +135,17 @@ interface Inspected {
  * (made by an earlier copy, with an earlier timestamp) has expired. True when both were fresh.
  */
 async function claimEach({ store, keys, expiresAt, now }: Inspected): Promise<boolean> {
-  for (const key of keys) if (!claimAnswer(await store.claim(key, expiresAt, now))) return false;
+  const claimed: string[] = [];
+  try {
+    for (const key of keys) {
+      if (!claimAnswer(await store.claim(key, expiresAt, now))) return false;
+      claimed.push(key);
+    }
+  } catch (error) {
+    // The delivery is refused (5xx, so it is retried): the keys it did claim must not make the retry a duplicate.
+    await Promise.allSettled(claimed.map(async (key) => store.release(key)));
+    throw error;
+  }
   return true;
 }
 

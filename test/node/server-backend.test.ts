@@ -707,7 +707,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.equal(events.length, 0);
   });
 
-  it('handles one of two concurrent identical deliveries: onEvent once, one 200 handled + one 200 duplicate', async () => {
+  it('a copy sent while the first is handled waits for it: a duplicate if it succeeded (onEvent once)', async () => {
     let finish!: () => void;
     const gate = new Promise<void>((resolve) => (finish = resolve));
     const { backend, events } = backendWith({
@@ -717,15 +717,41 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
       },
     });
     const body = delivery();
-    const pending = [post(backend, body), post(backend, body)];
-    const [index, copy] = await Promise.race(pending.map((answer, i) => answer.then((response) => [i, response] as const)));
-    assert.equal(copy.status, 200);
-    assert.deepEqual(await copy.json(), { received: true, duplicate: true }, 'the copy is a duplicate while the first is still handled');
+    const answers: string[] = [];
+    const pending = [post(backend, body), post(backend, body)].map((answer) => answer.then(async (response) => answers.push(`${response.status} ${await response.text()}`)));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(answers, [], 'neither is answered while the first is handled');
     finish();
-    const handled = await pending[1 - index]!;
-    assert.equal(handled.status, 200);
-    assert.deepEqual(await handled.json(), { received: true, event: 'subscription.created' });
+    await Promise.all(pending);
+    assert.deepEqual(answers.sort(), ['200 {"received":true,"duplicate":true}', '200 {"received":true,"event":"subscription.created"}']);
     assert.equal(events.length, 1);
+  });
+
+  it('a copy sent while the first is handled is handled itself if the first fails, identical or re-signed', async () => {
+    for (const resigned of [false, true]) {
+      let fail!: () => void;
+      const failing = new Promise<void>((_resolve, reject) => (fail = () => reject(new Error('database down'))));
+      let calls = 0;
+      const { backend, events } = backendWith({
+        onEvent: async (delivery) => {
+          calls += 1;
+          if (calls === 1) await failing;
+          events.push(delivery);
+        },
+      });
+      const first = post(backend, delivery({ id: 'evt_1' }));
+      // Re-signed: the marketplace's own retry, with a later timestamp and the same id.
+      const copy = post(backend, delivery({ id: 'evt_1', ...(resigned ? { timestamp: '2026-05-01T12:00:05Z' } : {}) }));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      fail();
+      assert.equal((await first).status, 500);
+      const handled = await copy;
+      assert.equal(handled.status, 200, `re-signed: ${resigned}`);
+      assert.deepEqual(await handled.json(), { received: true, event: 'subscription.created' });
+      assert.equal(events.length, 1, 'the event is not lost');
+      assert.equal((await post(backend, delivery({ id: 'evt_1' }))).status, 200);
+      assert.equal(calls, 2, 'and handled once more than the failure, not again');
+    }
   });
 
   it('answers 500 when onEvent throws, releases the delivery and handles the retry', async () => {

@@ -375,6 +375,24 @@ describe('verifyWebhook (DESIGN D)', () => {
     assert.equal(retry.delivery.event, 'subscription.created');
   });
 
+  it('releases the signature it claimed when the id claim fails, so the retry is no duplicate', async () => {
+    const store = countingStore();
+    let down = true;
+    const flaky: ReplayStore = {
+      claim: (key, expiresAt, now) => {
+        if (down && key.startsWith('webhook:id:')) throw new Error('store unreachable');
+        return store.claim(key, expiresAt, now);
+      },
+      release: (key) => store.release(key),
+    };
+    const raw = body({ id: 'dlv_9' });
+    const signature = signWebhookBody(raw, WEBHOOK_SECRET);
+    await assert.rejects(verifyWebhook(raw, signature, options(flaky)), /store unreachable/);
+    assert.deepEqual(store.releases, [`webhook:${signature.slice(7)}`]);
+    down = false;
+    assert.equal((await verifyWebhook(raw, signature, options(flaky))).id, 'dlv_9', 'the retry is handled');
+  });
+
   it('works with an asynchronous store', async () => {
     const store = asyncReplayStore();
     const raw = body();
