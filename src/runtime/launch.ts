@@ -2,7 +2,7 @@
  * Reading the embed launch parameters (DESIGN A) from the page URL, before anything else runs.
  */
 import { MarketplaceKitError } from '../shared/errors.js';
-import { EMBED_PARAMS, SIGN_IN_ERROR_PARAM, type Theme } from '../shared/schemas.js';
+import { EMBED_PARAMS, SIGN_IN_ERROR_CODE, SIGN_IN_ERROR_PARAM, type Theme } from '../shared/schemas.js';
 
 export type Launch =
   /** `signInError`: the RFC 6749 error code the backend's OAuth callback sent back, if any. */
@@ -74,7 +74,7 @@ export function readLaunch(input: LaunchInput): Launch {
     // A code as the backend's callback sends it (`access_denied`); anything else in a crafted
     // link is not repeated to the page.
     const signInError = url.searchParams.get(SIGN_IN_ERROR_PARAM);
-    return { kind: 'standalone', signInError: signInError === null ? null : /^[\w.-]{1,64}$/.test(signInError) ? signInError : 'invalid_request' };
+    return { kind: 'standalone', signInError: signInError === null ? null : SIGN_IN_ERROR_CODE.test(signInError) ? signInError : 'invalid_request' };
   }
   const params = url.searchParams;
   const context = params.get(EMBED_PARAMS.context);

@@ -10,8 +10,9 @@ import * as z from 'zod/mini';
 import type { AccessRequirement } from '../shared/access.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';
 import { exactOrigin } from '../shared/origin.js';
-import { SIGN_IN_ERROR_PARAM, type Entitlement, type Profile, type SessionResponse, type WebhookDelivery } from '../shared/schemas.js';
+import { SIGN_IN_ERROR_CODE, SIGN_IN_ERROR_PARAM, type Entitlement, type Profile, type SessionResponse, type WebhookDelivery } from '../shared/schemas.js';
 import { assertAccess } from './access.js';
+import { MarketplaceApiError } from './api-error.js';
 import { createMarketplaceClient, type MarketplaceClient } from './client.js';
 import { contextTokenKey, verifyContextToken } from './context-token.js';
 import { readBodyBytes } from './lib/body.js';
@@ -436,7 +437,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       return response;
     };
     const denied = url.searchParams.get('error');
-    if (denied !== null) return back(/^[\w.-]{1,64}$/.test(denied) ? denied : 'access_denied');
+    if (denied !== null) return back(SIGN_IN_ERROR_CODE.test(denied) ? denied : 'access_denied');
     const code = url.searchParams.get('code');
     if (!code) return back('invalid_request');
 
@@ -448,13 +449,26 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       entitlement = await client.entitlements({ accessToken: tokens.accessToken });
     } catch (error) {
       report(error, request);
-      return back(isKitError(error) ? error.code : 'ERR_INTERNAL');
+      return back(signInErrorCode(error));
     }
     const session = await mint(user, entitlement?.app_id ?? null, null);
     const response = back();
     const maxAge = Math.floor((session.expiresAt - clock.now()) / 1000);
     response.headers.append('set-cookie', serializeCookie(SESSION_COOKIE, session.token, cookieAttributes(origin, '/', maxAge)));
     return response;
+  }
+
+  /**
+   * The RFC 6749 code a failed exchange sends back in `mp_oauth_error`: the marketplace's own
+   * (`invalid_grant`), `temporarily_unavailable` when it could not be reached in time or was busy,
+   * `server_error` otherwise. The details go to `onError`, never to the page.
+   */
+  function signInErrorCode(error: unknown): string {
+    if (error instanceof MarketplaceApiError) {
+      if (error.code === 'ERR_OAUTH' && error.upstreamCode !== undefined && SIGN_IN_ERROR_CODE.test(error.upstreamCode)) return error.upstreamCode;
+      if (error.code === 'ERR_TIMEOUT' || error.code === 'ERR_NETWORK' || error.code === 'ERR_RATE_LIMITED') return 'temporarily_unavailable';
+    }
+    return 'server_error';
   }
 
   async function readStateCookie(request: Request): Promise<z.infer<typeof OAuthStateClaims>> {

@@ -264,6 +264,8 @@ export const EMBED_PARAMS = { context: 'mp_context', host: 'mp_host', locale: 'm
  * `access_denied`. Not a launch parameter; the runtime reads it, removes it and reports it.
  */
 export const SIGN_IN_ERROR_PARAM = 'mp_oauth_error';
+/** What a `mp_oauth_error` value may be: a code, never a text to show (both sides check it). */
+export const SIGN_IN_ERROR_CODE = /^[\w.-]{1,64}$/;
 export const THEMES = ['light', 'dark'] as const;
 export const Theme = /* @__PURE__ */ z.enum(THEMES);
 export type Theme = z.infer<typeof Theme>;

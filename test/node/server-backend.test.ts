@@ -35,6 +35,7 @@ import {
   asyncReplayStore,
   rawRequest,
   sendJson,
+  type RawHandler,
   startFakeMarketplace,
   type FakeMarketplace,
 } from '../support/server-http.js';
@@ -648,7 +649,23 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     const badCode = new URL(reused.callback);
     badCode.searchParams.set('code', 'code_unknown');
     const failed = await backend(new Request(badCode, { headers: { cookie: reused.cookie } }));
-    assert.equal(failed.headers.get('location'), '/home?mp_oauth_error=ERR_OAUTH');
+    assert.equal(failed.headers.get('location'), '/home?mp_oauth_error=invalid_grant', "the marketplace's RFC 6749 code");
+  });
+
+  it('sends back temporarily_unavailable when the marketplace is down or busy, server_error otherwise, never a kit code', async () => {
+    const { backend } = backendWith();
+    const cases: Array<[string, RawHandler, string]> = [
+      ['rate limited', (_req, res) => res.writeHead(429, { 'retry-after': '3600' }).end(), 'temporarily_unavailable'],
+      ['HTML error page', (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad gateway</h1>'), 'server_error'],
+      ['OAuth body with markup', (_req, res) => sendJson(res, 400, { error: '<b>bad</b>' }), 'server_error'],
+    ];
+    for (const [name, handler, expected] of cases) {
+      market.override = null;
+      const { callback, cookie } = await signIn(backend, '/home');
+      market.override = handler;
+      const failed = await backend(new Request(callback, { headers: { cookie } }));
+      assert.equal(failed.headers.get('location'), `/home?mp_oauth_error=${expected}`, name);
+    }
   });
 
   it('never copies an error text of its own choosing onto the app page: markup or an overlong value becomes access_denied', async () => {
