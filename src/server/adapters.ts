@@ -114,6 +114,13 @@ export function toExpressMiddleware(
       `toExpressMiddleware: basePath ${JSON.stringify(options.basePath)} differs from the backend's ${JSON.stringify(handler.basePath)}, which would answer every request 404: set basePath in createAppBackend instead`,
     );
   }
+  if (handler.basePath === '') {
+    // Its router owns every path under its basePath: at the root, no request would reach the app's routes.
+    throw new MarketplaceKitError(
+      'ERR_CONFIG',
+      "toExpressMiddleware: a backend at the root (basePath '/') would answer every request of the app: give it a basePath such as /api/marketplace, or serve it on its own with toNodeHandler",
+    );
+  }
   return (req, res, next) => {
     const expressReq = req as ExpressRequest;
     const target = expressReq.originalUrl ?? req.url ?? '/';

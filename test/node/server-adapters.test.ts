@@ -44,15 +44,19 @@ before(async () => {
 });
 after(() => market.close());
 
+const backendOptions = () => ({
+  clientId: CLIENT_ID,
+  clientSecret: CLIENT_SECRET,
+  siteUrl: market.siteUrl,
+  apiKey: API_KEY,
+  sessionSecret: SESSION_SECRET,
+  webhookSecret: WEBHOOK_SECRET,
+  hostOrigins: [DASHBOARD],
+});
+
 function makeBackend(events: WebhookDelivery[]): AppBackend {
   return createAppBackend({
-    clientId: CLIENT_ID,
-    clientSecret: CLIENT_SECRET,
-    siteUrl: market.siteUrl,
-    apiKey: API_KEY,
-    sessionSecret: SESSION_SECRET,
-    webhookSecret: WEBHOOK_SECRET,
-    hostOrigins: [DASHBOARD],
+    ...backendOptions(),
     onEvent: (delivery) => {
       events.push(delivery);
     },
@@ -193,6 +197,13 @@ describe('toExpressMiddleware with a real Express app', () => {
     assert.doesNotThrow(() => toExpressMiddleware(backend, { basePath: '/api/marketplace/' }));
     // A handler of your own has no basePath: the option names it.
     assert.doesNotThrow(() => toExpressMiddleware(async () => new Response('ok'), { basePath: '/mp' }));
+  });
+
+  it("refuses a backend at the root, whose router would answer every one of the app's requests", () => {
+    const atRoot = createAppBackend({ ...backendOptions(), basePath: '/' });
+    assert.equal(atRoot.basePath, '');
+    assert.throws(() => toExpressMiddleware(atRoot), { code: 'ERR_CONFIG', message: /at the root .*basePath such as \/api\/marketplace/ });
+    assert.doesNotThrow(() => toNodeHandler(atRoot), 'served on its own, the root is fine');
   });
 });
 
