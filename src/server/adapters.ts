@@ -76,8 +76,22 @@ async function answer(handler: FetchHandler, request: Request, options: NodeAdap
 }
 
 function isResponseLike(value: unknown): value is Response {
-  const candidate = value as { status?: unknown; headers?: { forEach?: unknown } } | null | undefined;
-  return typeof candidate?.status === 'number' && typeof candidate.headers?.forEach === 'function';
+  const candidate = value as { status?: unknown; headers?: { forEach?: unknown; get?: unknown }; arrayBuffer?: unknown } | null | undefined;
+  return (
+    typeof candidate?.status === 'number' &&
+    typeof candidate.headers?.forEach === 'function' &&
+    typeof candidate.headers.get === 'function' &&
+    typeof candidate.arrayBuffer === 'function'
+  );
+}
+
+/** Each Set-Cookie line: `getSetCookie()`, else node-fetch's `raw()`, else the one value `get()` gives. */
+function setCookieLines(headers: Headers): string[] {
+  if (typeof headers.getSetCookie === 'function') return headers.getSetCookie();
+  const raw = (headers as { raw?: () => Record<string, string[] | undefined> }).raw?.()['set-cookie'];
+  if (Array.isArray(raw)) return raw;
+  const value = headers.get('set-cookie');
+  return value === null ? [] : [value];
 }
 
 /** The parts of an Express request the adapter reads (Express 4 and 5). */
@@ -309,7 +323,7 @@ function toRequest(req: IncomingMessage, url: URL, body: BodyInit | null | undef
 
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
   res.statusCode = response.status;
-  const cookies = response.headers.getSetCookie();
+  const cookies = setCookieLines(response.headers);
   response.headers.forEach((value, name) => {
     if (name !== 'set-cookie') res.setHeader(name, value);
   });

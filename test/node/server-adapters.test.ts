@@ -215,6 +215,26 @@ describe('adapters: mistakes of the handler', () => {
     assert.throws(() => toNodeHandler(async () => new Response(), { onError: 'log' as unknown as () => void }), { code: 'ERR_CONFIG', message: /onError/ });
   });
 
+  /** A Response of another fetch library, in the shape node-fetch 2 gives it. */
+  class ForeignResponse {
+    readonly headers: { forEach(fn: (value: string, name: string) => void): void; get(name: string): string | null; raw(): Record<string, string[]> };
+    constructor(
+      readonly status: number,
+      fields: Record<string, string | string[]>,
+      readonly body: string | null,
+    ) {
+      const lists = Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, ([] as string[]).concat(value)]));
+      this.headers = {
+        forEach: (fn) => Object.entries(lists).forEach(([name, values]) => fn(values.join(', '), name)),
+        get: (name) => lists[name]?.join(', ') ?? null,
+        raw: () => lists,
+      };
+    }
+    async arrayBuffer(): Promise<ArrayBuffer> {
+      return new TextEncoder().encode(this.body ?? '').buffer as ArrayBuffer;
+    }
+  }
+
   it('answer 500 and tell onError when the handler throws or answers no Response; 4xx kit errors are answers, not reported', async () => {
     const reported: string[] = [];
     const handler = async (request: Request): Promise<Response> => {
@@ -223,7 +243,11 @@ describe('adapters: mistakes of the handler', () => {
       if (pathname === '/denied') throw new AccessDeniedError('feature', 'no');
       if (pathname === '/upstream') throw new MarketplaceApiError('ERR_TIMEOUT', 'entitlements', 'slow');
       // A Response of another fetch library or realm: used by its shape.
-      if (pathname === '/foreign') return { status: 202, headers: new Headers({ 'content-type': 'application/json' }), body: null } as unknown as Response;
+      if (pathname === '/foreign') return new ForeignResponse(202, { 'content-type': 'application/json' }, null) as unknown as Response;
+      // node-fetch 2: Headers without getSetCookie, whose raw() lists each cookie.
+      if (pathname === '/node-fetch') return new ForeignResponse(201, { 'set-cookie': ['a=1; Path=/', 'b=2; Path=/'] }, 'made') as unknown as Response;
+      // Something that only looks like a Response at first sight: a 500 like any other non-Response.
+      if (pathname === '/half') return { status: 200, headers: new Headers() } as unknown as Response;
       return undefined as unknown as Response; // a missing return
     };
     const node = createServer(toNodeHandler(handler, { onError: (error, request) => void reported.push(`${new URL(request.url).pathname}: ${(error as Error).message}`) }));
@@ -236,13 +260,23 @@ describe('adapters: mistakes of the handler', () => {
         answers.push([path, response.status, ((await response.json()) as { error: { code: string } }).error.code]);
       }
       assert.equal((await fetch(`${origin}/foreign`)).status, 202);
+      const nodeFetch = await fetch(`${origin}/node-fetch`);
+      assert.equal(nodeFetch.status, 201);
+      assert.deepEqual(nodeFetch.headers.getSetCookie(), ['a=1; Path=/', 'b=2; Path=/']);
+      assert.equal(await nodeFetch.text(), 'made');
+      assert.equal((await fetch(`${origin}/half`)).status, 500);
       assert.deepEqual(answers, [
         ['/throws', 500, 'ERR_INTERNAL'],
         ['/missing-return', 500, 'ERR_INTERNAL'],
         ['/denied', 403, 'ERR_ACCESS_DENIED'],
         ['/upstream', 504, 'ERR_TIMEOUT'],
       ]);
-      assert.deepEqual(reported, ['/throws: database down', '/missing-return: The handler answered undefined (a missing return?), not a Response', '/upstream: slow']);
+      assert.deepEqual(reported, [
+        '/throws: database down',
+        '/missing-return: The handler answered undefined (a missing return?), not a Response',
+        '/upstream: slow',
+        '/half: The handler answered object, not a Response',
+      ]);
     } finally {
       node.closeAllConnections();
       await new Promise((resolve) => node.close(resolve));
