@@ -38,9 +38,9 @@ import {
 import { receiveWebhook, SIGNATURE_HEADER } from './webhooks.js';
 
 export const DEFAULT_BASE_PATH = '/api/marketplace';
-/** Cookie holding the app session after the OAuth sign-in (the off-dashboard flow). */
+/** Cookie holding the app session after the OAuth sign-in (the off-dashboard flow); `__Host-mp_session` on https. */
 export const SESSION_COOKIE = 'mp_session';
-/** Cookie holding `state`, the PKCE verifier and `return_to` between start and callback. */
+/** Cookie holding `state`, the PKCE verifier and `return_to` between start and callback; `__Host-mp_oauth_state` on https. */
 export const OAUTH_STATE_COOKIE = 'mp_oauth_state';
 /** Query parameter added to `return_to` when the sign-in did not complete (the runtime reads it). */
 export const OAUTH_ERROR_PARAM = SIGN_IN_ERROR_PARAM;
@@ -213,7 +213,17 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       `createAppBackend: set publicOrigin (e.g. https://app.example): ${purpose} needs the app's public origin, which is derived from the request only on loopback hosts`,
     );
   };
-  const cookieAttributes = (origin: string, path: string, maxAgeSeconds: number) => ({ path, maxAgeSeconds, secure: origin.startsWith('https:') });
+  /** The app's origin as far as cookies go: publicOrigin, else the request's own (loopback only sets cookies). */
+  const cookieOrigin = (request: Request) => config.publicOrigin ?? new URL(request.url).origin;
+  /**
+   * The kit's cookies are HttpOnly, SameSite=Lax, Path=/. On https they are Secure and `__Host-`
+   * prefixed, so that no sibling subdomain can set one (a cookie tossed from there would sign the
+   * user in as someone else); on http (loopback development) browsers refuse the prefix.
+   */
+  const cookieName = (name: string, origin: string) => (origin.startsWith('https:') ? `__Host-${name}` : name);
+  const setCookie = (name: string, value: string, origin: string, maxAgeSeconds: number) =>
+    serializeCookie(cookieName(name, origin), value, { path: '/', maxAgeSeconds, secure: origin.startsWith('https:') });
+  const getCookie = (request: Request, name: string, origin: string) => readCookie(request.headers.get('cookie'), cookieName(name, origin));
 
   async function requireSession(request: Request): Promise<AppSession> {
     const authorization = request.headers.get('authorization')?.trim() ?? '';
@@ -222,7 +232,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       if (!match) throw sessionError('ERR_SESSION_INVALID', 'The Authorization header must be "Bearer <session token>"');
       return verifySessionToken(match[1]!, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });
     }
-    const cookie = readCookie(request.headers.get('cookie'), SESSION_COOKIE);
+    const cookie = getCookie(request, SESSION_COOKIE, cookieOrigin(request));
     if (!cookie) throw sessionError('ERR_SESSION_MISSING', 'No session: send "Authorization: Bearer <session token>" or sign in');
     assertCookieOrigin(request);
     return verifySessionToken(cookie, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });
@@ -387,10 +397,10 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   function deleteSession(request: Request): Response {
     // Another site must not sign the user out (logout CSRF): a request that carries the cookie
     // counts only from the app's own origin (or a CORS origin), as every state-changing request.
-    if (readCookie(request.headers.get('cookie'), SESSION_COOKIE)) assertCookieOrigin(request);
+    const origin = cookieOrigin(request);
+    if (getCookie(request, SESSION_COOKIE, origin)) assertCookieOrigin(request);
     const response = new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
-    const origin = config.publicOrigin ?? new URL(request.url).origin;
-    response.headers.append('set-cookie', serializeCookie(SESSION_COOKIE, '', cookieAttributes(origin, '/', 0)));
+    response.headers.append('set-cookie', setCookie(SESSION_COOKIE, '', origin, 0));
     return response;
   }
 
@@ -413,19 +423,19 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       .setExpirationTime(iat + OAUTH_STATE_TTL_SECONDS)
       .sign(stateKey);
     const response = redirect(authorization.url);
-    response.headers.append('set-cookie', serializeCookie(OAUTH_STATE_COOKIE, cookie, cookieAttributes(origin, `${basePath}/oauth`, OAUTH_STATE_TTL_SECONDS)));
+    response.headers.append('set-cookie', setCookie(OAUTH_STATE_COOKIE, cookie, origin, OAUTH_STATE_TTL_SECONDS));
     return response;
   }
 
   /** GET /oauth/callback: check state, exchange the code, sign the user in with a cookie. */
   async function oauthCallback(request: Request, url: URL): Promise<Response> {
     const origin = trustedOrigin(request, 'the OAuth sign-in');
-    const flow = await readStateCookie(request);
+    const flow = await readStateCookie(request, origin);
     const state = url.searchParams.get('state') ?? '';
     if (!safeEqual(state, flow.state)) {
       throw new MarketplaceKitError('ERR_OAUTH_STATE', 'The OAuth state does not match this browser’s sign-in; start again', { status: 400 });
     }
-    const clearState = serializeCookie(OAUTH_STATE_COOKIE, '', cookieAttributes(origin, `${basePath}/oauth`, 0));
+    const clearState = setCookie(OAUTH_STATE_COOKIE, '', origin, 0);
     const back = (error?: string) => {
       // Checked again although the cookie is signed: the redirect never leaves the app's origin
       // and its corsOrigins.
@@ -454,7 +464,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     const session = await mint(user, entitlement?.app_id ?? null, null);
     const response = back();
     const maxAge = Math.floor((session.expiresAt - clock.now()) / 1000);
-    response.headers.append('set-cookie', serializeCookie(SESSION_COOKIE, session.token, cookieAttributes(origin, '/', maxAge)));
+    response.headers.append('set-cookie', setCookie(SESSION_COOKIE, session.token, origin, maxAge));
     return response;
   }
 
@@ -471,8 +481,8 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     return 'server_error';
   }
 
-  async function readStateCookie(request: Request): Promise<z.infer<typeof OAuthStateClaims>> {
-    const cookie = readCookie(request.headers.get('cookie'), OAUTH_STATE_COOKIE);
+  async function readStateCookie(request: Request, origin: string): Promise<z.infer<typeof OAuthStateClaims>> {
+    const cookie = getCookie(request, OAUTH_STATE_COOKIE, origin);
     const stateError = (message: string, cause?: unknown) => new MarketplaceKitError('ERR_OAUTH_STATE', message, { status: 400, cause });
     if (!cookie) throw stateError('The OAuth state cookie is missing (expired, blocked, or the sign-in started elsewhere); start again');
     try {

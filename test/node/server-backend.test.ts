@@ -42,6 +42,9 @@ import {
 
 const APP = 'https://app.example';
 const BASE = `${APP}/api/marketplace`;
+// On https the kit's cookies are __Host- prefixed.
+const SESSION = `__Host-${SESSION_COOKIE}`;
+const STATE = `__Host-${OAUTH_STATE_COOKIE}`;
 
 let market: FakeMarketplace;
 before(async () => {
@@ -494,11 +497,12 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     assert.equal(authorize.searchParams.get('scope'), 'identity:read');
     assert.equal(authorize.searchParams.get('code_challenge_method'), 'S256');
     assert.equal(authorize.searchParams.get('redirect_uri'), `${BASE}/oauth/callback`);
-    const stateCookie = start.headers.getSetCookie().find((c) => c.startsWith(`${OAUTH_STATE_COOKIE}=`))!;
+    const stateCookie = start.headers.getSetCookie().find((c) => c.startsWith(`${STATE}=`))!;
     assert.match(stateCookie, /HttpOnly/);
     assert.match(stateCookie, /SameSite=Lax/);
     assert.match(stateCookie, /Secure/);
-    assert.match(stateCookie, /Path=\/api\/marketplace\/oauth/);
+    assert.match(stateCookie, /Path=\/;/, '__Host- cookies must have Path=/');
+    assert.doesNotMatch(stateCookie, /Domain=/i);
     const approved = await fetch(authorize, { redirect: 'manual' });
     const callback = approved.headers.get('location')!;
     return { callback, cookie: stateCookie.split(';')[0]! };
@@ -520,12 +524,13 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     assert.equal(done.status, 303);
     assert.equal(done.headers.get('location'), '/notes?tab=all#top');
     const cookies = done.headers.getSetCookie();
-    const session = cookies.find((c) => c.startsWith(`${SESSION_COOKIE}=`))!;
+    const session = cookies.find((c) => c.startsWith(`${SESSION}=`))!;
     assert.match(session, /HttpOnly/);
     assert.match(session, /SameSite=Lax/);
     assert.match(session, /Secure/);
     assert.match(session, /Path=\//);
-    assert.ok(cookies.some((c) => c.startsWith(`${OAUTH_STATE_COOKIE}=;`) && /Max-Age=0/.test(c)), 'the state cookie is cleared');
+    assert.doesNotMatch(session, /Domain=/i);
+    assert.ok(cookies.some((c) => c.startsWith(`${STATE}=;`) && /Max-Age=0/.test(c)), 'the state cookie is cleared');
 
     const read = await backend(new Request(`${BASE}/session`, { headers: { cookie: session.split(';')[0]! } }));
     assert.equal(read.status, 200);
@@ -536,7 +541,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
 
     const signOut = await backend(new Request(`${BASE}/session`, { method: 'DELETE' }));
     assert.equal(signOut.status, 204);
-    assert.match(signOut.headers.getSetCookie()[0]!, new RegExp(`^${SESSION_COOKIE}=;.*Max-Age=0`));
+    assert.match(signOut.headers.getSetCookie()[0]!, new RegExp(`^${SESSION}=;.*Max-Age=0`));
 
     // With the cookie, only the app's own origin signs the user out (no logout CSRF).
     const sessionCookie = session.split(';')[0]!;
@@ -643,7 +648,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     const { backend } = backendWith();
     const response = await deny(backend, '/home');
     assert.equal(response.headers.get('location'), '/home?mp_oauth_error=access_denied');
-    assert.ok(!response.headers.getSetCookie().some((c) => c.startsWith(`${SESSION_COOKIE}=`)));
+    assert.ok(!response.headers.getSetCookie().some((c) => c.startsWith(`${SESSION}=`)));
 
     const reused = await signIn(backend, '/home');
     const badCode = new URL(reused.callback);
@@ -906,7 +911,7 @@ describe('createAppBackend: cookie sessions, CORS and upstream failures', () => 
     const cookie = start.headers.getSetCookie()[0]!.split(';')[0]!;
     const approved = await fetch(start.headers.get('location')!, { redirect: 'manual' });
     const done = await backend(new Request(approved.headers.get('location')!, { headers: { cookie } }));
-    return done.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`))!.split(';')[0]!;
+    return done.headers.getSetCookie().find((c) => c.startsWith(`${SESSION}=`))!.split(';')[0]!;
   }
 
   it('accepts a cookie session for state-changing requests only from the app origin', async () => {
@@ -965,8 +970,11 @@ describe('createAppBackend: cookie sessions, CORS and upstream failures', () => 
 });
 
 describe('createAppBackend: the trusted origin (CSRF Origin check, redirect_uri, Secure cookies)', () => {
-  const sessionCookie = async () =>
-    `${SESSION_COOKIE}=${(await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW })).token}`;
+  // Under both names: requests to the https APP read __Host-mp_session, loopback http ones mp_session.
+  const sessionCookie = async () => {
+    const { token } = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW });
+    return `${SESSION}=${token}; ${SESSION_COOKIE}=${token}`;
+  };
   const codeOf = (body: string) => (JSON.parse(body) as { error: { code: string } }).error.code;
 
   /** Serves the backend and an app route that needs the session over node:http on 127.0.0.1. */
@@ -1052,6 +1060,26 @@ describe('createAppBackend: the trusted origin (CSRF Origin check, redirect_uri,
       const signOut = await rawRequest(server, { method: 'DELETE', path: '/api/marketplace/session', headers: { host: 'internal:8080' } });
       assert.equal(signOut.status, 204);
       assert.match(String(signOut.headers['set-cookie']), /Max-Age=0.*Secure/);
+    });
+  });
+
+  it('names its cookies __Host- on https, so one tossed from a sibling subdomain is never read; plain on loopback http', async () => {
+    const { token } = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW });
+    const secure = backendWith({ publicOrigin: APP }).backend;
+    await serve(secure, async (server) => {
+      const read = (cookie: string) => rawRequest(server, { path: '/api/notes', headers: { host: 'internal:8080', cookie } });
+      const tossed = await read(`${SESSION_COOKIE}=${token}`);
+      assert.equal(tossed.status, 401);
+      assert.equal(codeOf(tossed.body), 'ERR_SESSION_MISSING');
+      assert.equal((await read(`${SESSION}=${token}`)).status, 200);
+      const start = await rawRequest(server, { path: '/api/marketplace/oauth/start', headers: { host: 'internal:8080' } });
+      assert.match(String(start.headers['set-cookie']), new RegExp(`^${STATE}=[^;]+; Path=/; .*Secure`));
+    });
+    const loopback = backendWith({ publicOrigin: undefined }).backend;
+    await serve(loopback, async (server) => {
+      const start = await rawRequest(server, { path: '/api/marketplace/oauth/start' });
+      assert.match(String(start.headers['set-cookie']), new RegExp(`^${OAUTH_STATE_COOKIE}=[^;]+; Path=/; `));
+      assert.equal((await rawRequest(server, { path: '/api/notes', headers: { cookie: `${SESSION_COOKIE}=${token}` } })).status, 200);
     });
   });
 });
