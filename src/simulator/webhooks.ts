@@ -4,6 +4,7 @@
  * answered with 2xx is retried with exponential backoff, up to `maxAttempts` attempts; each attempt
  * is re-stamped and re-signed, so a receiver's timestamp tolerance never rejects a late retry.
  */
+import { linkSignals } from '../server/lib/abort.js';
 import { sleep } from '../server/lib/clock.js';
 import { randomToken } from '../server/oauth.js';
 import { signWebhookBody } from '../server/signers.js';
@@ -77,19 +78,22 @@ export class WebhookSender {
     const at = new Date(this.clock()).toISOString();
     const body = JSON.stringify({ event, timestamp: at, data });
     const started = performance.now();
+    const linked = linkSignals(AbortSignal.timeout(this.settings.timeoutMs), this.stopped.signal);
     try {
       const response = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, this.secret), 'user-agent': 'mpkit-simulator' },
         body,
         redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(this.settings.timeoutMs), this.stopped.signal]),
+        signal: linked.signal,
       });
       const text = await response.text().catch(() => '');
       return { at, status: response.status, error: null, body: text.slice(0, ANSWER_PREVIEW), duration_ms: elapsed(started) };
     } catch (error) {
       const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
       return { at, status: null, error: reason, body: null, duration_ms: elapsed(started) };
+    } finally {
+      linked.dispose();
     }
   }
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import {
   createMarketplaceClient,
@@ -798,5 +799,20 @@ describe('abort before the call', () => {
     await rejects(c.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb', signal }), { code: 'ERR_ABORTED', message: /aborted/ });
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.ok(server.requests.every((r) => !r.url.includes('whoami')), 'no whoami was sent');
+  });
+});
+
+describe('a long-lived signal', () => {
+  it('is left as it was after each call: no listener stays, and no AbortSignal.any (on Node 20 it keeps an entry per call)', async (t) => {
+    const any = t.mock.method(AbortSignal, 'any');
+    handler = (_req, res) => sendJson(res, 200, USER);
+    const app = new AbortController();
+    // One slot: the second call by userId waits in the pacer for the first one's answer.
+    const { client: c } = client({ rateLimit: { limit: 1, windowMs: 1_000 }, maxQueueWaitMs: Infinity });
+    await Promise.all([c.whoami({ userId: USER.id, signal: app.signal }), c.whoami({ userId: USER.id, signal: app.signal })]);
+    await c.whoami({ accessToken: 'at_1', signal: app.signal });
+    assert.equal(server.requests.length, 3);
+    assert.equal(getEventListeners(app.signal, 'abort').length, 0);
+    assert.equal(any.mock.callCount(), 0);
   });
 });

@@ -7,6 +7,7 @@
 import type * as z from 'zod/mini';
 import { ApiErrorBody, OAuthErrorBody, describeFailure } from '../../shared/schemas.js';
 import { MarketplaceApiError, type MarketplaceEndpoint } from '../api-error.js';
+import { linkSignals } from './abort.js';
 import { readLimited } from './body.js';
 import type { Clock } from './clock.js';
 
@@ -35,7 +36,8 @@ export async function send(
     throw new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted`, { cause: signal.reason });
   }
   const timeout = AbortSignal.timeout(transport.timeoutMs);
-  const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  const linked = signal ? linkSignals(signal, timeout) : null;
+  const combined = linked?.signal ?? timeout;
   let status: number | undefined;
   try {
     // Raced against the signal too: a custom fetch that ignores it must not hold the call (and its
@@ -59,6 +61,8 @@ export async function send(
     const detail = typeof cause?.code === 'string' ? ` (${cause.code})` : typeof cause?.message === 'string' ? ` (${cause.message})` : '';
     const reason = `${error instanceof Error ? error.message : String(error)}${detail}`;
     throw new MarketplaceApiError('ERR_NETWORK', endpoint, `The marketplace ${endpoint} request to ${new URL(url).origin} failed${where}: ${reason}`, options);
+  } finally {
+    linked?.dispose();
   }
 }
 

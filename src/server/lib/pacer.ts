@@ -7,6 +7,7 @@
  * Callers take turns in arrival order; a 429's Retry-After pauses everyone. Nobody waits longer
  * than `maxWaitMs`: a caller whose turn would come later is refused at once with `PacerWaitTooLong`.
  */
+import { linkSignals } from './abort.js';
 import type { Clock } from './clock.js';
 
 /**
@@ -107,7 +108,8 @@ export class Pacer {
    */
   private async _nextRelease(withinMs: number, signal?: AbortSignal): Promise<boolean> {
     const done = new AbortController();
-    const stop = signal ? AbortSignal.any([signal, done.signal]) : done.signal;
+    const linked = signal ? linkSignals(signal, done.signal) : null;
+    const stop = linked?.signal ?? done.signal;
     const released = new Promise<true>((resolve, reject) => {
       const onAbort = () => {
         this._onRelease = null;
@@ -127,6 +129,7 @@ export class Pacer {
       return await Promise.race(waits);
     } finally {
       done.abort();
+      linked?.dispose();
     }
   }
 }
