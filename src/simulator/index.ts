@@ -16,6 +16,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { MarketplaceKitError } from '../shared/errors.js';
 import { AppId, Entitlement, parseOrThrow, type Profile } from '../shared/schemas.js';
 import { apiRequest } from './api.js';
 import { avatarSvg } from './catalog.js';
@@ -125,7 +126,7 @@ const DEFAULT_BACKEND_PATH = '/api/marketplace';
 
 function credential(given: string | undefined, prefix: string): string {
   if (given === undefined) return randomToken(prefix);
-  if (!given.startsWith(prefix) || given.length <= prefix.length) throw new TypeError(`startSimulator: the API key ${given} must start with ${prefix}.`);
+  if (!given.startsWith(prefix) || given.length <= prefix.length) throw configError(`the API key ${given} must start with ${prefix}`);
   return given;
 }
 
@@ -139,7 +140,21 @@ function credential(given: string | undefined, prefix: string): string {
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const clock = options.clock ?? Date.now;
   const appId = options.appId ?? 'app_simulated';
-  if (!AppId.safeParse(appId).success) throw new TypeError(`startSimulator: appId must look like app_<id>, not ${appId}.`);
+  if (!AppId.safeParse(appId).success) throw configError(`appId must look like app_<id>, not ${appId}`);
+  const settings = {
+    codeTtlMs: wholeOption(options.codeTtlSeconds, 60, 'codeTtlSeconds', 1) * 1000,
+    accessTokenTtlSeconds: wholeOption(options.accessTokenTtlSeconds, 3600, 'accessTokenTtlSeconds', 1),
+    maxAttempts: wholeOption(options.webhookMaxAttempts, 5, 'webhookMaxAttempts', 1),
+    backoffMs: wholeOption(options.webhookBackoffMs, 1000, 'webhookBackoffMs', 0),
+    timeoutMs: wholeOption(options.webhookTimeoutMs, 10_000, 'webhookTimeoutMs', 1),
+  };
+  const given = options.rateLimits ?? {};
+  const rateLimits: RateLimits = {
+    test: wholeOption(given.test, 100, 'rateLimits.test', 1),
+    live: wholeOption(given.live, 1000, 'rateLimits.live', 1),
+    bearer: wholeOption(given.bearer, 1000, 'rateLimits.bearer', 1),
+    windowMs: wholeOption(given.windowMs, 60_000, 'rateLimits.windowMs', 1),
+  };
   const appOrigin = options.appUrl && URL.canParse(options.appUrl) ? new URL(options.appUrl).origin : null;
   const credentials: SimulatorCredentials = {
     clientId: options.clientId ?? randomToken('client_', 12),
@@ -168,7 +183,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     appId,
     clock(),
   );
-  const rateLimits: RateLimits = { test: 100, live: 1000, bearer: 1000, windowMs: 60_000, ...options.rateLimits };
   const ctx: SimulatorContext = {
     state,
     clock,
@@ -179,17 +193,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     appId,
     appName: options.appName ?? 'Your app',
     credentials,
-    codeTtlMs: (options.codeTtlSeconds ?? 60) * 1000,
-    accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 3600,
+    codeTtlMs: settings.codeTtlMs,
+    accessTokenTtlSeconds: settings.accessTokenTtlSeconds,
     rateLimits,
     limiter: new RateLimiter(rateLimits.windowMs, clock),
     webhooks: new WebhookSender(
       state,
       credentials.webhookSecret,
       {
-        maxAttempts: options.webhookMaxAttempts ?? 5,
-        backoffMs: exponentialBackoff(options.webhookBackoffMs ?? 1000),
-        timeoutMs: options.webhookTimeoutMs ?? 10_000,
+        maxAttempts: settings.maxAttempts,
+        backoffMs: exponentialBackoff(settings.backoffMs),
+        timeoutMs: settings.timeoutMs,
       },
       clock,
     ),
@@ -203,7 +217,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     });
   } catch (error) {
     server.close();
-    throw asTypeError(error);
+    throw asConfigError(error);
   }
 
   const streams = new Set<ServerResponse>();
@@ -234,7 +248,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     users: state.profiles(),
     entitlement: (userId) => state.entitlements.get(userId) ?? null,
     setEntitlement: (userId, entitlement) => {
-      if (!state.users.has(userId)) throw new TypeError(`Unknown user ${userId}`);
+      if (!state.users.has(userId)) throw unknownUser(userId);
       state.setEntitlement(userId, entitlement && parseOrThrow(Entitlement, entitlement, 'entitlement'));
     },
     sendEvent: (event, data) => sendEvent(ctx, event, data),
@@ -242,13 +256,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       try {
         applyConfig(ctx, patch);
       } catch (error) {
-        throw asTypeError(error);
+        throw asConfigError(error);
       }
     },
     state: () => stateSnapshot(ctx),
     subscribe: (listener) => state.subscribe(listener),
     contextToken: async (userId) => {
-      if (!state.users.has(userId)) throw new TypeError(`Unknown user ${userId}`);
+      if (!state.users.has(userId)) throw unknownUser(userId);
       return (await mintContext(ctx, userId)).context;
     },
     close: async () => {
@@ -269,9 +283,27 @@ function hostBundleUrl(given: string | URL | undefined): URL {
   return typeof given === 'string' ? pathToFileURL(resolve(given)) : given;
 }
 
-/** Option mistakes are programming errors: thrown as TypeError, like Node's own APIs do. */
-function asTypeError(error: unknown): unknown {
-  return error instanceof ApiError ? new TypeError(`startSimulator: ${error.message}`) : error;
+/** An option mistake: `ERR_CONFIG`, as in `createAppBackend`. */
+function configError(message: string): MarketplaceKitError {
+  return new MarketplaceKitError('ERR_CONFIG', `startSimulator: ${message}`);
+}
+
+/** A configuration refused by the control API's own checks, as `ERR_CONFIG`. */
+function asConfigError(error: unknown): unknown {
+  return error instanceof ApiError ? configError(error.message) : error;
+}
+
+function unknownUser(userId: string): MarketplaceKitError {
+  return new MarketplaceKitError('ERR_INVALID_INPUT', `The simulator has no user ${userId}; its users are listed in sim.users`);
+}
+
+/** A whole-number option of at least `min` (a NaN or fractional attempt count would never end or never start). */
+function wholeOption(value: unknown, fallback: number, name: string, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw configError(`${name} must be a whole number of at least ${min}, got ${String(value)}`);
+  }
+  return value;
 }
 
 async function handle(

@@ -290,7 +290,7 @@ function refresh(ctx: SimulatorContext, params: Map<string, string>): TokenAnswe
   if (!token) throw new OAuthError(400, 'invalid_request', 'The refresh_token parameter is missing.');
   const record = ctx.state.refreshTokens.get(token);
   if (!record || record.clientId !== ctx.credentials.clientId) throw invalidGrant('The refresh token is not valid.');
-  if (record.used) {
+  if (record.usedAt !== null) {
     // Reuse of a rotated refresh token means two parties hold it: end the whole family.
     ctx.state.revokeFamily(record.familyId);
     throw invalidGrant('The refresh token was already used (tokens rotate on every refresh).');
@@ -300,7 +300,7 @@ function refresh(ctx: SimulatorContext, params: Map<string, string>): TokenAnswe
   if (requested !== undefined && !requested.split(' ').every((s) => granted.includes(s))) {
     throw new OAuthError(400, 'invalid_scope', 'A refresh may not widen the granted scope.');
   }
-  record.used = true;
+  record.usedAt = ctx.clock();
   return issue(ctx, record.userId, requested ?? record.scope, record.familyId);
 }
 
@@ -308,7 +308,7 @@ function issue(ctx: SimulatorContext, userId: string, scope: string, familyId: s
   const accessToken = randomToken('mpat_');
   const refreshToken = randomToken('mprt_');
   ctx.state.accessTokens.set(accessToken, { userId, scope, familyId, expiresAt: ctx.clock() + ctx.accessTokenTtlSeconds * 1000 });
-  ctx.state.refreshTokens.set(refreshToken, { userId, clientId: ctx.credentials.clientId, scope, familyId, used: false });
+  ctx.state.refreshTokens.set(refreshToken, { userId, clientId: ctx.credentials.clientId, scope, familyId, usedAt: null });
   return {
     userId,
     body: { access_token: accessToken, token_type: 'Bearer', expires_in: ctx.accessTokenTtlSeconds, refresh_token: refreshToken, scope },

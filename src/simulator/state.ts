@@ -40,12 +40,16 @@ export interface AccessTokenRecord {
   familyId: string;
 }
 
+/** How long a spent refresh token is remembered, so that its reuse still ends its family. */
+export const SPENT_REFRESH_KEPT_MS = 86_400_000;
+
 export interface RefreshTokenRecord {
   userId: string;
   clientId: string;
   scope: string;
   familyId: string;
-  used: boolean;
+  /** When it was spent on a refresh (ms), or null while it is unused. */
+  usedAt: number | null;
 }
 
 export interface DeliveryAttempt {
@@ -135,11 +139,16 @@ export class SimulatorState {
     for (const [token, record] of this.refreshTokens) if (record.familyId === familyId) this.refreshTokens.delete(token);
   }
 
-  /** Drops expired one-time records so a long-running simulator does not grow without bound. */
+  /**
+   * Drops expired one-time records so a long-running simulator does not grow without bound. A
+   * spent refresh token is kept a day, for reuse detection; an unused one stays (the seed gives
+   * refresh tokens no lifetime), but every refresh spends one, so they do not pile up.
+   */
   sweep(now: number): void {
     for (const [key, value] of this.pending) if (value.expiresAt <= now) this.pending.delete(key);
     for (const [key, value] of this.codes) if (value.expiresAt + 3_600_000 <= now) this.codes.delete(key);
     for (const [key, value] of this.accessTokens) if (value.expiresAt <= now) this.accessTokens.delete(key);
+    for (const [key, value] of this.refreshTokens) if (value.usedAt !== null && value.usedAt + SPENT_REFRESH_KEPT_MS <= now) this.refreshTokens.delete(key);
   }
 
   recordCall(call: ApiCallRecord): void {

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { verifyContextToken } from '../../src/server/index.js';
 import { ApiErrorBody, Entitlement } from '../../src/shared/schemas.js';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { CALLBACK, authorizeUrl, startTestSimulator } from '../support/simulator-harness.js';
 
 function send(sim: Simulator, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
@@ -246,20 +246,41 @@ describe('simulator: startSimulator options', () => {
     }
   });
 
-  it('refuses API keys with the wrong prefix and bad URLs', async () => {
-    await assert.rejects(startSimulator({ testApiKey: 'live_x' }), TypeError);
-    await assert.rejects(startSimulator({ redirectUris: ['not a url'] }), TypeError);
-    await assert.rejects(startSimulator({ appUrl: 'not a url' }), TypeError);
-    await assert.rejects(startSimulator({ appId: 'my-app' }), TypeError);
+  it('refuses API keys with the wrong prefix and bad URLs with ERR_CONFIG', async () => {
+    const config = (message: RegExp) => ({ name: 'MarketplaceKitError', code: 'ERR_CONFIG', message });
+    await assert.rejects(startSimulator({ testApiKey: 'live_x' }), config(/^startSimulator: the API key live_x must start with test_/));
+    await assert.rejects(startSimulator({ redirectUris: ['not a url'] }), config(/^startSimulator: /));
+    await assert.rejects(startSimulator({ appUrl: 'not a url' }), config(/^startSimulator: /));
+    await assert.rejects(startSimulator({ appId: 'my-app' }), config(/appId must look like app_<id>/));
+  });
+
+  it('refuses numeric options that would never deliver, never expire or never allow a call', async () => {
+    const cases: Array<[SimulatorOptions, RegExp]> = [
+      [{ webhookMaxAttempts: 0 }, /webhookMaxAttempts must be a whole number of at least 1, got 0/],
+      [{ webhookMaxAttempts: 1.5 }, /webhookMaxAttempts/],
+      [{ webhookBackoffMs: -1 }, /webhookBackoffMs must be a whole number of at least 0/],
+      [{ webhookTimeoutMs: Number.NaN }, /webhookTimeoutMs .*got NaN/],
+      [{ codeTtlSeconds: 0 }, /codeTtlSeconds/],
+      [{ accessTokenTtlSeconds: -60 }, /accessTokenTtlSeconds/],
+      [{ rateLimits: { test: 0 } }, /rateLimits\.test/],
+      [{ rateLimits: { windowMs: Infinity } }, /rateLimits\.windowMs/],
+      [{ rateLimits: { bearer: '5' as unknown as number } }, /rateLimits\.bearer .*got 5/],
+    ];
+    for (const [options, message] of cases) {
+      await assert.rejects(startSimulator(options), { code: 'ERR_CONFIG', message }, JSON.stringify(options));
+    }
   });
 
   it('validates what is set from code', async () => {
     const sim = await startTestSimulator();
     try {
-      assert.throws(() => sim.configure({ webhook_url: 'ftp://x/' }), TypeError);
-      assert.throws(() => sim.setEntitlement('usr_ada', { ...sim.entitlement('usr_ada')!, expires_at: 'soon' }), /Invalid entitlement at expires_at/);
-      assert.throws(() => sim.setEntitlement('usr_nobody', null), TypeError);
-      await assert.rejects(sim.contextToken('usr_nobody'), TypeError);
+      assert.throws(() => sim.configure({ webhook_url: 'ftp://x/' }), { code: 'ERR_CONFIG', message: /^startSimulator: / });
+      assert.throws(() => sim.setEntitlement('usr_ada', { ...sim.entitlement('usr_ada')!, expires_at: 'soon' }), {
+        code: 'ERR_INVALID_INPUT',
+        message: /Invalid entitlement at expires_at/,
+      });
+      assert.throws(() => sim.setEntitlement('usr_nobody', null), { code: 'ERR_INVALID_INPUT', message: /no user usr_nobody/ });
+      await assert.rejects(sim.contextToken('usr_nobody'), { code: 'ERR_INVALID_INPUT', message: /no user usr_nobody/ });
       sim.setEntitlement('usr_ada', null);
       assert.equal(sim.entitlement('usr_ada'), null);
     } finally {

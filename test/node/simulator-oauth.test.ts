@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { createMarketplaceClient, isKitError, type MarketplaceClient } from '../../src/server/index.js';
 import { OAuthErrorBody, TokenResponse } from '../../src/shared/schemas.js';
 import type { Simulator } from '../../src/simulator/index.js';
+import { SPENT_REFRESH_KEPT_MS, SimulatorState } from '../../src/simulator/state.js';
 import {
   CALLBACK,
   authorize,
@@ -286,5 +287,20 @@ describe('simulator: token endpoint', () => {
   it('surfaces token endpoint errors as typed errors of the server client', async () => {
     const wrong = createMarketplaceClient({ siteUrl: sim.siteUrl, clientId: sim.clientId, clientSecret: 'wrong' });
     await assert.rejects(wrong.exchangeCode({ code: await codeFor(sim), redirectUri: CALLBACK }), (error) => isKitError(error) && error.status === 401);
+  });
+});
+
+describe('simulator: state sweep', () => {
+  it('forgets spent refresh tokens a day after their use, keeps unused ones, and expired codes and tokens', () => {
+    const state = new SimulatorState({ appUrl: null, webhookUrl: null, redirectUris: [] }, 'http://127.0.0.1:1', 'app_x', 0);
+    const record = (usedAt: number | null) => ({ userId: 'usr_ada', clientId: 'client_x', scope: 'identity:read', familyId: 'fam_1', usedAt });
+    state.refreshTokens.set('spent', record(1_000));
+    state.refreshTokens.set('unused', record(null));
+    state.accessTokens.set('at', { userId: 'usr_ada', scope: 'identity:read', familyId: 'fam_1', expiresAt: 5_000 });
+    state.sweep(1_000 + SPENT_REFRESH_KEPT_MS - 1);
+    assert.deepEqual([...state.refreshTokens.keys()], ['spent', 'unused'], 'reuse of a spent token is still caught within the day');
+    assert.deepEqual([...state.accessTokens.keys()], []);
+    state.sweep(1_000 + SPENT_REFRESH_KEPT_MS);
+    assert.deepEqual([...state.refreshTokens.keys()], ['unused']);
   });
 });
