@@ -13,7 +13,7 @@ import { exactOrigin } from '../shared/origin.js';
 import { SIGN_IN_ERROR_CODE, SIGN_IN_ERROR_PARAM, type Entitlement, type Profile, type SessionResponse, type WebhookDelivery } from '../shared/schemas.js';
 import { assertAccess } from './access.js';
 import { MarketplaceApiError } from './api-error.js';
-import { createMarketplaceClient, type MarketplaceClient } from './client.js';
+import { apiKeyKind, createMarketplaceClient, type MarketplaceClient } from './client.js';
 import { contextTokenKey, verifyContextToken } from './context-token.js';
 import { readBodyBytes } from './lib/body.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -692,6 +692,7 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   if (siteUrl === null || !/^https?:$/.test(siteUrl.protocol) || siteUrl.href !== `${siteUrl.origin}/`) {
     throw configError(`siteUrl must be the marketplace's host root, an http(s) origin such as https://marketplace.example (no path), got ${JSON.stringify(options.siteUrl)}`);
   }
+  if (options.client !== undefined) readGivenClient(options, siteUrl.origin, configError);
   return {
     siteUrl: siteUrl.origin,
     maxExchangesPerUser,
@@ -702,6 +703,28 @@ function readConfig(options: AppBackendOptions): BackendConfig {
     webhookSecrets: readWebhookSecrets(options, configError),
   };
 }
+
+/**
+ * A client of your own carries its own settings: the backend's options that only build a client
+ * would be ignored without a word, so they are refused, as is a client for another marketplace.
+ */
+function readGivenClient(options: AppBackendOptions, siteUrl: string, configError: (message: string) => MarketplaceKitError): void {
+  const ignored = CLIENT_OPTIONS.filter((name) => options[name] !== undefined);
+  if (ignored.length > 0) {
+    throw configError(`${ignored.join(', ')} would be ignored with your own client: pass ${ignored.length === 1 ? 'it' : 'them'} to createMarketplaceClient instead`);
+  }
+  if (options.client?.siteUrl !== siteUrl) {
+    throw configError(`the client is for ${JSON.stringify(options.client?.siteUrl)}, not for siteUrl ${JSON.stringify(siteUrl)}`);
+  }
+  try {
+    apiKeyKind(options.apiKey);
+  } catch (error) {
+    throw configError((error as Error).message);
+  }
+}
+
+/** The options of `createAppBackend` that only go into the client it creates. */
+const CLIENT_OPTIONS = ['apiBaseUrl', 'tokenPath', 'fetch', 'timeoutMs', 'entitlementTtlMs'] as const;
 
 /** Fails closed at start-up: without a secret every delivery would be refused at run time. */
 function readWebhookSecrets(options: AppBackendOptions, configError: (message: string) => MarketplaceKitError): readonly string[] | null {

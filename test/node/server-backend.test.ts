@@ -440,6 +440,19 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal((error.cause as Error).message, 'database down');
   });
 
+  it("refuses options that a client of your own would make it ignore, and a client for another marketplace", () => {
+    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY });
+    assert.equal(backendWith({ client }).backend.client, client);
+    assert.throws(() => backendWith({ client, timeoutMs: 500, fetch }), {
+      code: 'ERR_CONFIG',
+      message: /^createAppBackend: fetch, timeoutMs would be ignored with your own client: pass them to createMarketplaceClient/,
+    });
+    assert.throws(() => backendWith({ client, entitlementTtlMs: 0 }), { code: 'ERR_CONFIG', message: /entitlementTtlMs would be ignored/ });
+    const elsewhere = createMarketplaceClient({ siteUrl: 'https://other-marketplace.example', apiKey: API_KEY });
+    assert.throws(() => backendWith({ client: elsewhere }), { code: 'ERR_CONFIG', message: /the client is for "https:\/\/other-marketplace\.example"/ });
+    assert.throws(() => backendWith({ client, apiKey: 'sk_123' }), { code: 'ERR_CONFIG', message: /test_ \(development\) or live_/ });
+  });
+
   it('refuses unsafe configuration', () => {
     assert.throws(() => backendWith({ sessionSecret: undefined as unknown as string }), {
       code: 'ERR_CONFIG',
