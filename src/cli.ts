@@ -23,9 +23,9 @@ Options:
   --test-api-key KEY    Use this test_ API key instead of a made-up one
   --live-api-key KEY    Use this live_ API key instead of a made-up one
   --webhook-secret S    Use this webhook secret instead of a made-up one
-  --rate-limit N        Allow N API requests per minute per API key or user token, to
-                        see your app meet 429s (default: test keys 100, live keys and
-                        user tokens 1000)
+  --rate-limit N        Allow N API requests per minute for each key kind (test, live)
+                        and for each user's OAuth tokens together, to see your app
+                        meet 429s (default: test 100, live 1000, per user 1000)
   --json                Print one JSON line with URLs and credentials once ready, nothing else
   -h, --help            Show this help
 

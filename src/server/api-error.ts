@@ -13,8 +13,9 @@ export interface MarketplaceApiErrorOptions extends MarketplaceKitErrorOptions {
 }
 
 /**
- * A call to the marketplace failed. `status` is the marketplace's HTTP status (absent for
- * timeouts and network failures); the kit's handlers answer such errors with 502/503/504, never
+ * A call to the marketplace failed. `status` is the marketplace's HTTP status, when its answer
+ * began (a timeout or network failure while the body was read keeps it; one before any answer has
+ * none); the kit's handlers answer such errors with 502/503/504, never
  * with the upstream status itself.
  *
  * @example

@@ -51,10 +51,11 @@ const SESSION_BODY_LIMIT = 16 * 1024;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 /**
- * `GET /session?refresh=1` reloads a user's entitlement at most once in this time; other refreshes
- * meanwhile are served like a plain `GET /session` (cache, or a running load). Every reload
- * spends the app's API-key rate limit, which one user must not be able to exhaust. A webhook
- * drops the cached entitlement, so the first read after it reloads in any case.
+ * `GET /session?refresh=1` reloads a user's entitlement at most once in this time. A refresh asked
+ * for sooner, while the entitlement is cached, waits for the end of the interval and then shares
+ * one reload with everybody who asked meanwhile (see `reload`). Every reload spends the app's
+ * API-key rate limit, which one user must not be able to exhaust. A webhook drops the cached
+ * entitlement, so the first read after it reloads in any case.
  */
 export const REFRESH_MIN_INTERVAL_MS = 5_000;
 const MAX_TRACKED_REFRESHES = 10_000;

@@ -349,7 +349,6 @@ function toFullEntitlement(entitlement: AnyEntitlement): Entitlement {
   return 'status' in entitlement ? entitlement : { ...entitlement, status: 'active' };
 }
 
-/** A call the pacer refused to queue fails like a 429 of the marketplace would. */
 /**
  * Takes an API-key slot for one request. A caller that stops waiting (abort) while the slot is
  * being granted gives it straight back, so that no slot stays taken by a request never sent.
@@ -367,6 +366,7 @@ async function takeSlot(endpoint: MarketplaceEndpoint, pacer: Pacer, signal?: Ab
   }
 }
 
+/** A call the pacer refused to queue fails like a 429 of the marketplace would. */
 function rethrowPacing(error: unknown, endpoint: MarketplaceEndpoint, pacer: Pacer): never {
   if (!(error instanceof PacerWaitTooLong)) throw error;
   const why = error.paused
