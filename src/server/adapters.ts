@@ -164,6 +164,7 @@ export function toExpressMiddleware(
  */
 export function frameAncestors(dashboardOrigins: string | readonly string[]): string {
   const list = typeof dashboardOrigins === 'string' ? [dashboardOrigins] : dashboardOrigins;
+  if (!Array.isArray(list)) throw new MarketplaceKitError('ERR_CONFIG', `frameAncestors: pass the dashboard origins (a string or an array), got ${String(list)}`);
   const origins = list.map((value) => {
     const origin = exactOrigin(value);
     if (origin === null) throw new MarketplaceKitError('ERR_CONFIG', `frameAncestors: ${JSON.stringify(value)} is not an origin`);

@@ -10,6 +10,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { ExpiringMap } from './lib/expiring-set.js';
 import { answerError, readJsonAnswer, send, untilAborted, type Answer, type Transport } from './lib/http.js';
 import { numberOption } from '../shared/options.js';
+import { optionsObject } from './lib/options-object.js';
 import { Pacer, PacerWaitTooLong, type ReleaseSlot } from './lib/pacer.js';
 import {
   buildAuthorizationUrl,
@@ -115,9 +116,13 @@ const BACKOFF_MS = 1_000;
  * const entitlement = await client.entitlements({ userId: 'usr_1' });
  */
 export function createMarketplaceClient(options: MarketplaceClientOptions): MarketplaceClient {
+  optionsObject(options, 'createMarketplaceClient');
   const siteUrl = trimSlash(requireUrl(options.siteUrl, 'siteUrl'));
   const apiBaseUrl = trimSlash(options.apiBaseUrl ? requireUrl(options.apiBaseUrl, 'apiBaseUrl') : `${siteUrl}/api/v1`);
   const tokenPath = options.tokenPath ?? '/api/oauth/token';
+  if (typeof tokenPath !== 'string' || !/^(https?:\/\/|\/?)[^\s]+$/i.test(tokenPath)) {
+    throw new MarketplaceKitError('ERR_CONFIG', `createMarketplaceClient: tokenPath must be a path such as /api/oauth/token or an http(s) URL, got ${JSON.stringify(tokenPath)}`);
+  }
   const tokenUrl = /^https?:\/\//i.test(tokenPath) ? tokenPath : `${siteUrl}${tokenPath.startsWith('/') ? '' : '/'}${tokenPath}`;
   const clock = options.clock ?? systemClock;
   const transport: Transport = {

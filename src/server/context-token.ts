@@ -5,6 +5,8 @@
 import { errors as jose, jwtVerify } from 'jose';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, ContextTokenClaims, describeFailure } from '../shared/schemas.js';
+import { numberOption } from '../shared/options.js';
+import { optionsObject } from './lib/options-object.js';
 import { trimSlash } from './oauth.js';
 import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 
@@ -44,11 +46,12 @@ const defaultReplayStore = createMemoryReplayStore();
  * console.log(claims.sub, claims.app_id, claims.email);
  */
 export async function verifyContextToken(token: string, options: VerifyContextTokenOptions): Promise<ContextTokenClaims> {
+  optionsObject(options, 'verifyContextToken');
   if (!options.clientSecret || !options.clientId || !options.issuer) {
     throw new MarketplaceKitError('ERR_CONFIG', 'verifyContextToken needs clientId, clientSecret and issuer');
   }
   if (typeof token !== 'string' || token === '') fail('ERR_CONTEXT_TOKEN_MALFORMED', 'The context token is missing');
-  const now = options.now === undefined ? Date.now() : +options.now;
+  const now = options.now === undefined ? Date.now() : numberOption(+options.now, 0, 'verifyContextToken: now');
 
   let payload: unknown;
   try {

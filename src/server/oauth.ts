@@ -4,8 +4,10 @@
  * so the same code serves `createMarketplaceClient` and anyone bringing their own transport.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { MarketplaceKitError } from '../shared/errors.js';
 import { TokenResponse } from '../shared/schemas.js';
 import { readJsonAnswer, type Answer } from './lib/http.js';
+import { optionsObject } from './lib/options-object.js';
 
 /** Scope of the seed's only documented permission. */
 export const DEFAULT_SCOPE = 'identity:read';
@@ -52,6 +54,13 @@ export interface AuthorizationRequest {
  * // keep state + codeVerifier (e.g. in a signed HttpOnly cookie), then redirect to url
  */
 export function buildAuthorizationUrl(options: AuthorizationUrlOptions): AuthorizationRequest {
+  optionsObject(options, 'buildAuthorizationUrl');
+  for (const name of ['siteUrl', 'clientId', 'redirectUri'] as const) {
+    if (typeof options[name] !== 'string' || options[name] === '') throw new MarketplaceKitError('ERR_CONFIG', `buildAuthorizationUrl needs ${name}`);
+  }
+  if (!/^https?:\/\//i.test(options.siteUrl) || !URL.canParse(`${trimSlash(options.siteUrl)}/oauth/authorize`)) {
+    throw new MarketplaceKitError('ERR_CONFIG', `buildAuthorizationUrl: siteUrl must be an http(s) URL, got ${JSON.stringify(options.siteUrl)}`);
+  }
   const state = options.state ?? randomToken();
   const codeVerifier = options.codeVerifier ?? randomToken();
   const url = new URL(`${trimSlash(options.siteUrl)}/oauth/authorize`);
@@ -72,6 +81,7 @@ export function buildAuthorizationUrl(options: AuthorizationUrlOptions): Authori
  * pkceChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'); // 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
  */
 export function pkceChallenge(codeVerifier: string): string {
+  if (typeof codeVerifier !== 'string' || codeVerifier === '') throw new MarketplaceKitError('ERR_INVALID_INPUT', 'pkceChallenge needs the code verifier');
   return createHash('sha256').update(codeVerifier).digest('base64url');
 }
 

@@ -8,6 +8,7 @@ import * as z from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { AppId, Profile } from '../shared/schemas.js';
 import { hmacCryptoKey } from './lib/hmac-key.js';
+import { optionsObject } from './lib/options-object.js';
 import { randomToken } from './oauth.js';
 
 export const SESSION_TOKEN_TYPE = 'mp-session+jwt';
@@ -66,7 +67,8 @@ export interface SignSessionOptions {
  * const { token, expiresAt } = await signSessionToken({ secret, audience: clientId, user, appId: 'app_1', host: null, now: Date.now() });
  */
 export async function signSessionToken(options: SignSessionOptions): Promise<{ token: string; expiresAt: number }> {
-  assertSessionSecret(options.secret);
+  assertSessionSecret(optionsObject(options, 'signSessionToken').secret);
+  assertNow(options.now, 'signSessionToken');
   const ttl = Math.min(options.ttlSeconds ?? MAX_SESSION_TTL_SECONDS, MAX_SESSION_TTL_SECONDS);
   if (!(ttl > 0)) throw new MarketplaceKitError('ERR_CONFIG', 'sessionTtlSeconds must be positive');
   const iat = Math.floor(options.now / 1000);
@@ -90,6 +92,9 @@ export async function signSessionToken(options: SignSessionOptions): Promise<{ t
  * const session = await verifySessionToken(token, { secret, audience: clientId, now: Date.now() });
  */
 export async function verifySessionToken(token: string, options: { secret: string; audience: string; now: number }): Promise<AppSession> {
+  // A missing or short secret is the app's mistake, never a 401 for every user.
+  assertSessionSecret(optionsObject(options, 'verifySessionToken').secret);
+  assertNow(options.now, 'verifySessionToken');
   let payload: unknown;
   try {
     ({ payload } = await jwtVerify(token, await hmacCryptoKey(options.secret), {
@@ -120,6 +125,10 @@ export function assertSessionSecret(secret: unknown): asserts secret is string {
   if (typeof secret !== 'string' || secret.length < MIN_SESSION_SECRET_LENGTH) {
     throw new MarketplaceKitError('ERR_CONFIG', `sessionSecret must be at least ${MIN_SESSION_SECRET_LENGTH} characters`);
   }
+}
+
+function assertNow(now: unknown, name: string): void {
+  if (typeof now !== 'number' || !Number.isFinite(now)) throw new MarketplaceKitError('ERR_CONFIG', `${name}: now must be a time in ms since the epoch, got ${String(now)}`);
 }
 
 export function sessionError(code: ErrorCode, message: string, cause?: unknown): SessionError {

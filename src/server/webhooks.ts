@@ -10,6 +10,7 @@ import { compile } from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { KnownWebhookDelivery, parseWebhookDelivery, type WebhookDelivery } from '../shared/schemas.js';
 import { hmacKey } from './lib/hmac-key.js';
+import { optionsObject } from './lib/options-object.js';
 import { numberOption } from '../shared/options.js';
 import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 
@@ -151,6 +152,7 @@ async function claimEach({ store, keys, expiresAt, now }: Inspected): Promise<bo
 
 /** Every check except the replay store, in order: input, secret and options, header, signature, body, timestamp. */
 function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, options: VerifyWebhookOptions): Inspected {
+  optionsObject(options, 'verifyWebhook');
   const bytes = toBytes(rawBody);
   // One secret is checked without building a list: this runs for every delivery.
   const { secret } = options;

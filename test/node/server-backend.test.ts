@@ -16,6 +16,13 @@ import {
   signWebhookBody,
   toErrorResponse,
   toNodeHandler,
+  buildAuthorizationUrl,
+  frameAncestors,
+  pkceChallenge,
+  receiveWebhook,
+  verifyContextToken,
+  verifySessionToken,
+  verifyWebhook,
   type AppBackend,
   type AppBackendOptions,
   type WebhookDelivery,
@@ -1094,5 +1101,44 @@ describe('createAppBackend: the trusted origin (CSRF Origin check, redirect_uri,
       assert.match(String(start.headers['set-cookie']), new RegExp(`^${OAUTH_STATE_COOKIE}=[^;]+; Path=/; `));
       assert.equal((await rawRequest(server, { path: '/api/notes', headers: { cookie: `${SESSION_COOKIE}=${token}` } })).status, 200);
     });
+  });
+});
+
+describe('server functions called from plain JavaScript with missing options', () => {
+  it('throw typed errors (ERR_CONFIG, or ERR_INVALID_INPUT for a missing value), never a TypeError', async () => {
+    type Loose = (...args: unknown[]) => unknown;
+    const call = (fn: unknown, ...args: unknown[]) => (async () => (fn as Loose)(...args))();
+    const cases: Array<[string, Promise<unknown>, string, RegExp]> = [
+      ['createMarketplaceClient()', call(createMarketplaceClient), 'ERR_CONFIG', /createMarketplaceClient needs its options object/],
+      ['tokenPath with a space', call(createMarketplaceClient, { siteUrl: 'https://mp.example', tokenPath: 'not a path' }), 'ERR_CONFIG', /tokenPath must be a path/],
+      ['verifyWebhook(body, header)', call(verifyWebhook, '{}', 'sha256=00'), 'ERR_CONFIG', /verifyWebhook needs its options object/],
+      ['receiveWebhook(body, header)', call(receiveWebhook, '{}', 'sha256=00'), 'ERR_CONFIG', /verifyWebhook needs its options object/],
+      ['verifyContextToken(token)', call(verifyContextToken, 'a.b.c'), 'ERR_CONFIG', /verifyContextToken needs its options object/],
+      [
+        'verifyContextToken with now: NaN',
+        call(verifyContextToken, 'a.b.c', { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: 'https://mp.example', now: Number.NaN }),
+        'ERR_CONFIG',
+        /verifyContextToken: now must be/,
+      ],
+      ['verifySessionToken(token)', call(verifySessionToken, 'a.b.c'), 'ERR_CONFIG', /verifySessionToken needs its options object/],
+      ['verifySessionToken without a secret', call(verifySessionToken, 'a.b.c', { audience: CLIENT_ID, now: NOW }), 'ERR_CONFIG', /sessionSecret must be at least 32/],
+      ['verifySessionToken with a short secret', call(verifySessionToken, 'a.b.c', { secret: 'short', audience: CLIENT_ID, now: NOW }), 'ERR_CONFIG', /at least 32/],
+      ['verifySessionToken without now', call(verifySessionToken, 'a.b.c', { secret: SESSION_SECRET, audience: CLIENT_ID }), 'ERR_CONFIG', /now must be a time/],
+      ['signSessionToken()', call(signSessionToken), 'ERR_CONFIG', /signSessionToken needs its options object/],
+      ['frameAncestors()', call(frameAncestors), 'ERR_CONFIG', /frameAncestors: pass the dashboard origins/],
+      ['pkceChallenge()', call(pkceChallenge), 'ERR_INVALID_INPUT', /pkceChallenge needs the code verifier/],
+      ['buildAuthorizationUrl()', call(buildAuthorizationUrl), 'ERR_CONFIG', /buildAuthorizationUrl needs its options object/],
+      ['buildAuthorizationUrl without clientId', call(buildAuthorizationUrl, { siteUrl: 'https://mp.example', redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /needs clientId/],
+      ['buildAuthorizationUrl with a bad siteUrl', call(buildAuthorizationUrl, { siteUrl: 'mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /siteUrl must be/],
+      ['buildAuthorizationUrl with an ftp siteUrl', call(buildAuthorizationUrl, { siteUrl: 'ftp://mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /siteUrl must be/],
+    ];
+    for (const [name, pending, code, message] of cases) {
+      await assert.rejects(pending, (error: unknown) => {
+        assert.ok(error instanceof MarketplaceKitError, `${name}: ${String(error)}`);
+        assert.equal(error.code, code, name);
+        assert.match(error.message, message, name);
+        return true;
+      });
+    }
   });
 });
