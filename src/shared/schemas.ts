@@ -59,6 +59,7 @@ export function length(min: number, max = Infinity): z.core.$ZodCheck<string> {
 
 const userId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^usr_[A-Za-z0-9_-]{1,64}$/, 'expected a user id of the form usr_<id>'));
 const appId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^app_[A-Za-z0-9_-]{1,64}$/, 'expected an app id of the form app_<id>'));
+/** ISO 8601 UTC timestamp, `YYYY-MM-DDThh:mm:ssZ` (fractional seconds tolerated). */
 const utcTimestamp = /* @__NO_SIDE_EFFECTS__ */ () =>
   string(
     matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, 'expected an ISO 8601 UTC timestamp'),
@@ -75,8 +76,6 @@ const name = /* @__NO_SIDE_EFFECTS__ */ () => string(length(0, 200));
 export const UserId = userId();
 /** `app_<id>` (seed §2.2). */
 export const AppId = appId();
-/** ISO 8601 UTC timestamp, `YYYY-MM-DDThh:mm:ssZ` (fractional seconds tolerated). */
-export const UtcTimestamp = utcTimestamp();
 const HttpUrl = httpUrl();
 const Count = count();
 const Email = email();
