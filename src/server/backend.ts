@@ -59,6 +59,8 @@ const WEBHOOK_BODY_LIMIT = 1024 * 1024;
  */
 export const REFRESH_MIN_INTERVAL_MS = 5_000;
 const MAX_TRACKED_REFRESHES = 10_000;
+/** How long a webhook copy waits for the same delivery's handling in this process (then 503). */
+export const WEBHOOK_COPY_WAIT_MS = 10_000;
 /**
  * Context tokens are counted per user over this window, their longest life (DESIGN B): each one
  * exchanged holds its `jti` in the replay store that long.
@@ -505,13 +507,19 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
 
   /**
    * `webhookStore` for one delivery: a claim of a key that another delivery in this process is
-   * still handling waits for that one first. A copy sent again while the first is handled is then
-   * a duplicate only if the first succeeded; if it failed (and was released), the copy is handled.
+   * still handling waits for that one first, up to `WEBHOOK_COPY_WAIT_MS`. A copy sent again while
+   * the first is handled is then a duplicate only if the first succeeded; if it failed (and was
+   * released), the copy is handled. If the first takes longer, the copy is refused with 503
+   * `ERR_WEBHOOK_IN_PROGRESS`, so that its sender retries later instead of holding a request open.
    */
   function claimsFor(settlers: Array<() => void>): ReplayStore {
     return {
       async claim(key, expiresAt, now) {
-        for (let pending = handling.get(key); pending; pending = handling.get(key)) await pending;
+        for (let pending = handling.get(key); pending; pending = handling.get(key)) {
+          if (!(await settlesWithin(pending, WEBHOOK_COPY_WAIT_MS))) {
+            throw new MarketplaceKitError('ERR_WEBHOOK_IN_PROGRESS', 'The same delivery is still being handled: retry later', { status: 503 });
+          }
+        }
         // Marked before the store answers, so that a copy arriving meanwhile waits too.
         let settle!: () => void;
         handling.set(key, new Promise<void>((resolve) => (settle = resolve)));
@@ -532,6 +540,15 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     };
   }
 
+  async function settlesWithin(pending: Promise<void>, ms: number): Promise<boolean> {
+    const stop = new AbortController();
+    try {
+      return await Promise.race([pending.then(() => true), clock.sleep(ms, stop.signal).then(() => false, () => false)]);
+    } finally {
+      stop.abort();
+    }
+  }
+
   /** POST /webhooks: verify and claim, invalidate the user's entitlement, hand to onEvent (released if it throws). */
   async function postWebhook(request: Request, secrets: readonly string[]): Promise<Response> {
     const bytes = await readBodyBytes(request, WEBHOOK_BODY_LIMIT);
@@ -547,6 +564,9 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
         });
       } catch (error) {
         if (isKitError(error, 'ERR_WEBHOOK_DUPLICATE')) return jsonResponse({ received: true, duplicate: true });
+        if (isKitError(error, 'ERR_WEBHOOK_IN_PROGRESS')) {
+          return jsonResponse(error.toJSON(), { status: 503, headers: { 'retry-after': String(WEBHOOK_COPY_WAIT_MS / 1000) } });
+        }
         throw error;
       }
       const { delivery } = received;

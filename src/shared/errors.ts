@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'ERR_WEBHOOK_DUPLICATE'
   | 'ERR_WEBHOOK_NO_SECRET'
   | 'ERR_WEBHOOK_HANDLER_FAILED'
+  | 'ERR_WEBHOOK_IN_PROGRESS'
   // The default in-memory replay store (webhooks and context tokens), full of unexpired keys.
   | 'ERR_REPLAY_STORE_FULL'
   // Context tokens and app session tokens.

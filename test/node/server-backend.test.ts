@@ -16,6 +16,7 @@ import {
   signWebhookBody,
   toErrorResponse,
   toNodeHandler,
+  WEBHOOK_COPY_WAIT_MS,
   buildAuthorizationUrl,
   frameAncestors,
   pkceChallenge,
@@ -27,6 +28,7 @@ import {
   type AppBackendOptions,
   type WebhookDelivery,
 } from '../../src/server/index.js';
+import { sleep } from '../../src/server/lib/clock.js';
 import { SessionResponse } from '../../src/shared/schemas.js';
 import {
   API_KEY,
@@ -49,6 +51,8 @@ import {
 
 const APP = 'https://app.example';
 const BASE = `${APP}/api/marketplace`;
+// The protocol's time stands at NOW, but waits take real time (the virtual clock's sleeps end at once).
+const realTimeAtNow = { now: () => NOW, sleep };
 // On https the kit's cookies are __Host- prefixed.
 const SESSION = `__Host-${SESSION_COOKIE}`;
 const STATE = `__Host-${OAUTH_STATE_COOKIE}`;
@@ -753,6 +757,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     let finish!: () => void;
     const gate = new Promise<void>((resolve) => (finish = resolve));
     const { backend, events } = backendWith({
+      clock: realTimeAtNow,
       onEvent: async (delivery) => {
         events.push(delivery);
         await gate;
@@ -769,12 +774,36 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.equal(events.length, 1);
   });
 
+  it('a copy waits at most WEBHOOK_COPY_WAIT_MS for a first copy that does not finish, then gets 503 and nothing stays claimed', { timeout: 5_000 }, async () => {
+    let finish!: () => void;
+    const gate = new Promise<void>((resolve) => (finish = resolve));
+    const { backend, clock, events } = backendWith({
+      onEvent: async (delivery) => {
+        events.push(delivery);
+        await gate;
+      },
+    });
+    const first = post(backend, delivery({ id: 'evt_slow' }));
+    await new Promise((resolve) => setImmediate(resolve));
+    const copy = await post(backend, delivery({ id: 'evt_slow', timestamp: '2026-05-01T12:00:05Z' }));
+    assert.equal(copy.status, 503);
+    assert.equal(copy.headers.get('retry-after'), String(WEBHOOK_COPY_WAIT_MS / 1000));
+    assert.equal(await errorCode(copy), 'ERR_WEBHOOK_IN_PROGRESS');
+    assert.deepEqual(clock.sleeps, [WEBHOOK_COPY_WAIT_MS], 'the virtual clock ran out the wait');
+    finish();
+    assert.equal((await first).status, 200);
+    // The refused copy's own signature was released with it: sent again, it is a plain duplicate of the handled id.
+    assert.deepEqual(await (await post(backend, delivery({ id: 'evt_slow', timestamp: '2026-05-01T12:00:05Z' }))).json(), { received: true, duplicate: true });
+    assert.equal(events.length, 1);
+  });
+
   it('a copy sent while the first is handled is handled itself if the first fails, identical or re-signed', async () => {
     for (const resigned of [false, true]) {
       let fail!: () => void;
       const failing = new Promise<void>((_resolve, reject) => (fail = () => reject(new Error('database down'))));
       let calls = 0;
       const { backend, events } = backendWith({
+        clock: realTimeAtNow,
         onEvent: async (delivery) => {
           calls += 1;
           if (calls === 1) await failing;
@@ -829,6 +858,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     let fail = true;
     const { backend, events } = backendWith({
       replayStore,
+      clock: realTimeAtNow,
       onEvent: (d) => {
         if (fail) throw new Error('database down');
         events.push(d);
