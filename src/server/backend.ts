@@ -734,13 +734,20 @@ function readGivenClient(options: AppBackendOptions, siteUrl: string, configErro
   if (ignored.length > 0) {
     throw configError(`${ignored.join(', ')} would be ignored with your own client: pass ${ignored.length === 1 ? 'it' : 'them'} to createMarketplaceClient instead`);
   }
-  if (options.client?.siteUrl !== siteUrl) {
-    throw configError(`the client is for ${JSON.stringify(options.client?.siteUrl)}, not for siteUrl ${JSON.stringify(siteUrl)}`);
+  const client = options.client!;
+  const clientSite = URL.canParse(client.siteUrl) ? new URL(client.siteUrl).origin : client.siteUrl;
+  if (clientSite !== siteUrl) {
+    throw configError(`the client is for ${JSON.stringify(client.siteUrl)}, not for siteUrl ${JSON.stringify(siteUrl)}`);
   }
+  let kind;
   try {
-    apiKeyKind(options.apiKey);
+    kind = apiKeyKind(options.apiKey);
   } catch (error) {
     throw configError((error as Error).message);
+  }
+  // Every launch loads the entitlement by user id, with the client's API key.
+  if (client.keyKind !== kind) {
+    throw configError(`the client has ${client.keyKind === null ? 'no API key' : `a ${client.keyKind} API key`}, but apiKey is a ${kind} key: create it with the same apiKey`);
   }
 }
 

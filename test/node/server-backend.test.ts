@@ -462,6 +462,13 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     const elsewhere = createMarketplaceClient({ siteUrl: 'https://other-marketplace.example', apiKey: API_KEY });
     assert.throws(() => backendWith({ client: elsewhere }), { code: 'ERR_CONFIG', message: /the client is for "https:\/\/other-marketplace\.example"/ });
     assert.throws(() => backendWith({ client, apiKey: 'sk_123' }), { code: 'ERR_CONFIG', message: /test_ \(development\) or live_/ });
+    // The same marketplace written differently is the same marketplace.
+    for (const siteUrl of [market.siteUrl.replace('http://', 'HTTP://'), `${market.siteUrl}/`]) {
+      assert.equal(backendWith({ client: createMarketplaceClient({ siteUrl, apiKey: API_KEY }) }).backend.client.siteUrl, siteUrl.replace(/\/$/, ''));
+    }
+    // A client without the API key could not load any user's entitlement.
+    assert.throws(() => backendWith({ client: createMarketplaceClient({ siteUrl: market.siteUrl }) }), { code: 'ERR_CONFIG', message: /the client has no API key/ });
+    assert.throws(() => backendWith({ client, apiKey: 'live_other' }), { code: 'ERR_CONFIG', message: /a test API key, but apiKey is a live key/ });
   });
 
   it('refuses unsafe configuration', () => {
