@@ -216,8 +216,16 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
       `createAppBackend: set publicOrigin (e.g. https://app.example): ${purpose} needs the app's public origin, which is derived from the request only on loopback hosts`,
     );
   };
-  /** The app's origin as far as cookies go: publicOrigin, else the request's own (loopback only sets cookies). */
-  const cookieOrigin = (request: Request) => config.publicOrigin ?? new URL(request.url).origin;
+  /**
+   * The app's origin as far as cookies go: publicOrigin, else the request's own on a loopback host.
+   * Null elsewhere: the kit sets no cookie there (the sign-in needs publicOrigin), so one that
+   * arrives was planted, and is never read.
+   */
+  const cookieOrigin = (request: Request): string | null => {
+    if (config.publicOrigin !== undefined) return config.publicOrigin;
+    const origin = new URL(request.url).origin;
+    return isLoopbackOrigin(origin) ? origin : null;
+  };
   /**
    * The kit's cookies are HttpOnly, SameSite=Lax, Path=/. On https they are Secure and `__Host-`
    * prefixed, so that no sibling subdomain can set one (a cookie tossed from there would sign the
@@ -226,7 +234,8 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   const cookieName = (name: string, origin: string) => (origin.startsWith('https:') ? `__Host-${name}` : name);
   const setCookie = (name: string, value: string, origin: string, maxAgeSeconds: number) =>
     serializeCookie(cookieName(name, origin), value, { path: '/', maxAgeSeconds, secure: origin.startsWith('https:') });
-  const getCookie = (request: Request, name: string, origin: string) => readCookie(request.headers.get('cookie'), cookieName(name, origin));
+  const getCookie = (request: Request, name: string, origin: string | null) =>
+    origin === null ? undefined : readCookie(request.headers.get('cookie'), cookieName(name, origin));
 
   async function requireSession(request: Request): Promise<AppSession> {
     const authorization = request.headers.get('authorization')?.trim() ?? '';
@@ -403,7 +412,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     const origin = cookieOrigin(request);
     if (getCookie(request, SESSION_COOKIE, origin)) assertCookieOrigin(request);
     const response = new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
-    response.headers.append('set-cookie', setCookie(SESSION_COOKIE, '', origin, 0));
+    if (origin !== null) response.headers.append('set-cookie', setCookie(SESSION_COOKIE, '', origin, 0));
     return response;
   }
 

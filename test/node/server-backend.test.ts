@@ -1073,22 +1073,26 @@ describe('createAppBackend: the trusted origin (CSRF Origin check, redirect_uri,
     });
   });
 
-  it('without publicOrigin, refuses cookie state changes and the OAuth sign-in on a public host with ERR_CONFIG', async () => {
+  it('without publicOrigin, on a public host: refuses the OAuth sign-in with ERR_CONFIG, and reads no session cookie (the kit sets none there)', async () => {
     const { backend } = backendWith({ publicOrigin: undefined });
     const cookie = await sessionCookie();
-    const post = (origin: string) => backend.requireSession(new Request(`${APP}/api/notes`, { method: 'POST', headers: { cookie, origin } }));
-    await assert.rejects(post(APP), { code: 'ERR_CONFIG', status: 500, message: /set publicOrigin/ });
+    for (const method of ['GET', 'POST']) {
+      const read = backend.requireSession(new Request(`${APP}/api/notes`, { method, headers: { cookie, origin: APP } }));
+      await assert.rejects(read, { code: 'ERR_SESSION_MISSING', status: 401 }, `${method}: a cookie there was planted, never set by the kit`);
+    }
     for (const route of ['oauth/start', 'oauth/callback?code=c&state=s']) {
       const answer = await backend(new Request(`${BASE}/${route}`, { headers: { cookie } }));
       assert.equal(answer.status, 500, route);
       assert.equal(await errorCode(answer), 'ERR_CONFIG', route);
     }
-    assert.equal((await backend.requireSession(new Request(`${APP}/api/notes`, { headers: { cookie } }))).userId, 'usr_1', 'safe methods need no origin');
     assert.equal((await postSession(backend, { context: await contextToken(), host: DASHBOARD })).status, 200, 'Bearer sessions need no origin');
     await serve(backend, async (server) => {
       const answer = await rawRequest(server, { method: 'POST', path: '/api/notes', headers: { host: 'app.example', origin: 'http://app.example', cookie } });
-      assert.equal(answer.status, 500);
-      assert.equal(codeOf(answer.body), 'ERR_CONFIG');
+      assert.equal(answer.status, 401);
+      assert.equal(codeOf(answer.body), 'ERR_SESSION_MISSING');
+      const signOut = await rawRequest(server, { method: 'DELETE', path: '/api/marketplace/session', headers: { host: 'app.example', cookie } });
+      assert.equal(signOut.status, 204);
+      assert.equal(signOut.headers['set-cookie'], undefined, 'no cookie to clear where none is set');
     });
   });
 
