@@ -144,7 +144,10 @@ async function claimEach({ store, keys, expiresAt, now }: Inspected): Promise<bo
     }
   } catch (error) {
     // The delivery is refused (5xx, so it is retried): the keys it did claim must not make the retry a duplicate.
-    await Promise.allSettled(claimed.map(async (key) => store.release(key)));
+    const results = await Promise.allSettled(claimed.map(async (key) => store.release(key)));
+    const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+    // A release that failed too would make the retry a duplicate: both failures go to the caller (and onError).
+    if (failures.length > 0) throw new AggregateError([error, ...failures], 'The replay store failed to claim a delivery, then to release what it had claimed');
     throw error;
   }
   return true;
