@@ -85,7 +85,10 @@ function isResponseLike(value: unknown): value is Response {
   );
 }
 
-/** Each Set-Cookie line: `getSetCookie()`, else node-fetch's `raw()`, else the one value `get()` gives. */
+/**
+ * Each Set-Cookie line: `getSetCookie()`, else node-fetch's `raw()`, else the one value `get()`
+ * gives (several cookies arrive joined there, and cannot be split safely).
+ */
 function setCookieLines(headers: Headers): string[] {
   if (typeof headers.getSetCookie === 'function') return headers.getSetCookie();
   const raw = (headers as { raw?: () => Record<string, string[] | undefined> }).raw?.()['set-cookie'];
