@@ -249,7 +249,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     entitlement: (userId) => state.entitlements.get(userId) ?? null,
     setEntitlement: (userId, entitlement) => {
       if (!state.users.has(userId)) throw unknownUser(userId);
-      state.setEntitlement(userId, entitlement && parseOrThrow(Entitlement, entitlement, 'entitlement'));
+      const parsed = entitlement && parseOrThrow(Entitlement, entitlement, 'entitlement');
+      // What /entitlements answers for this user must be this user's, of this app (seed §2.2).
+      if (parsed && (parsed.user_id !== userId || parsed.app_id !== appId)) {
+        throw new MarketplaceKitError('ERR_INVALID_INPUT', `An entitlement of ${userId} must have user_id ${userId} and app_id ${appId}`);
+      }
+      state.setEntitlement(userId, parsed);
     },
     sendEvent: (event, data) => sendEvent(ctx, event, data),
     configure: (patch) => {

@@ -127,8 +127,9 @@ export class SimulatorState {
     if (notify) this.emit({ type: 'entitlement', data: { user_id: userId, entitlement } });
   }
 
-  /** Ends every token of a user (the user revoked the app). */
+  /** Ends every token and unspent authorization code of a user (the user revoked the app). */
   revokeUser(userId: string): void {
+    for (const [code, record] of this.codes) if (record.userId === userId) this.codes.delete(code);
     for (const [token, record] of this.accessTokens) if (record.userId === userId) this.accessTokens.delete(token);
     for (const [token, record] of this.refreshTokens) if (record.userId === userId) this.refreshTokens.delete(token);
   }

@@ -84,10 +84,27 @@ describe('simulator dashboard', () => {
     await page.close();
   });
 
+  it('keeps the app on its own origin whatever ?path= says, and sends the context token nowhere else', async () => {
+    for (const path of ['https://evil.example/steal', '//evil.example/steal']) {
+      const page = await browser.newPage();
+      await page.goto(`${sim.dashboardUrl}?user=usr_ada&path=${encodeURIComponent(path)}`);
+      await page.waitForSelector('#app-frame[src]', { state: 'attached' });
+      const src = new URL((await page.getAttribute('#app-frame', 'src'))!);
+      assert.equal(src.origin, app.origin, path);
+      await page.close();
+    }
+  });
+
   it('answers resize, navigate, toast and setTitle, and getContext with a fresh token', async () => {
     const { page, frame } = await openDashboard('?user=usr_ada');
     await frame.evaluate(() => (window as unknown as AppWindow).kit.host.resize(777));
     assert.equal(await page.$eval('#app-frame', (el) => (el as HTMLIFrameElement).style.height), '777px');
+    // The app cannot collapse the frame or stretch the dashboard without bound.
+    await frame.evaluate(() => (window as unknown as AppWindow).kit.host.resize(10));
+    assert.equal(await page.$eval('#app-frame', (el) => (el as HTMLIFrameElement).style.height), '120px');
+    await frame.evaluate(() => (window as unknown as AppWindow).kit.host.resize(500_000));
+    assert.equal(await page.$eval('#app-frame', (el) => (el as HTMLIFrameElement).style.height), '20000px');
+    await frame.evaluate(() => (window as unknown as AppWindow).kit.host.resize(777));
 
     await frame.evaluate(() => (window as unknown as AppWindow).kit.host.navigate('/reports?tab=2'));
     assert.equal(new URL(page.url()).searchParams.get('path'), '/reports?tab=2');

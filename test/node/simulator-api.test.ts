@@ -46,7 +46,9 @@ describe('simulator: /whoami and /entitlements', () => {
   });
 
   it('answers bad callers with the API error shape and the right status', async () => {
-    await apiError(await get('/whoami'), 401, 'unauthorized');
+    const anonymous = await get('/whoami');
+    assert.equal(anonymous.headers.get('www-authenticate'), 'Bearer realm="marketplace"');
+    await apiError(anonymous, 401, 'unauthorized');
     await apiError(await get('/whoami?user_id=usr_ada', { 'x-api-key': 'test_wrong' }), 401, 'invalid_api_key');
     await apiError(await get('/whoami?user_id=usr_ada', { 'x-api-key': `${sim.liveApiKey}x` }), 401, 'invalid_api_key');
     await apiError(await get('/whoami', { authorization: 'Bearer mpat_nope' }), 401, 'invalid_token');
@@ -99,6 +101,47 @@ describe('simulator: rate limits', () => {
       const next = await call(sim.testApiKey);
       assert.equal(next.status, 200);
       assert.equal(next.headers.get('x-ratelimit-remaining'), '99');
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('gives each key kind and each user\'s tokens a budget of its own, with the default limits per minute', async () => {
+    const clock = virtualClock();
+    const sim = await startTestSimulator({ clock: clock.now });
+    try {
+      const client = createMarketplaceClient({ siteUrl: sim.siteUrl, clientId: sim.clientId, clientSecret: sim.clientSecret });
+      const ada = (await client.exchangeCode({ code: await codeFor(sim, {}, 'usr_ada'), redirectUri: CALLBACK })).accessToken;
+      const alan = (await client.exchangeCode({ code: await codeFor(sim, {}, 'usr_alan'), redirectUri: CALLBACK })).accessToken;
+      const call = async (headers: Record<string, string>) => {
+        const response = await fetch(`${sim.baseUrl}/whoami?user_id=usr_ada`, { headers });
+        assert.equal(response.status, 200);
+        return [response.headers.get('x-ratelimit-limit'), response.headers.get('x-ratelimit-remaining')];
+      };
+      assert.deepEqual(await call({ 'x-api-key': sim.testApiKey }), ['100', '99']);
+      assert.deepEqual(await call({ 'x-api-key': sim.liveApiKey }), ['1000', '999']);
+      assert.deepEqual(await call({ authorization: `Bearer ${ada}` }), ['1000', '999']);
+      assert.deepEqual(await call({ authorization: `Bearer ${alan}` }), ['1000', '999']);
+      assert.deepEqual(await call({ 'x-api-key': sim.testApiKey }), ['100', '98']);
+      // X-RateLimit-Reset: when the window that began with the first call ends, in Unix seconds.
+      const reset = (await fetch(`${sim.baseUrl}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': sim.testApiKey } })).headers.get('x-ratelimit-reset');
+      assert.equal(reset, String(Math.ceil((clock.now() + 60_000) / 1000)));
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('rounds Retry-After up, so that a client that honours it is not refused again', async () => {
+    const clock = virtualClock();
+    const sim = await startTestSimulator({ clock: clock.now, rateLimits: { test: 1 } });
+    try {
+      const call = () => fetch(`${sim.baseUrl}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': sim.testApiKey } });
+      assert.equal((await call()).status, 200);
+      clock.advance(500);
+      const refused = await call();
+      await apiError(refused, 429, 'rate_limited');
+      // 59.5 s are left in the window.
+      assert.equal(refused.headers.get('retry-after'), '60');
     } finally {
       await sim.close();
     }

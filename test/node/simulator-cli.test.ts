@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { Profile } from '../../src/shared/schemas.js';
@@ -75,16 +76,67 @@ describe('mpkit CLI', () => {
     assert.deepEqual(await once(child, 'exit'), [0, null]);
   });
 
+  it('uses every credential and URL it is given', async () => {
+    const fixed = {
+      'client-id': 'client_cli',
+      'client-secret': 'secret_cli_0123456789',
+      'test-api-key': 'test_cli_key',
+      'live-api-key': 'live_cli_key',
+      'webhook-secret': 'whsec_cli_0123456789',
+    };
+    const flags = Object.entries(fixed).flatMap(([flag, value]) => [`--${flag}`, value]);
+    const child = start(['simulate', '--port', '0', '--json', ...flags, '--app-url', 'http://127.0.0.1:5999/embed', '--webhook-url', 'http://127.0.0.1:5998/hooks']);
+    try {
+      const info = JSON.parse(await readUntil(child, /\n/));
+      assert.deepEqual(
+        [info.client_id, info.client_secret, info.test_api_key, info.live_api_key, info.webhook_secret],
+        Object.values(fixed),
+      );
+      const live = await fetch(`${info.base_url}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': 'live_cli_key' } });
+      assert.equal(live.status, 200);
+      assert.deepEqual(await (await fetch(`${info.site_url}/_simulator/config`)).json(), {
+        app_url: 'http://127.0.0.1:5999/embed',
+        webhook_url: 'http://127.0.0.1:5998/hooks',
+        redirect_uris: ['http://127.0.0.1:5999/api/marketplace/oauth/callback'],
+      });
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  });
+
+  it('listens on port 4010 when no --port is given', async (t) => {
+    const probe = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      probe.once('error', () => resolve(false));
+      probe.listen(4010, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+    if (!free) return t.skip('port 4010 is in use on this machine');
+    const child = start(['simulate', '--json']);
+    try {
+      assert.equal(JSON.parse(await readUntil(child, /\n/)).site_url, 'http://127.0.0.1:4010');
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  });
+
   it('--rate-limit N answers the N+1st API call of a minute with 429', async () => {
     const child = start(['simulate', '--port', '0', '--json', '--rate-limit', '2']);
-    const info = JSON.parse(await readUntil(child, /\n/));
-    const call = () => fetch(`${info.base_url}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': info.test_api_key } });
-    assert.deepEqual([(await call()).status, (await call()).status], [200, 200]);
-    const refused = await call();
-    assert.equal(refused.status, 429);
-    assert.match(refused.headers.get('retry-after') ?? '', /^\d+$/);
-    child.kill('SIGTERM');
-    await once(child, 'exit');
+    try {
+      const info = JSON.parse(await readUntil(child, /\n/));
+      const call = () => fetch(`${info.base_url}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': info.test_api_key } });
+      assert.deepEqual([(await call()).status, (await call()).status], [200, 200]);
+      const refused = await call();
+      assert.equal(refused.status, 429);
+      assert.match(refused.headers.get('retry-after') ?? '', /^\d+$/);
+      // The limit is for every kind of caller, the live key included.
+      const live = () => fetch(`${info.base_url}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': info.live_api_key } });
+      assert.deepEqual([(await live()).status, (await live()).status, (await live()).status], [200, 200, 429]);
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
   });
 
   it('--help shows the usage for mpkit and mpkit simulate', async () => {
@@ -101,6 +153,7 @@ describe('mpkit CLI', () => {
       [['simulate', '--bogus'], /Unknown option '--bogus'/],
       [['simulate', '--port', 'eighty'], /--port must be a whole number/],
       [['simulate', '--port', '70000'], /--port must be a whole number/],
+      [['simulate', '--port', '65536'], /--port must be a whole number/],
       [['simulate', '--app-url', 'not-a-url'], /--app-url must be an absolute http\(s\) URL/],
       [['simulate', '--redirect-uri', 'javascript:alert(1)'], /--redirect-uri must be an absolute http\(s\) URL/],
       [['simulate', '--test-api-key', 'live_x'], /must start with test_/],

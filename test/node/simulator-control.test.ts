@@ -167,6 +167,13 @@ describe('simulator: control API', () => {
     await apiError(await send(sim, 'DELETE', '/_simulator/state'), 405, 'method_not_allowed');
     await apiError(await send(sim, 'GET', '/_simulator/events'), 405);
     await apiError(await send(sim, 'PATCH', '/oauth/authorize'), 405);
+    // A GET of an entitlement route neither reads nor deletes it: it is PUT or DELETE only.
+    const kept = sim.entitlement('usr_katherine');
+    const get = await send(sim, 'GET', '/_simulator/users/usr_katherine/entitlement');
+    assert.equal(get.headers.get('allow'), 'PUT, DELETE');
+    await apiError(get, 405, 'method_not_allowed');
+    assert.deepEqual(sim.entitlement('usr_katherine'), kept);
+    await apiError(await send(sim, 'POST', '/avatars/usr_ada.svg'), 405, 'method_not_allowed');
     await apiError(await send(sim, 'POST', '/_simulator/events', 'null'), 400);
   });
 });
@@ -246,12 +253,30 @@ describe('simulator: startSimulator options', () => {
     }
   });
 
+  /** Rejects with ERR_CONFIG; a simulator that starts all the same is closed, so a failure cannot hang the run. */
+  async function refused(options: SimulatorOptions, message: RegExp): Promise<void> {
+    let started: Simulator | undefined;
+    try {
+      await assert.rejects(
+        (async () => {
+          started = await startSimulator(options);
+        })(),
+        { name: 'MarketplaceKitError', code: 'ERR_CONFIG', message },
+        JSON.stringify(options),
+      );
+    } finally {
+      await started?.close();
+    }
+  }
+
   it('refuses API keys with the wrong prefix and bad URLs with ERR_CONFIG', async () => {
-    const config = (message: RegExp) => ({ name: 'MarketplaceKitError', code: 'ERR_CONFIG', message });
-    await assert.rejects(startSimulator({ testApiKey: 'live_x' }), config(/^startSimulator: the API key live_x must start with test_/));
-    await assert.rejects(startSimulator({ redirectUris: ['not a url'] }), config(/^startSimulator: /));
-    await assert.rejects(startSimulator({ appUrl: 'not a url' }), config(/^startSimulator: /));
-    await assert.rejects(startSimulator({ appId: 'my-app' }), config(/appId must look like app_<id>/));
+    await refused({ testApiKey: 'live_x' }, /^startSimulator: the API key live_x must start with test_/);
+    // A prefix alone is not a key.
+    await refused({ testApiKey: 'test_' }, /must start with test_/);
+    await refused({ liveApiKey: 'live_' }, /must start with live_/);
+    await refused({ redirectUris: ['not a url'] }, /^startSimulator: /);
+    await refused({ appUrl: 'not a url' }, /^startSimulator: /);
+    await refused({ appId: 'my-app' }, /appId must look like app_<id>/);
   });
 
   it('refuses numeric options that would never deliver, never expire or never allow a call', async () => {
@@ -266,9 +291,7 @@ describe('simulator: startSimulator options', () => {
       [{ rateLimits: { windowMs: Infinity } }, /rateLimits\.windowMs/],
       [{ rateLimits: { bearer: '5' as unknown as number } }, /rateLimits\.bearer .*got 5/],
     ];
-    for (const [options, message] of cases) {
-      await assert.rejects(startSimulator(options), { code: 'ERR_CONFIG', message }, JSON.stringify(options));
-    }
+    for (const [options, message] of cases) await refused(options, message);
   });
 
   it('validates what is set from code', async () => {
@@ -280,6 +303,10 @@ describe('simulator: startSimulator options', () => {
         message: /Invalid entitlement at expires_at/,
       });
       assert.throws(() => sim.setEntitlement('usr_nobody', null), { code: 'ERR_INVALID_INPUT', message: /no user usr_nobody/ });
+      // Another user's or another app's entitlement is no entitlement of this user.
+      const grace = sim.entitlement('usr_grace')!;
+      assert.throws(() => sim.setEntitlement('usr_ada', grace), { code: 'ERR_INVALID_INPUT', message: /must have user_id usr_ada and app_id/ });
+      assert.throws(() => sim.setEntitlement('usr_ada', { ...grace, user_id: 'usr_ada', app_id: 'app_someone_else' }), { code: 'ERR_INVALID_INPUT' });
       await assert.rejects(sim.contextToken('usr_nobody'), { code: 'ERR_INVALID_INPUT', message: /no user usr_nobody/ });
       sim.setEntitlement('usr_ada', null);
       assert.equal(sim.entitlement('usr_ada'), null);

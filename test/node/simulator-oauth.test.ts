@@ -44,6 +44,7 @@ describe('simulator: authorization page', () => {
     assert.match(html, /value="approve"/);
     assert.match(html, /value="deny"/);
     assert.match(response.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+    assert.equal(response.headers.get('x-frame-options'), 'DENY');
     assert.match(response.headers.get('content-security-policy') ?? '', /form-action 'self' http:\/\/127\.0\.0\.1:9/);
   });
 
@@ -52,6 +53,9 @@ describe('simulator: authorization page', () => {
     assert.equal(`${approved.origin}${approved.pathname}`, CALLBACK);
     assert.match(approved.searchParams.get('code') ?? '', /^code_/);
     assert.equal(approved.searchParams.get('state'), 'xyz');
+    // The grant is announced to the app as a user.authorized webhook (skipped here: no webhook URL).
+    const [announced] = sim.state().deliveries;
+    assert.deepEqual([announced?.event, announced?.data], ['user.authorized', { user_id: 'usr_ada' }]);
     const denied = await authorize(sim, { state: 'abc' }, 'deny');
     assert.equal(denied.searchParams.get('error'), 'access_denied');
     assert.equal(denied.searchParams.get('state'), 'abc');
@@ -113,6 +117,12 @@ describe('simulator: authorization page', () => {
     repeated.searchParams.append('scope', 'identity:read');
     const response = await fetch(repeated, { redirect: 'manual' });
     assert.equal(new URL(response.headers.get('location')!).searchParams.get('error'), 'invalid_request');
+    // Two values of state: the app could not tell which one comes back, so the request is refused.
+    const twoStates = new URL(authorizeUrl(sim, { state: 'st' }));
+    twoStates.searchParams.append('state', 'other');
+    const refused = await fetch(twoStates, { redirect: 'manual' });
+    assert.equal(refused.status, 302);
+    assert.equal(new URL(refused.headers.get('location')!).searchParams.get('error'), 'invalid_request');
   });
 
   it('accepts each form token once, and only from its own origin', async () => {
@@ -125,6 +135,14 @@ describe('simulator: authorization page', () => {
       redirect: 'manual',
     });
     assert.equal(foreign.status, 403);
+    const notAForm = await fetch(`${sim.siteUrl}/oauth/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: new URLSearchParams({ form_token: formToken, decision: 'approve', user_id: 'usr_ada' }).toString(),
+      redirect: 'manual',
+    });
+    assert.equal(notAForm.status, 400);
+    assert.equal(notAForm.headers.get('location'), null);
     const first = await postConsent(sim, { form_token: formToken, decision: 'approve', user_id: 'usr_ada' });
     assert.equal(first.status, 303);
     const again = await postConsent(sim, { form_token: formToken, decision: 'approve', user_id: 'usr_ada' });
@@ -132,6 +150,40 @@ describe('simulator: authorization page', () => {
     assert.equal(again.headers.get('location'), null);
     const forged = await postConsent(sim, { form_token: 'ft_forged', decision: 'approve', user_id: 'usr_ada' });
     assert.equal(forged.status, 400);
+  });
+
+  it('refuses a consent given after the sign-in request expired (10 minutes)', async () => {
+    const clock = virtualClock();
+    const timed = await startTestSimulator({ clock: clock.now });
+    try {
+      const formToken = formTokenOf(await (await fetch(authorizeUrl(timed))).text());
+      clock.advance(10 * 60_000);
+      const late = await postConsent(timed, { form_token: formToken, decision: 'approve', user_id: 'usr_ada' });
+      assert.equal(late.status, 400);
+      assert.equal(late.headers.get('location'), null);
+      assert.match(await late.text(), /expired/);
+    } finally {
+      await timed.close();
+    }
+  });
+
+  it('proposes the user last chosen, on the dashboard or on this page', async () => {
+    const checked = async () => (await (await fetch(authorizeUrl(sim))).text()).match(/value="(usr_\w+)" checked/)?.[1];
+    await postJson(`${sim.siteUrl}/_simulator/context`, { user_id: 'usr_katherine' });
+    assert.equal(await checked(), 'usr_katherine');
+    await authorize(sim, {}, 'approve', 'usr_alan');
+    assert.equal(await checked(), 'usr_alan');
+  });
+
+  it('escapes the app name on the page', async () => {
+    const hostile = await startTestSimulator({ appName: '<img src=x onerror=alert(1)> & "co"' });
+    try {
+      const html = await (await fetch(authorizeUrl(hostile))).text();
+      assert.doesNotMatch(html, /<img src=x/);
+      assert.match(html, /Authorize &#60;img src=x onerror=alert\(1\)&#62; &#38; &#34;co&#34;/);
+    } finally {
+      await hostile.close();
+    }
   });
 
   it('refuses a consent without a known user or decision', async () => {
@@ -178,6 +230,7 @@ describe('simulator: token endpoint', () => {
     assert.equal(viaJson.headers.get('cache-control'), 'no-store');
     const body = TokenResponse.parse(await viaJson.json());
     assert.equal(body.expires_in, 3600);
+    assert.equal(body.token_type, 'Bearer');
     const viaForm = await fetch(`${sim.siteUrl}/api/oauth/token`, {
       method: 'POST',
       headers: {
@@ -214,6 +267,16 @@ describe('simulator: token endpoint', () => {
     await oauthError(rotated, 400, 'invalid_grant');
     const whoami = await fetch(`${sim.baseUrl}/whoami`, { headers: { authorization: `Bearer ${second.accessToken}` } });
     assert.equal(whoami.status, 401);
+  });
+
+  it('refuses a refresh that widens the granted scope, and allows one that keeps it', async () => {
+    const first = await client.exchangeCode({ code: await codeFor(sim), redirectUri: CALLBACK });
+    const refresh = (scope: string) =>
+      postJson(`${sim.siteUrl}/api/oauth/token`, { grant_type: 'refresh_token', refresh_token: first.refreshToken, scope, client_id: sim.clientId, client_secret: sim.clientSecret });
+    await oauthError(await refresh('identity:read admin:write'), 400, 'invalid_scope');
+    const kept = await refresh('identity:read');
+    assert.equal(kept.status, 200);
+    assert.equal(TokenResponse.parse(await kept.json()).scope, 'identity:read');
   });
 
   it('refuses a reused code and revokes the tokens of its first exchange', async () => {
@@ -259,6 +322,12 @@ describe('simulator: token endpoint', () => {
     const code = await codeFor(sim);
     await oauthError(await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: sim.clientId, client_secret: 'wrong' }), 401, 'invalid_client');
     await oauthError(await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: 'client_nope', client_secret: sim.clientSecret }), 401, 'invalid_client');
+    // The simulated app is a confidential client: no secret, no token.
+    await oauthError(await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: sim.clientId }), 401, 'invalid_client');
+    const basic = `Basic ${Buffer.from(`${sim.clientId}:${sim.clientSecret}`).toString('base64')}`;
+    // RFC 6749 §2.3: one authentication method per request; and the body may not name another client.
+    await oauthError(await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_secret: sim.clientSecret }, { authorization: basic }), 400, 'invalid_request');
+    await oauthError(await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: 'client_other' }, { authorization: basic }), 400, 'invalid_request');
     // Failed client authentication does not burn the code; a grant error does.
     assert.equal((await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, ...good })).status, 200);
     const other = await codeFor(sim);
@@ -282,6 +351,36 @@ describe('simulator: token endpoint', () => {
     });
     await oauthError(basicWrong, 401, 'invalid_client');
     assert.match(basicWrong.headers.get('www-authenticate') ?? '', /^Basic/);
+  });
+
+  it('ends every token of a user who revokes the app (user.revoked), and only theirs', async () => {
+    const katherine = await client.exchangeCode({ code: await codeFor(sim, {}, 'usr_katherine'), redirectUri: CALLBACK });
+    const ada = await client.exchangeCode({ code: await codeFor(sim, {}, 'usr_ada'), redirectUri: CALLBACK });
+    const whoami = (accessToken: string) => fetch(`${sim.baseUrl}/whoami`, { headers: { authorization: `Bearer ${accessToken}` } });
+    assert.equal((await whoami(katherine.accessToken)).status, 200);
+    await sim.sendEvent('user.revoked', { user_id: 'usr_katherine' });
+    assert.equal((await whoami(katherine.accessToken)).status, 401);
+    const refresh = await postJson(`${sim.siteUrl}/api/oauth/token`, {
+      grant_type: 'refresh_token',
+      refresh_token: katherine.refreshToken,
+      client_id: sim.clientId,
+      client_secret: sim.clientSecret,
+    });
+    await oauthError(refresh, 400, 'invalid_grant');
+    assert.equal((await whoami(ada.accessToken)).status, 200);
+  });
+
+  it('a code issued before the user revoked the app buys no token', async () => {
+    const code = await codeFor(sim, {}, 'usr_katherine');
+    await sim.sendEvent('user.revoked', { user_id: 'usr_katherine' });
+    const exchange = await postJson(`${sim.siteUrl}/api/oauth/token`, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CALLBACK,
+      client_id: sim.clientId,
+      client_secret: sim.clientSecret,
+    });
+    await oauthError(exchange, 400, 'invalid_grant');
   });
 
   it('surfaces token endpoint errors as typed errors of the server client', async () => {

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createMemoryReplayStore, isKitError, verifyWebhook, type WebhookDelivery } from '../../src/server/index.js';
 import { signWebhookBody } from '../../src/server/signers.js';
 import type { Simulator, SimulatorEvent } from '../../src/simulator/index.js';
+import { exponentialBackoff } from '../../src/simulator/webhooks.js';
 import { FIXED, postJson, startReceiver, startTestSimulator, virtualClock, type Receiver } from '../support/simulator-harness.js';
 
 describe('simulator: webhook deliveries', () => {
@@ -62,6 +63,11 @@ describe('simulator: webhook deliveries', () => {
     const monthly = await sim.sendEvent('subscription.created', { user_id: 'usr_alan', plan: 'pro_monthly' });
     assert.equal(monthly.entitlement?.status, 'active');
     assert.match(monthly.entitlement?.expires_at ?? '', /Z$/);
+    // A new plan keeps the calls already made in the period; the limit is the new plan's.
+    const usedBefore = sim.entitlement('usr_katherine')!.usage.api_calls;
+    assert.ok(usedBefore > 0);
+    const upgraded = await sim.sendEvent('subscription.created', { user_id: 'usr_katherine', plan: 'pro_monthly' });
+    assert.deepEqual(upgraded.entitlement?.usage, { api_calls: usedBefore, limit: 10_000 });
   });
 
   it('passes unknown event kinds on as generic deliveries without touching entitlements', async () => {
@@ -164,6 +170,42 @@ describe('simulator: webhook retries', () => {
     } finally {
       await sim.close();
       await receiver.close();
+    }
+  });
+
+  it('waits 1 s, 2 s, 4 s, 8 s between the five attempts by default', async () => {
+    assert.deepEqual([1, 2, 3, 4].map(exponentialBackoff(1000)), [1000, 2000, 4000, 8000]);
+    const arrivals: number[] = [];
+    const receiver = await startReceiver((_request, res) => {
+      arrivals.push(performance.now());
+      res.writeHead(arrivals.length === 1 ? 503 : 204).end();
+    });
+    // No webhookBackoffMs: the simulator's own default.
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: undefined });
+    try {
+      const result = await sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
+      assert.equal(result.outcome, 'delivered');
+      assert.equal(result.attempts, 2);
+      const waited = arrivals[1]! - arrivals[0]!;
+      assert.ok(waited >= 990, `waited ${waited} ms`);
+    } finally {
+      await sim.close();
+      await receiver.close();
+    }
+  });
+
+  it('does not follow redirects: a 3xx answer is a failed attempt', async () => {
+    const elsewhere = await startReceiver((_request, res) => void res.writeHead(200).end());
+    const redirecting = await startReceiver((_request, res) => void res.writeHead(307, { location: elsewhere.url }).end());
+    const sim = await startTestSimulator({ webhookUrl: redirecting.url, webhookBackoffMs: 1, webhookMaxAttempts: 2 });
+    try {
+      const result = await sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
+      assert.deepEqual({ outcome: result.outcome, status: result.status, attempts: result.attempts }, { outcome: 'failed', status: 307, attempts: 2 });
+      assert.equal(elsewhere.received.length, 0);
+    } finally {
+      await sim.close();
+      await redirecting.close();
+      await elsewhere.close();
     }
   });
 
