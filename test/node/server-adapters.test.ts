@@ -27,11 +27,10 @@ import { createBackendClient } from '../../src/runtime/backend.js';
 import { EARLY_LAUNCH_KEY } from '../../src/shared/early-launch.js';
 import { SessionResponse } from '../../src/shared/schemas.js';
 import {
-  API_KEY,
+  backendOptions,
   CLIENT_ID,
   CLIENT_SECRET,
   DASHBOARD,
-  SESSION_SECRET,
   USER,
   WEBHOOK_SECRET,
   startFakeMarketplace,
@@ -44,19 +43,9 @@ before(async () => {
 });
 after(() => market.close());
 
-const backendOptions = () => ({
-  clientId: CLIENT_ID,
-  clientSecret: CLIENT_SECRET,
-  siteUrl: market.siteUrl,
-  apiKey: API_KEY,
-  sessionSecret: SESSION_SECRET,
-  webhookSecret: WEBHOOK_SECRET,
-  hostOrigins: [DASHBOARD],
-});
-
 function makeBackend(events: WebhookDelivery[]): AppBackend {
   return createAppBackend({
-    ...backendOptions(),
+    ...backendOptions(market.siteUrl),
     onEvent: (delivery) => {
       events.push(delivery);
     },
@@ -200,7 +189,7 @@ describe('toExpressMiddleware with a real Express app', () => {
   });
 
   it("refuses a backend at the root, whose router would answer every one of the app's requests", () => {
-    const atRoot = createAppBackend({ ...backendOptions(), basePath: '/' });
+    const atRoot = createAppBackend({ ...backendOptions(market.siteUrl), basePath: '/' });
     assert.equal(atRoot.basePath, '');
     assert.throws(() => toExpressMiddleware(atRoot), { code: 'ERR_CONFIG', message: /at the root .*basePath such as \/api\/marketplace/ });
     assert.doesNotThrow(() => toNodeHandler(atRoot), 'served on its own, the root is fine');

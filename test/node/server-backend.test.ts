@@ -31,6 +31,7 @@ import {
 import { sleep } from '../../src/server/lib/clock.js';
 import { SessionResponse } from '../../src/shared/schemas.js';
 import {
+  backendOptions,
   API_KEY,
   CLIENT_ID,
   CLIENT_SECRET,
@@ -72,13 +73,7 @@ function backendWith(overrides: Partial<AppBackendOptions> = {}) {
   const clock = createVirtualClock(NOW);
   const events: WebhookDelivery[] = [];
   const backend = createAppBackend({
-    clientId: CLIENT_ID,
-    clientSecret: CLIENT_SECRET,
-    siteUrl: market.siteUrl,
-    apiKey: API_KEY,
-    sessionSecret: SESSION_SECRET,
-    webhookSecret: WEBHOOK_SECRET,
-    hostOrigins: [DASHBOARD],
+    ...backendOptions(market.siteUrl),
     publicOrigin: APP,
     clock,
     onEvent: (delivery) => {

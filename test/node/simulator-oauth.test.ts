@@ -204,6 +204,9 @@ describe('simulator: token endpoint', () => {
     client = createMarketplaceClient({ siteUrl: sim.siteUrl, clientId: sim.clientId, clientSecret: sim.clientSecret });
   });
   after(() => sim.close());
+  /** A refresh_token grant sent as is (the kit's client would not send a spent token again). */
+  const postRefresh = (refreshToken: string | undefined, extra: Record<string, string> = {}) =>
+    postJson(`${sim.siteUrl}/api/oauth/token`, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: sim.clientId, client_secret: sim.clientSecret, ...extra });
 
   it('exchanges a code with the server client, then whoami and entitlements with the token', async () => {
     const code = await codeFor(sim, { state: 's', codeChallenge: CHALLENGE }, 'usr_grace');
@@ -250,20 +253,10 @@ describe('simulator: token endpoint', () => {
     assert.notEqual(second.accessToken, first.accessToken);
     // The kit's client does not send a token it has just spent: the late caller gets the same answer.
     assert.equal(await client.refresh(first.refreshToken!), second);
-    const reuse = await postJson(`${sim.siteUrl}/api/oauth/token`, {
-      grant_type: 'refresh_token',
-      refresh_token: first.refreshToken,
-      client_id: sim.clientId,
-      client_secret: sim.clientSecret,
-    });
+    const reuse = await postRefresh(first.refreshToken);
     await oauthError(reuse, 400, 'invalid_grant');
     // The reuse revoked everything issued from that authorization, the rotated token included.
-    const rotated = await postJson(`${sim.siteUrl}/api/oauth/token`, {
-      grant_type: 'refresh_token',
-      refresh_token: second.refreshToken,
-      client_id: sim.clientId,
-      client_secret: sim.clientSecret,
-    });
+    const rotated = await postRefresh(second.refreshToken);
     await oauthError(rotated, 400, 'invalid_grant');
     const whoami = await fetch(`${sim.baseUrl}/whoami`, { headers: { authorization: `Bearer ${second.accessToken}` } });
     assert.equal(whoami.status, 401);
@@ -272,7 +265,7 @@ describe('simulator: token endpoint', () => {
   it('refuses a refresh that widens the granted scope, and allows one that keeps it', async () => {
     const first = await client.exchangeCode({ code: await codeFor(sim), redirectUri: CALLBACK });
     const refresh = (scope: string) =>
-      postJson(`${sim.siteUrl}/api/oauth/token`, { grant_type: 'refresh_token', refresh_token: first.refreshToken, scope, client_id: sim.clientId, client_secret: sim.clientSecret });
+      postRefresh(first.refreshToken, { scope });
     await oauthError(await refresh('identity:read admin:write'), 400, 'invalid_scope');
     const kept = await refresh('identity:read');
     assert.equal(kept.status, 200);
@@ -360,12 +353,7 @@ describe('simulator: token endpoint', () => {
     assert.equal((await whoami(katherine.accessToken)).status, 200);
     await sim.sendEvent('user.revoked', { user_id: 'usr_katherine' });
     assert.equal((await whoami(katherine.accessToken)).status, 401);
-    const refresh = await postJson(`${sim.siteUrl}/api/oauth/token`, {
-      grant_type: 'refresh_token',
-      refresh_token: katherine.refreshToken,
-      client_id: sim.clientId,
-      client_secret: sim.clientSecret,
-    });
+    const refresh = await postRefresh(katherine.refreshToken);
     await oauthError(refresh, 400, 'invalid_grant');
     assert.equal((await whoami(ada.accessToken)).status, 200);
   });

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Entitlement, Profile } from '../../src/shared/schemas.js';
-import type { Clock, ReplayStore } from '../../src/server/index.js';
+import type { AppBackendOptions, Clock, ReplayStore } from '../../src/server/index.js';
 
 export interface RecordedRequest {
   method: string;
@@ -119,6 +119,19 @@ export const ENTITLEMENT: Entitlement = {
   usage: { api_calls: 10, limit: 1000 },
   expires_at: '2026-12-01T00:00:00Z',
 };
+
+/** The required options of `createAppBackend` with the test credentials, for a marketplace at `siteUrl`. */
+export function backendOptions(siteUrl: string) {
+  return {
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    siteUrl,
+    apiKey: API_KEY,
+    sessionSecret: SESSION_SECRET,
+    webhookSecret: WEBHOOK_SECRET,
+    hostOrigins: [DASHBOARD],
+  } satisfies AppBackendOptions;
+}
 
 export interface FakeMarketplace extends TestServer {
   siteUrl: string;
