@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { earlyLaunch, type EarlyLaunchOptions } from '../shared/early-launch.js';
-import { MarketplaceKitError, isKitError } from '../shared/errors.js';
+import { MarketplaceKitError } from '../shared/errors.js';
 import { exactOrigin } from '../shared/origin.js';
 import { toErrorResponse } from './responses.js';
 import { WebhookVerificationError } from './webhooks.js';
