@@ -17,7 +17,7 @@ import { apiKeyKind, createMarketplaceClient, type MarketplaceClient } from './c
 import { contextTokenKey, verifyContextToken } from './context-token.js';
 import { readBodyBytes } from './lib/body.js';
 import { systemClock, type Clock } from './lib/clock.js';
-import { readCookie, serializeCookie } from './lib/cookies.js';
+import { readCookie, readCookies, serializeCookie } from './lib/cookies.js';
 import { ExpiringMap, ExpiringSet } from './lib/expiring-set.js';
 import { numberOption } from '../shared/options.js';
 import { isLoopbackOrigin } from './lib/origin.js';
@@ -442,11 +442,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   /** GET /oauth/callback: check state, exchange the code, sign the user in with a cookie. */
   async function oauthCallback(request: Request, url: URL): Promise<Response> {
     const origin = trustedOrigin(request, 'the OAuth sign-in');
-    const flow = await readStateCookie(request, origin);
-    const state = url.searchParams.get('state') ?? '';
-    if (!safeEqual(state, flow.state)) {
-      throw new MarketplaceKitError('ERR_OAUTH_STATE', 'The OAuth state does not match this browser’s sign-in; start again', { status: 400 });
-    }
+    const flow = await readStateCookie(request, origin, url.searchParams.get('state') ?? '');
     const clearState = setCookie(OAUTH_STATE_COOKIE, '', origin, 0);
     const back = (error?: string) => {
       // Checked again although the cookie is signed: the redirect never leaves the app's origin
@@ -493,21 +489,34 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     return 'server_error';
   }
 
-  async function readStateCookie(request: Request, origin: string): Promise<z.infer<typeof OAuthStateClaims>> {
-    const cookie = getCookie(request, OAUTH_STATE_COOKIE, origin);
+  /**
+   * The sign-in whose `state` came back. Every state cookie the browser sent is tried: one left
+   * over with another Path (an older version's `{basePath}/oauth`) comes first and must not hide
+   * the current one.
+   */
+  async function readStateCookie(request: Request, origin: string, state: string): Promise<z.infer<typeof OAuthStateClaims>> {
+    const cookies = readCookies(request.headers.get('cookie'), cookieName(OAUTH_STATE_COOKIE, origin));
     const stateError = (message: string, cause?: unknown) => new MarketplaceKitError('ERR_OAUTH_STATE', message, { status: 400, cause });
-    if (!cookie) throw stateError('The OAuth state cookie is missing (expired, blocked, or the sign-in started elsewhere); start again');
-    try {
-      const { payload } = await jwtVerify(cookie, stateKey, {
-        algorithms: ['HS256'],
-        typ: OAUTH_STATE_TYPE,
-        audience: options.clientId,
-        currentDate: new Date(clock.now()),
-      });
-      return parseState(payload);
-    } catch (error) {
-      throw stateError('The OAuth state cookie is invalid or expired; start again', error);
+    if (cookies.length === 0) throw stateError('The OAuth state cookie is missing (expired, blocked, or the sign-in started elsewhere); start again');
+    let verified = false;
+    let failure: unknown;
+    for (const cookie of cookies) {
+      try {
+        const { payload } = await jwtVerify(cookie, stateKey, {
+          algorithms: ['HS256'],
+          typ: OAUTH_STATE_TYPE,
+          audience: options.clientId,
+          currentDate: new Date(clock.now()),
+        });
+        const flow = parseState(payload);
+        if (safeEqual(state, flow.state)) return flow;
+        verified = true;
+      } catch (error) {
+        failure = error;
+      }
     }
+    if (verified) throw stateError('The OAuth state does not match this browser’s sign-in; start again');
+    throw stateError('The OAuth state cookie is invalid or expired; start again', failure);
   }
 
   // Replay keys claimed by deliveries this process is still handling, each with a promise that

@@ -613,8 +613,22 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     wrongState.searchParams.set('state', 'attacker-state');
     const csrf = await backend(new Request(wrongState, { headers: { cookie } }));
     assert.equal(csrf.status, 400);
-    assert.equal(await errorCode(csrf), 'ERR_OAUTH_STATE');
+    const { error } = (await csrf.json()) as { error: { code: string; message: string } };
+    assert.equal(error.code, 'ERR_OAUTH_STATE');
+    assert.match(error.message, /does not match/);
     assert.equal(csrf.headers.getSetCookie().length, 0, 'no session is set');
+  });
+
+  it('finds its sign-in among several state cookies (one left over with another Path is sent first)', async () => {
+    const { backend } = backendWith();
+    const stale = await signIn(backend, '/old');
+    const current = await signIn(backend, '/new');
+    const done = await backend(new Request(current.callback, { headers: { cookie: `${stale.cookie}; ${current.cookie}` } }));
+    assert.equal(done.status, 303);
+    assert.equal(done.headers.get('location'), '/new');
+    // Tampered values among them change nothing either.
+    const noisy = await backend(new Request(stale.callback, { headers: { cookie: `${STATE}=x.y.z; ${stale.cookie}` } }));
+    assert.equal(noisy.headers.get('location'), '/old');
   });
 
   it('expires the state cookie after 10 minutes', async () => {

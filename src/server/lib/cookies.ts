@@ -1,13 +1,17 @@
 /** Minimal RFC 6265 cookie reading and writing for the kit's own cookies. */
 
-export function readCookie(header: string | null, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
+/** Every value of the cookie `name`, in the order the browser sent them (the longest Path first). */
+export function readCookies(header: string | null, name: string): string[] {
+  const values: string[] = [];
+  for (const part of header?.split(';') ?? []) {
     const index = part.indexOf('=');
-    if (index === -1) continue;
-    if (part.slice(0, index).trim() === name) return part.slice(index + 1).trim();
+    if (index !== -1 && part.slice(0, index).trim() === name) values.push(part.slice(index + 1).trim());
   }
-  return undefined;
+  return values;
+}
+
+export function readCookie(header: string | null, name: string): string | undefined {
+  return readCookies(header, name)[0];
 }
 
 export interface CookieAttributes {
