@@ -207,10 +207,13 @@ async function readNote(request: Request): Promise<{ title: string; body: string
   return { title: title.trim(), body: body ?? '' };
 }
 
-/** RFC 4180 fields; a leading `=`, `+`, `-` or `@` is quoted away so spreadsheets do not run it. */
+/**
+ * RFC 4180 fields. A leading `=`, `+`, `-`, `@`, tab or carriage return (OWASP's list) is
+ * quoted away so spreadsheets do not run the field as a formula.
+ */
 function toCsv(list: readonly Note[]): string {
   const field = (value: string) => {
-    const safe = /^[=+\-@]/.test(value) ? `'${value}` : value;
+    const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
     return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
   };
   const rows = [['created_at', 'title', 'body'], ...list.map((note) => [note.created_at, note.title, note.body])];

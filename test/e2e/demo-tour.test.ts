@@ -173,6 +173,10 @@ describe('demo: the sample app in the dashboard', () => {
       await app.locator('#note-form textarea[name="body"]').fill('=2+2 adults, "fishing", 7am');
       await app.locator('#note-form button[type="submit"]').click();
       await app.locator('#notes').getByText('Heron, north shore').waitFor();
+      await app.locator('#note-form input[name="title"]').fill('Tide table');
+      await app.locator('#note-form textarea[name="body"]').fill('\t@SUM(A1:A9)');
+      await app.locator('#note-form button[type="submit"]').click();
+      await app.locator('#notes').getByText('Tide table').waitFor();
 
       await app.locator('mp-gate').getByRole('button', { name: 'Upgrade' }).click();
       const chooser = page.locator('dialog#upgrade');
@@ -199,6 +203,7 @@ describe('demo: the sample app in the dashboard', () => {
       assert.match(csv, /Heron, north shore/);
       // Quoted as RFC 4180 wants, and the leading "=" defused so spreadsheets do not run it.
       assert.match(csv, /"'=2\+2 adults, ""fishing"", 7am"/);
+      assert.match((await callApi(app, '/notes/export.csv')).body, /,Tide table,'\t@SUM\(A1:A9\)\r\n/);
       assert.equal((await callApi(app, '/notes/export.csv')).status, 200);
       await app.locator('#activity [data-event="subscription.created"]').getByText(/pro_annual/).waitFor();
     } finally {
