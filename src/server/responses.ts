@@ -7,13 +7,16 @@ import { MarketplaceApiError } from './api-error.js';
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;
 
+/** What `new Headers()` takes. Not `HeadersInit`: a Node project without the DOM library lacks that name. */
+type HeadersSource = ConstructorParameters<typeof Headers>[0];
+
 /**
  * A JSON answer that no cache keeps.
  *
  * @example
  * return jsonResponse({ notes }, { status: 201 });
  */
-export function jsonResponse(body: unknown, init: { status?: number; headers?: HeadersInit } = {}): Response {
+export function jsonResponse(body: unknown, init: { status?: number; headers?: HeadersSource } = {}): Response {
   const headers = new Headers(init.headers);
   headers.set('content-type', 'application/json; charset=utf-8');
   for (const [name, value] of Object.entries(NO_STORE)) headers.set(name, value);

@@ -2,9 +2,11 @@
 // types, and the Node entries load by name (self-reference). Needs `npm run build` first, as
 // `npm test` does.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
@@ -30,6 +32,14 @@ describe('package', () => {
     assert.equal(typeof server.verifyWebhook, 'function');
     const simulator = await import('marketplace-app-kit/simulator');
     assert.equal(typeof simulator.startSimulator, 'function');
+  });
+
+  it('has Node entry types that compile in a project without the DOM library', async () => {
+    // A backend's tsconfig has lib ES20xx and types node, and often skipLibCheck off.
+    const tsc = `${root}node_modules/typescript/bin/tsc`;
+    const run = promisify(execFile)(process.execPath, [tsc, '-p', `${root}test/support/node-only/tsconfig.json`], { cwd: root });
+    const { stdout } = await run.catch((error: { stdout?: string }) => assert.fail(`tsc found errors:\n${error.stdout ?? String(error)}`));
+    assert.equal(stdout.trim(), '');
   });
 
   it('resolves the script-tag files by package name, so a server can serve them from node_modules', () => {
