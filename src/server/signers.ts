@@ -4,7 +4,10 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { MarketplaceKitError } from '../shared/errors.js';
+import { numberOption } from '../shared/options.js';
 import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, type Profile } from '../shared/schemas.js';
+import { optionsObject } from './lib/options-object.js';
 
 export interface SignContextTokenOptions {
   /** The app's Client ID: becomes `aud`. */
@@ -17,7 +20,7 @@ export interface SignContextTokenOptions {
   host: string;
   appId: string;
   user: Profile;
-  /** Lifetime in seconds, at most 300 (default 300). */
+  /** Lifetime in whole seconds, from 1 to 300 (default 300); anything else is `ERR_CONFIG`. */
   expiresIn?: number;
   /** Clock, in milliseconds since the epoch (tests). */
   now?: number;
@@ -32,8 +35,11 @@ export interface SignContextTokenOptions {
  * const token = await signContextToken({ clientId, clientSecret, issuer: siteUrl, host: dashboardOrigin, appId: 'app_1', user });
  */
 export async function signContextToken(options: SignContextTokenOptions): Promise<string> {
-  const iat = Math.floor((options.now ?? Date.now()) / 1000);
-  const lifetime = Math.min(options.expiresIn ?? CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_MAX_AGE_SECONDS);
+  optionsObject(options, 'signContextToken');
+  const iat = Math.floor(numberOption(options.now, Date.now(), 'signContextToken: now') / 1000);
+  // Refused, not clamped: a test that asks for a 10-minute token must not get a 5-minute one.
+  const lifetime = numberOption(options.expiresIn, CONTEXT_TOKEN_MAX_AGE_SECONDS, 'signContextToken: expiresIn', { min: 1, max: CONTEXT_TOKEN_MAX_AGE_SECONDS });
+  if (!Number.isInteger(lifetime)) throw new MarketplaceKitError('ERR_CONFIG', `signContextToken: expiresIn must be whole seconds, got ${lifetime}`);
   const { user } = options;
   return new SignJWT({ app_id: options.appId, host: options.host, email: user.email, name: user.name, avatar_url: user.avatar_url })
     .setProtectedHeader({ alg: 'HS256', typ: CONTEXT_TOKEN_TYPE })

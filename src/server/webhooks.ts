@@ -66,7 +66,7 @@ export function verifyWebhook(
 ): Promise<WebhookDelivery> {
   // Synchronous all the way when the store is (the default one is): this is the hot path.
   try {
-    const checked = inspect(rawBody, signatureHeader, options);
+    const checked = inspect(rawBody, signatureHeader, options, 'verifyWebhook');
     if (checked.keys.length > 1) {
       return claimEach(checked).then((fresh) => {
         if (!fresh) duplicate();
@@ -103,7 +103,7 @@ export async function receiveWebhook(
   signatureHeader: string | null | undefined,
   options: VerifyWebhookOptions,
 ): Promise<ReceivedWebhook> {
-  const checked = inspect(rawBody, signatureHeader, options);
+  const checked = inspect(rawBody, signatureHeader, options, 'receiveWebhook');
   if (!(await claimEach(checked))) duplicate();
   let released = false;
   return {
@@ -153,18 +153,21 @@ async function claimEach({ store, keys, expiresAt, now }: Inspected): Promise<bo
   return true;
 }
 
-/** Every check except the replay store, in order: input, secret and options, header, signature, body, timestamp. */
-function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, options: VerifyWebhookOptions): Inspected {
-  optionsObject(options, 'verifyWebhook');
-  const bytes = toBytes(rawBody);
+/**
+ * Every check except the replay store, in order: input, secret and options, header, signature,
+ * body, timestamp. `caller` names the public function in configuration errors.
+ */
+function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, options: VerifyWebhookOptions, caller: string): Inspected {
+  optionsObject(options, caller);
+  const bytes = toBytes(rawBody, caller);
   // One secret is checked without building a list: this runs for every delivery.
   const { secret } = options;
   const secrets = options.secrets ?? null;
   if (secrets === null ? !usableSecret(secret) : !Array.isArray(secrets) || secrets.length === 0 || !secrets.every(usableSecret)) {
-    fail('ERR_WEBHOOK_NO_SECRET', 500, 'verifyWebhook needs a non-empty `secret` or `secrets`');
+    fail('ERR_WEBHOOK_NO_SECRET', 500, `${caller} needs a non-empty \`secret\` or \`secrets\``);
   }
-  const now = options.now === undefined ? Date.now() : numberOption(+options.now, 0, 'verifyWebhook: now');
-  const toleranceMs = numberOption(options.toleranceSeconds, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, 'verifyWebhook: toleranceSeconds') * 1000;
+  const now = options.now === undefined ? Date.now() : numberOption(+options.now, 0, `${caller}: now`);
+  const toleranceMs = numberOption(options.toleranceSeconds, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, `${caller}: toleranceSeconds`) * 1000;
   const hex = readSignatureHeader(signatureHeader);
   if (!(secrets === null ? matches(bytes, secret as string) : matchesAnySecret(bytes, secrets))) {
     fail('ERR_WEBHOOK_SIGNATURE_MISMATCH', 401, `The ${SIGNATURE_HEADER} signature does not match the body for any configured secret`);
@@ -198,7 +201,7 @@ function fail(code: ErrorCode, status: number, message: string): never {
   throw new WebhookVerificationError(code, message, { status });
 }
 
-function toBytes(rawBody: RawBody): Uint8Array | string {
+function toBytes(rawBody: RawBody, caller: string): Uint8Array | string {
   if (typeof rawBody === 'string' || rawBody instanceof Uint8Array) return rawBody;
   if (rawBody instanceof ArrayBuffer) return new Uint8Array(rawBody);
   if (ArrayBuffer.isView(rawBody)) return new Uint8Array(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
@@ -206,7 +209,7 @@ function toBytes(rawBody: RawBody): Uint8Array | string {
   return fail(
     'ERR_WEBHOOK_BODY_PARSED',
     500,
-    `verifyWebhook needs the raw request body (a string or bytes) exactly as received, but got ${typeof rawBody === 'object' ? 'an already parsed object' : `a ${typeof rawBody}`}. ` +
+    `${caller} needs the raw request body (a string or bytes) exactly as received, but got ${typeof rawBody === 'object' ? 'an already parsed object' : `a ${typeof rawBody}`}. ` +
       'The signature covers the exact bytes, so a re-serialised object cannot be verified: read the body raw ' +
       "(e.g. express.raw({ type: 'application/json' }) or await request.arrayBuffer()).",
   );

@@ -1162,7 +1162,7 @@ describe('server functions called from plain JavaScript with missing options', (
       ['createMarketplaceClient()', call(createMarketplaceClient), 'ERR_CONFIG', /createMarketplaceClient needs its options object/],
       ['tokenPath with a space', call(createMarketplaceClient, { siteUrl: 'https://mp.example', tokenPath: 'not a path' }), 'ERR_CONFIG', /tokenPath must be a path/],
       ['verifyWebhook(body, header)', call(verifyWebhook, '{}', 'sha256=00'), 'ERR_CONFIG', /verifyWebhook needs its options object/],
-      ['receiveWebhook(body, header)', call(receiveWebhook, '{}', 'sha256=00'), 'ERR_CONFIG', /verifyWebhook needs its options object/],
+      ['receiveWebhook(body, header)', call(receiveWebhook, '{}', 'sha256=00'), 'ERR_CONFIG', /receiveWebhook needs its options object/],
       ['verifyContextToken(token)', call(verifyContextToken, 'a.b.c'), 'ERR_CONFIG', /verifyContextToken needs its options object/],
       [
         'verifyContextToken with now: NaN',
@@ -1181,6 +1181,13 @@ describe('server functions called from plain JavaScript with missing options', (
       ['buildAuthorizationUrl without clientId', call(buildAuthorizationUrl, { siteUrl: 'https://mp.example', redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /needs clientId/],
       ['buildAuthorizationUrl with a bad siteUrl', call(buildAuthorizationUrl, { siteUrl: 'mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /siteUrl must be/],
       ['buildAuthorizationUrl with an ftp siteUrl', call(buildAuthorizationUrl, { siteUrl: 'ftp://mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /siteUrl must be/],
+      ['signContextToken()', call(signContextToken), 'ERR_CONFIG', /signContextToken needs its options object/],
+      ...[301, 0, -5, 1.5, Number.NaN].map((expiresIn): [string, Promise<unknown>, string, RegExp] => [
+        `signContextToken with expiresIn: ${expiresIn}`,
+        call(signContextToken, { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: 'https://mp.example', host: DASHBOARD, appId: 'app_1', user: USER, expiresIn }),
+        'ERR_CONFIG',
+        /signContextToken: expiresIn must be/,
+      ]),
     ];
     for (const [name, pending, code, message] of cases) {
       await assert.rejects(pending, (error: unknown) => {
