@@ -3,7 +3,7 @@
 // `npm test` does.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -40,6 +40,15 @@ describe('package', () => {
     const run = promisify(execFile)(process.execPath, [tsc, '-p', `${root}test/support/node-only/tsconfig.json`], { cwd: root });
     const { stdout } = await run.catch((error: { stdout?: string }) => assert.fail(`tsc found errors:\n${error.stdout ?? String(error)}`));
     assert.equal(stdout.trim(), '');
+  });
+
+  it('ships source maps that carry their sources (src/ is not in the package)', () => {
+    const maps = readdirSync(`${root}dist`, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.map'));
+    assert.ok(maps.length > 0, 'dist has no source maps (run npm run build)');
+    for (const file of maps) {
+      const map = JSON.parse(readFileSync(`${root}dist/${file}`, 'utf8')) as { sources: string[]; sourcesContent?: Array<string | null> };
+      assert.equal(map.sourcesContent?.filter((source) => typeof source === 'string').length, map.sources.length, `dist/${file} lacks sourcesContent`);
+    }
   });
 
   it('resolves the script-tag files by package name, so a server can serve them from node_modules', () => {
