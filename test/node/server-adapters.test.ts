@@ -235,8 +235,17 @@ describe('adapters: mistakes of the handler', () => {
       if (pathname === '/foreign') return new ForeignResponse(202, { 'content-type': 'application/json' }, null) as unknown as Response;
       // node-fetch 2: Headers without getSetCookie, whose raw() lists each cookie.
       if (pathname === '/node-fetch') return new ForeignResponse(201, { 'set-cookie': ['a=1; Path=/', 'b=2; Path=/'] }, 'made') as unknown as Response;
+      // A library whose Headers have neither getSetCookie() nor raw(): the one line get() gives.
+      if (pathname === '/get-only') {
+        const response = new ForeignResponse(200, { 'set-cookie': 'c=3; Path=/' }, null);
+        delete (response.headers as { raw?: unknown }).raw;
+        return response as unknown as Response;
+      }
+      // A native Response with two cookies (the OAuth callback's state clear and session).
+      if (pathname === '/two-cookies') return new Response('ok', { headers: [['set-cookie', 'a=1; Path=/'], ['set-cookie', 'b=2; Path=/']] });
       // Something that only looks like a Response at first sight: a 500 like any other non-Response.
       if (pathname === '/half') return { status: 200, headers: new Headers() } as unknown as Response;
+      if (pathname === '/no-get') return { status: 200, headers: { forEach() {} }, arrayBuffer: async () => new ArrayBuffer(0) } as unknown as Response;
       return undefined as unknown as Response; // a missing return
     };
     const node = createServer(toNodeHandler(handler, { onError: (error, request) => void reported.push(`${new URL(request.url).pathname}: ${(error as Error).message}`) }));
@@ -253,7 +262,10 @@ describe('adapters: mistakes of the handler', () => {
       assert.equal(nodeFetch.status, 201);
       assert.deepEqual(nodeFetch.headers.getSetCookie(), ['a=1; Path=/', 'b=2; Path=/']);
       assert.equal(await nodeFetch.text(), 'made');
+      assert.deepEqual((await fetch(`${origin}/get-only`)).headers.getSetCookie(), ['c=3; Path=/']);
+      assert.deepEqual((await fetch(`${origin}/two-cookies`)).headers.getSetCookie(), ['a=1; Path=/', 'b=2; Path=/'], 'each cookie on its own line');
       assert.equal((await fetch(`${origin}/half`)).status, 500);
+      assert.equal((await fetch(`${origin}/no-get`)).status, 500);
       assert.deepEqual(answers, [
         ['/throws', 500, 'ERR_INTERNAL'],
         ['/missing-return', 500, 'ERR_INTERNAL'],
@@ -265,6 +277,7 @@ describe('adapters: mistakes of the handler', () => {
         '/missing-return: The handler answered undefined (a missing return?), not a Response',
         '/upstream: slow',
         '/half: The handler answered object, not a Response',
+        '/no-get: The handler answered object, not a Response',
       ]);
     } finally {
       node.closeAllConnections();
@@ -515,6 +528,7 @@ describe('toErrorResponse: the one place errors become answers', () => {
     for (const [error, status] of cases) {
       const response = toErrorResponse(error);
       assert.equal(response.status, status, error.code);
+      if (error.retryAfterMs === undefined) assert.equal(response.headers.get('retry-after'), null, `${error.code}: no wait was asked for`);
       const { body } = await read(response);
       assert.equal(body.error!.code, error.code);
       assert.match(String(body.error!.message), /^The marketplace /, 'a message of its own, not the upstream text');
