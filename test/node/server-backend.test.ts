@@ -92,6 +92,15 @@ const contextToken = (overrides: Partial<Parameters<typeof signContextToken>[0]>
 const postSession = (backend: AppBackend, body: unknown) =>
   backend(new Request(`${BASE}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
 
+/** A promise settled from outside. A rejection nobody awaited yet is not reported as unhandled. */
+function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {
+  let resolve!: () => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
 async function errorCode(response: Response): Promise<string> {
   const body = (await response.json()) as { error: { code: string; message: string } };
   assert.equal(typeof body.error.message, 'string');
@@ -839,6 +848,93 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
       assert.equal((await post(backend, delivery({ id: 'evt_1' }))).status, 200);
       assert.equal(calls, 2, 'and handled once more than the failure, not again');
     }
+  });
+
+  it('a third copy waits for the second too: if the first two fail, the third handles the event', async () => {
+    const failures = [deferred(), deferred()];
+    let calls = 0;
+    const { backend, events } = backendWith({
+      clock: realTimeAtNow,
+      onEvent: async (delivery) => {
+        const failure = failures[calls++];
+        if (failure) await failure.promise;
+        events.push(delivery);
+      },
+    });
+    const body = delivery({ id: 'evt_3' });
+    const answers = [post(backend, body), post(backend, body), post(backend, body)].map(async (answer) => {
+      const response = await answer;
+      return `${response.status} ${await response.text()}`;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    failures[0]!.reject(new Error('database down'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    failures[1]!.reject(new Error('database still down'));
+    const settled = (await Promise.all(answers)).map((answer) => answer.replace(/^500 .*/, '500'));
+    assert.deepEqual(settled.sort(), ['200 {"received":true,"event":"subscription.created"}', '500', '500']);
+    assert.equal(events.length, 1, 'the event is not lost');
+  });
+
+  it('a delivery whose claim failed in the store is not left in progress: its retry is handled', async () => {
+    const store = createMemoryReplayStore();
+    let failClaim = true;
+    const { backend, events } = backendWith({
+      replayStore: {
+        claim: async (key, expiresAt, now) => {
+          if (failClaim) {
+            failClaim = false;
+            throw new Error('redis unreachable');
+          }
+          return store.claim(key, expiresAt, now);
+        },
+        release: (key) => store.release(key),
+      },
+    });
+    const body = delivery({ id: 'evt_store' });
+    assert.equal((await post(backend, body)).status, 500);
+    const retried = await post(backend, body);
+    assert.deepEqual([retried.status, await retried.json()], [200, { received: true, event: 'subscription.created' }]);
+    assert.equal(events.length, 1);
+  });
+
+  it('copies wait until the failed first copy is released in the store, however slow the release', async () => {
+    const store = createMemoryReplayStore();
+    const releasing = deferred();
+    const released = deferred();
+    let calls = 0;
+    const { backend, events } = backendWith({
+      clock: realTimeAtNow,
+      replayStore: {
+        claim: (key, expiresAt, now) => store.claim(key, expiresAt, now),
+        release: async (key) => {
+          releasing.resolve();
+          await released.promise;
+          await store.release(key);
+        },
+      },
+      onEvent: (delivery) => {
+        calls += 1;
+        if (calls === 1) throw new Error('database down');
+        events.push(delivery);
+      },
+    });
+    const body = delivery({ id: 'evt_release' });
+    const answered: string[] = [];
+    const send = () =>
+      post(backend, body).then(async (response) => {
+        answered.push(`${response.status} ${await response.text()}`);
+      });
+    const first = post(backend, body); // fails, then waits in release
+    const during = send(); // sent while the first is handled
+    await releasing.promise;
+    const late = send(); // sent while the first is being released
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(answered, [], 'no copy is answered before the release is done');
+    released.resolve();
+    assert.equal((await first).status, 500);
+    await Promise.all([during, late]);
+    assert.deepEqual(answered.sort(), ['200 {"received":true,"duplicate":true}', '200 {"received":true,"event":"subscription.created"}']);
+    assert.equal(events.length, 1);
   });
 
   it('answers 500 when onEvent throws, releases the delivery and handles the retry', async () => {
