@@ -478,13 +478,13 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
 
   /**
    * The RFC 6749 code a failed exchange sends back in `mp_oauth_error`: the marketplace's own
-   * (`invalid_grant`), `temporarily_unavailable` when it could not be reached in time or was busy,
-   * `server_error` otherwise. The details go to `onError`, never to the page.
+   * (`invalid_grant`), `temporarily_unavailable` when it could not be reached in time, was busy
+   * or answered 503, `server_error` otherwise. The details go to `onError`, never to the page.
    */
   function signInErrorCode(error: unknown): string {
     if (error instanceof MarketplaceApiError) {
       if (error.code === 'ERR_OAUTH' && error.upstreamCode !== undefined && SIGN_IN_ERROR_CODE.test(error.upstreamCode)) return error.upstreamCode;
-      if (error.code === 'ERR_TIMEOUT' || error.code === 'ERR_NETWORK' || error.code === 'ERR_RATE_LIMITED') return 'temporarily_unavailable';
+      if (error.code === 'ERR_TIMEOUT' || error.code === 'ERR_NETWORK' || error.code === 'ERR_RATE_LIMITED' || error.status === 503) return 'temporarily_unavailable';
     }
     return 'server_error';
   }

@@ -7,6 +7,7 @@ import {
   createMarketplaceClient,
   createMemoryReplayStore,
   isKitError,
+  MarketplaceApiError,
   MarketplaceKitError,
   OAUTH_STATE_COOKIE,
   REFRESH_MIN_INTERVAL_MS,
@@ -707,11 +708,18 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
   });
 
   it('sends back temporarily_unavailable when the marketplace is down or busy, server_error otherwise, never a kit code', async () => {
-    const { backend } = backendWith();
+    const reported: unknown[] = [];
+    const { backend } = backendWith({ onError: (error) => reported.push(error) });
     const cases: Array<[string, RawHandler, string]> = [
       ['rate limited', (_req, res) => res.writeHead(429, { 'retry-after': '3600' }).end(), 'temporarily_unavailable'],
+      ['connection dropped', (_req, res) => res.socket?.destroy(), 'temporarily_unavailable'],
       ['HTML error page', (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad gateway</h1>'), 'server_error'],
       ['OAuth body with markup', (_req, res) => sendJson(res, 400, { error: '<b>bad</b>' }), 'server_error'],
+      // An error name in a 5xx body is no OAuth answer: it is not passed on.
+      ['503 with an error name', (_req, res) => sendJson(res, 503, { error: 'maintenance' }), 'temporarily_unavailable'],
+      ['500 with an error name', (_req, res) => sendJson(res, 500, { error: 'invalid_grant' }), 'server_error'],
+      // The code of an API error body is the marketplace's API vocabulary, not RFC 6749's.
+      ['API error body', (_req, res) => sendJson(res, 400, { error: { code: 'bad_request', message: 'Bad request' } }), 'server_error'],
     ];
     for (const [name, handler, expected] of cases) {
       market.override = null;
@@ -720,6 +728,8 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
       const failed = await backend(new Request(callback, { headers: { cookie } }));
       assert.equal(failed.headers.get('location'), `/home?mp_oauth_error=${expected}`, name);
     }
+    assert.equal(reported.length, cases.length, 'each failed exchange reaches onError, with the details the page does not get');
+    assert.ok(reported.every((error) => error instanceof MarketplaceApiError));
   });
 
   it('never copies an error text of its own choosing onto the app page: markup or an overlong value becomes access_denied', async () => {

@@ -181,6 +181,14 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
         upstreamCode: 'invalid_grant',
       },
       {
+        // RFC 6749 errors are 4xx: a 5xx is the marketplace's own trouble, never a refused grant.
+        name: '503 with an RFC 6749 body',
+        answer: (_q, res) => sendJson(res, 503, { error: 'invalid_grant' }),
+        code: 'ERR_HTTP',
+        status: 503,
+        message: /HTTP 503/,
+      },
+      {
         name: '500 HTML page',
         answer: (_q, res) => res.writeHead(500, { 'content-type': 'text/html' }).end('<!doctype html><h1>Internal Server Error</h1>'),
         code: 'ERR_HTTP',

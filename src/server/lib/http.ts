@@ -137,7 +137,9 @@ export function answerError(answer: Answer, endpoint: MarketplaceEndpoint, now: 
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     });
   }
-  const oauth = OAuthErrorBody.safeParse(value);
+  // An OAuth error answer is a 4xx (RFC 6749 §5.2). A 5xx is trouble on the marketplace's side
+  // whatever its body says: never a refusal that would end a user's grant.
+  const oauth = status >= 400 && status < 500 ? OAuthErrorBody.safeParse(value) : { success: false as const };
   if (oauth.success) {
     const description = oauth.data.error_description ? `: ${oauth.data.error_description}` : '';
     return new MarketplaceApiError('ERR_OAUTH', endpoint, `${prefix}: ${oauth.data.error}${description}`, {
