@@ -464,6 +464,8 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       message: /^createAppBackend: fetch, timeoutMs would be ignored with your own client: pass them to createMarketplaceClient/,
     });
     assert.throws(() => backendWith({ client, entitlementTtlMs: 0 }), { code: 'ERR_CONFIG', message: /entitlementTtlMs would be ignored/ });
+    assert.throws(() => backendWith({ client, apiBaseUrl: `${market.siteUrl}/api` }), { code: 'ERR_CONFIG', message: /apiBaseUrl would be ignored/ });
+    assert.throws(() => backendWith({ client, tokenPath: '/oauth2/token' }), { code: 'ERR_CONFIG', message: /tokenPath would be ignored/ });
     const elsewhere = createMarketplaceClient({ siteUrl: 'https://other-marketplace.example', apiKey: API_KEY });
     assert.throws(() => backendWith({ client: elsewhere }), { code: 'ERR_CONFIG', message: /the client is for "https:\/\/other-marketplace\.example"/ });
     assert.throws(() => backendWith({ client, apiKey: 'sk_123' }), { code: 'ERR_CONFIG', message: /test_ \(development\) or live_/ });
@@ -631,14 +633,29 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
 
   it('finds its sign-in among several state cookies (one left over with another Path is sent first)', async () => {
     const { backend } = backendWith();
+    for (const staleFirst of [true, false]) {
+      const stale = await signIn(backend, '/old');
+      const current = await signIn(backend, '/new');
+      const cookie = staleFirst ? `${stale.cookie}; ${current.cookie}` : `${current.cookie}; ${stale.cookie}`;
+      const done = await backend(new Request(current.callback, { headers: { cookie } }));
+      assert.equal(done.status, 303);
+      assert.equal(done.headers.get('location'), '/new', `stale first: ${staleFirst}`);
+    }
     const stale = await signIn(backend, '/old');
-    const current = await signIn(backend, '/new');
-    const done = await backend(new Request(current.callback, { headers: { cookie: `${stale.cookie}; ${current.cookie}` } }));
-    assert.equal(done.status, 303);
-    assert.equal(done.headers.get('location'), '/new');
     // Tampered values among them change nothing either.
     const noisy = await backend(new Request(stale.callback, { headers: { cookie: `${STATE}=x.y.z; ${stale.cookie}` } }));
     assert.equal(noisy.headers.get('location'), '/old');
+  });
+
+  it("refuses the state cookie of another app that shares the session secret (its audience is that app's Client ID)", async () => {
+    const other = backendWith({ clientId: 'cli_other_app' }).backend;
+    const start = await other(new Request(`${BASE}/oauth/start?return_to=%2F`));
+    const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
+    const cookie = start.headers.getSetCookie().find((line) => line.startsWith(`${STATE}=`))!.split(';')[0]!;
+    const { backend } = backendWith();
+    const response = await backend(new Request(`${BASE}/oauth/callback?code=code_1&state=${encodeURIComponent(state)}`, { headers: { cookie } }));
+    assert.equal(response.status, 400);
+    assert.equal(await errorCode(response), 'ERR_OAUTH_STATE');
   });
 
   it('expires the state cookie after 10 minutes', async () => {
@@ -1248,6 +1265,8 @@ describe('createAppBackend: the trusted origin (CSRF Origin check, redirect_uri,
       assert.equal(tossed.status, 401);
       assert.equal(codeOf(tossed.body), 'ERR_SESSION_MISSING');
       assert.equal((await read(`${SESSION}=${token}`)).status, 200);
+      // Nor is a cookie whose name only ends with the kit's: the name must match whole.
+      assert.equal((await read(`x${SESSION}=${token}`)).status, 401);
       const start = await rawRequest(server, { path: '/api/marketplace/oauth/start', headers: { host: 'internal:8080' } });
       assert.match(String(start.headers['set-cookie']), new RegExp(`^${STATE}=[^;]+; Path=/; .*Secure`));
     });
