@@ -54,7 +54,7 @@ export interface SignSessionOptions {
   user: Profile;
   appId: string | null;
   host: string | null;
-  /** Lifetime, at most 900 s (default 900). */
+  /** Lifetime in whole seconds, from 1 to 900 (default 900); anything else is `ERR_CONFIG`. */
   ttlSeconds?: number;
   /** Clock in ms since the epoch. */
   now: number;
@@ -69,10 +69,13 @@ export interface SignSessionOptions {
 export async function signSessionToken(options: SignSessionOptions): Promise<{ token: string; expiresAt: number }> {
   assertSessionSecret(optionsObject(options, 'signSessionToken').secret);
   assertNow(options.now, 'signSessionToken');
-  const ttl = Math.min(options.ttlSeconds ?? MAX_SESSION_TTL_SECONDS, MAX_SESSION_TTL_SECONDS);
-  if (!(ttl > 0)) throw new MarketplaceKitError('ERR_CONFIG', 'sessionTtlSeconds must be positive');
+  // Refused, not clamped or rounded: 0.5 would mint a session expired at birth.
+  const ttl = options.ttlSeconds ?? MAX_SESSION_TTL_SECONDS;
+  if (!(Number.isInteger(ttl) && ttl >= 1 && ttl <= MAX_SESSION_TTL_SECONDS)) {
+    throw new MarketplaceKitError('ERR_CONFIG', `signSessionToken: ttlSeconds must be whole seconds from 1 to ${MAX_SESSION_TTL_SECONDS}, got ${String(ttl)}`);
+  }
   const iat = Math.floor(options.now / 1000);
-  const exp = iat + Math.floor(ttl);
+  const exp = iat + ttl;
   const { user } = options;
   const token = await new SignJWT({ email: user.email, name: user.name, avatar_url: user.avatar_url, app_id: options.appId, host: options.host })
     .setProtectedHeader({ alg: 'HS256', typ: SESSION_TOKEN_TYPE })

@@ -1307,6 +1307,12 @@ describe('server functions called from plain JavaScript with missing options', (
       ['buildAuthorizationUrl with a bad siteUrl', call(buildAuthorizationUrl, { siteUrl: 'mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /siteUrl must be/],
       ['buildAuthorizationUrl with an ftp siteUrl', call(buildAuthorizationUrl, { siteUrl: 'ftp://mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /siteUrl must be/],
       ['signContextToken()', call(signContextToken), 'ERR_CONFIG', /signContextToken needs its options object/],
+      ...[901, 0, 0.5, Number.NaN].map((ttlSeconds): [string, Promise<unknown>, string, RegExp] => [
+        `signSessionToken with ttlSeconds: ${ttlSeconds}`,
+        call(signSessionToken, { secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW, ttlSeconds }),
+        'ERR_CONFIG',
+        /signSessionToken: ttlSeconds must be whole seconds from 1 to 900/,
+      ]),
       ...[301, 0, -5, 1.5, Number.NaN].map((expiresIn): [string, Promise<unknown>, string, RegExp] => [
         `signContextToken with expiresIn: ${expiresIn}`,
         call(signContextToken, { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: 'https://mp.example', host: DASHBOARD, appId: 'app_1', user: USER, expiresIn }),

@@ -29,9 +29,13 @@ describe('session tokens', () => {
     assert.ok(await verify(await craft()), 'the crafted token is valid as it stands');
   });
 
-  it('never mints a session longer than MAX_SESSION_TTL_SECONDS', async () => {
-    const { expiresAt } = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, ttlSeconds: 3600, now: NOW });
+  it('never mints a session longer than MAX_SESSION_TTL_SECONDS: that is the default, and a longer one is refused', async () => {
+    const { expiresAt } = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW });
     assert.equal(expiresAt, NOW + MAX_SESSION_TTL_SECONDS * 1000);
+    await assert.rejects(signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, ttlSeconds: 3600, now: NOW }), {
+      code: 'ERR_CONFIG',
+      message: /ttlSeconds must be whole seconds from 1 to 900, got 3600/,
+    });
   });
 
   it('refuses another token type signed with the same secret (a context token, a plain JWT)', async () => {
