@@ -7,6 +7,7 @@ import {
   createMarketplaceClient,
   createMemoryReplayStore,
   isKitError,
+  MAX_SESSION_TTL_SECONDS,
   MarketplaceApiError,
   MarketplaceKitError,
   OAUTH_STATE_COOKIE,
@@ -540,6 +541,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     assert.match(stateCookie, /SameSite=Lax/);
     assert.match(stateCookie, /Secure/);
     assert.match(stateCookie, /Path=\/;/, '__Host- cookies must have Path=/');
+    assert.match(stateCookie, /Max-Age=600;/, 'the sign-in has 10 minutes');
     assert.doesNotMatch(stateCookie, /Domain=/i);
     const approved = await fetch(authorize, { redirect: 'manual' });
     const callback = approved.headers.get('location')!;
@@ -567,6 +569,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     assert.match(session, /SameSite=Lax/);
     assert.match(session, /Secure/);
     assert.match(session, /Path=\//);
+    assert.match(session, new RegExp(`Max-Age=${MAX_SESSION_TTL_SECONDS};`), 'the cookie lives as long as the session token');
     assert.doesNotMatch(session, /Domain=/i);
     assert.ok(cookies.some((c) => c.startsWith(`${STATE}=;`) && /Max-Age=0/.test(c)), 'the state cookie is cleared');
 
@@ -839,7 +842,8 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const copy = await post(backend, delivery({ id: 'evt_slow', timestamp: '2026-05-01T12:00:05Z' }));
     assert.equal(copy.status, 503);
-    assert.equal(copy.headers.get('retry-after'), String(WEBHOOK_COPY_WAIT_MS / 1000));
+    assert.equal(copy.headers.get('retry-after'), '10', 'the README promises a wait of 10 s');
+    assert.equal(WEBHOOK_COPY_WAIT_MS, 10_000);
     assert.equal(await errorCode(copy), 'ERR_WEBHOOK_IN_PROGRESS');
     assert.deepEqual(clock.sleeps, [WEBHOOK_COPY_WAIT_MS], 'the virtual clock ran out the wait');
     finish();

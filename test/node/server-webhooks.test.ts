@@ -392,22 +392,31 @@ describe('verifyWebhook (DESIGN D)', () => {
     down = false;
     assert.equal((await verifyWebhook(raw, signature, options(flaky))).id, 'dlv_9', 'the retry is handled');
 
-    // A release that fails as well is not swallowed: the caller (and the backend's onError) hears of both.
-    const broken: ReplayStore = {
-      claim: (key) => {
-        if (key.startsWith('webhook:id:')) throw new Error('store unreachable');
-        return true;
+    // A release that fails as well is not swallowed: the caller (and the backend's onError) hears
+    // of both, whether the release rejects or throws at once.
+    const releases: Array<() => Promise<void>> = [
+      () => Promise.reject(new Error('release failed')),
+      () => {
+        throw new Error('release failed');
       },
-      release: () => Promise.reject(new Error('release failed')),
-    };
-    await assert.rejects(verifyWebhook(raw, signature, options(broken)), (error: unknown) => {
-      assert.ok(error instanceof AggregateError);
-      assert.deepEqual(
-        error.errors.map((e: Error) => e.message),
-        ['store unreachable', 'release failed'],
-      );
-      return true;
-    });
+    ];
+    for (const release of releases) {
+      const broken: ReplayStore = {
+        claim: (key) => {
+          if (key.startsWith('webhook:id:')) throw new Error('store unreachable');
+          return true;
+        },
+        release,
+      };
+      await assert.rejects(verifyWebhook(raw, signature, options(broken)), (error: unknown) => {
+        assert.ok(error instanceof AggregateError);
+        assert.deepEqual(
+          error.errors.map((e: Error) => e.message),
+          ['store unreachable', 'release failed'],
+        );
+        return true;
+      });
+    }
   });
 
   it('works with an asynchronous store', async () => {
