@@ -811,8 +811,16 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
   it('a copy sent while the first is handled waits for it: a duplicate if it succeeded (onEvent once)', async () => {
     let finish!: () => void;
     const gate = new Promise<void>((resolve) => (finish = resolve));
+    // Real waits, each watched: the copy's wait must be cancelled, not left to run out its 10 s.
+    const waits: AbortSignal[] = [];
     const { backend, events } = backendWith({
-      clock: realTimeAtNow,
+      clock: {
+        now: () => NOW,
+        sleep: (ms: number, signal?: AbortSignal) => {
+          if (signal) waits.push(signal);
+          return sleep(ms, signal);
+        },
+      },
       onEvent: async (delivery) => {
         events.push(delivery);
         await gate;
@@ -827,6 +835,8 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     await Promise.all(pending);
     assert.deepEqual(answers.sort(), ['200 {"received":true,"duplicate":true}', '200 {"received":true,"event":"subscription.created"}']);
     assert.equal(events.length, 1);
+    assert.equal(waits.length, 1, 'the copy waited');
+    assert.ok(waits.every((signal) => signal.aborted), 'and its timer was cancelled once the first was done');
   });
 
   it('a copy waits at most WEBHOOK_COPY_WAIT_MS for a first copy that does not finish, then gets 503 and nothing stays claimed', { timeout: 5_000 }, async () => {

@@ -1,0 +1,68 @@
+// The server module's small building blocks, on their own: what the handlers' tests reach only
+// through one path each.
+import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
+import { describe, it } from 'node:test';
+import { MarketplaceKitError } from '../../src/shared/errors.js';
+import { linkSignals } from '../../src/server/lib/abort.js';
+import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
+import { optionsObject } from '../../src/server/lib/options-object.js';
+
+describe('linkSignals', () => {
+  it('aborts with the reason of the source that aborted first', () => {
+    const caller = new AbortController();
+    const timeout = new AbortController();
+    const linked = linkSignals(caller.signal, timeout.signal);
+    assert.equal(linked.signal.aborted, false);
+    const reason = new Error('caller gave up');
+    caller.abort(reason);
+    timeout.abort(new Error('later'));
+    assert.equal(linked.signal.aborted, true);
+    assert.equal(linked.signal.reason, reason);
+  });
+
+  it('is aborted at once, with its reason, when a source already is', () => {
+    const reason = new Error('already');
+    const linked = linkSignals(new AbortController().signal, AbortSignal.abort(reason));
+    assert.equal(linked.signal.aborted, true);
+    assert.equal(linked.signal.reason, reason);
+  });
+
+  it('leaves no listener on a long-lived source once disposed, or once a source aborted', () => {
+    const longLived = new AbortController().signal;
+    for (let i = 0; i < 100; i += 1) linkSignals(longLived, new AbortController().signal).dispose();
+    assert.equal(getEventListeners(longLived, 'abort').length, 0);
+
+    const other = new AbortController();
+    const linked = linkSignals(longLived, other.signal);
+    assert.equal(getEventListeners(longLived, 'abort').length, 1);
+    other.abort();
+    assert.equal(linked.signal.aborted, true);
+    assert.equal(getEventListeners(longLived, 'abort').length, 0, 'aborting detaches from the other sources too');
+  });
+});
+
+describe('cookies', () => {
+  it('reads a cookie by its whole name only, every value in the order sent, the first by default', () => {
+    const header = 'x__Host-mp_session=planted; __Host-mp_session=first; other=1; __Host-mp_session = second ';
+    assert.deepEqual(readCookies(header, '__Host-mp_session'), ['first', 'second']);
+    assert.equal(readCookie(header, '__Host-mp_session'), 'first');
+    assert.equal(readCookie(header, 'mp_session'), undefined);
+    assert.equal(readCookie(null, 'mp_session'), undefined);
+    assert.deepEqual(readCookies('novalue; mp_session', 'mp_session'), [], 'a part without "=" is no cookie');
+  });
+});
+
+describe('optionsObject', () => {
+  it('passes an object through, and answers anything else with ERR_CONFIG naming the function', () => {
+    const options = { siteUrl: 'https://mp.example' };
+    assert.equal(optionsObject(options, 'createMarketplaceClient'), options);
+    for (const value of [undefined, null, 'https://mp.example', 42, true]) {
+      assert.throws(
+        () => optionsObject(value, 'createMarketplaceClient'),
+        (error: unknown) => error instanceof MarketplaceKitError && error.code === 'ERR_CONFIG' && /createMarketplaceClient needs its options object/.test(error.message),
+        String(value),
+      );
+    }
+  });
+});
