@@ -424,7 +424,7 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     await rejects(c.whoami({ userId: 'usr_1' }), { code: 'ERR_RESPONSE_INVALID', status: 200, message: /whoami answer .*another user/ });
     // The ids must be equal, not merely alike.
     handler = (_req, res) => sendJson(res, 200, { ...ENTITLEMENT, user_id: 'usr_10' });
-    await rejects(c.entitlements({ userId: 'usr_1' }), { code: 'ERR_RESPONSE_INVALID' });
+    await rejects(c.entitlements({ userId: 'usr_1' }), { code: 'ERR_RESPONSE_INVALID', status: 200, message: /entitlements answer .*another user/ });
     handler = (_req, res) => sendJson(res, 200, { ...USER, id: 'usr_owner' });
     // A Bearer call names no user: the token's own user is the answer.
     assert.equal((await c.whoami({ accessToken: 'at_1' })).id, 'usr_owner');
