@@ -109,7 +109,8 @@ describe('custom-elements.json', () => {
   it('marks what the element sets itself as readonly, and nothing a page sets', () => {
     const readonly = [...elements].flatMap(([tag, element]) => (element.members ?? []).filter((member) => member.readonly).map((member) => `${tag}.${member.name}`));
     const own = ['mp-gate.access', 'mp-gate.decision', 'mp-usage-meter.level', 'mp-plan-badge.status'];
-    assert.deepEqual(readonly.sort(), [...own, ...[...elements.keys()].map((tag) => `${tag}.state`)].sort());
+    const base = [...elements.keys()].flatMap((tag) => [`${tag}.state`, `${tag}.theme`]);
+    assert.deepEqual(readonly.sort(), [...own, ...base].sort());
   });
 
   it("gives each element's defaultStrings its own type, not the base class's", () => {

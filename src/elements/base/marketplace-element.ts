@@ -80,7 +80,10 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   /** The kit to read. By default the one `createKit` registered (found even if created later). */
   declare kit: Kit | null;
-  /** `light` or `dark`, taken from `kit.theme` and reflected so page CSS can match `[theme='dark']`. */
+  /**
+   * `light` or `dark`, taken from `kit.theme` and reflected so page CSS can match `[theme='dark']`. Set by the element.
+   * @readonly
+   */
   declare theme: Theme;
   /**
    * What the element shows: `loading`, `ready`, `signed-out`, `error` or `not-connected`. Set by the element; reflected.
