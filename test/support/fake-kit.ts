@@ -1,6 +1,7 @@
 /**
  * A fake `Kit` for the element tests and the demo's component gallery: no backend, no bridge.
- * Put it in any state with the setters (each notifies subscribers once, like the real kit), script
+ * Put it in any state with the setters (each notifies subscribers once if it changed something,
+ * like the real kit), script
  * what `upgrade()` answers, and read `calls` to see what the elements asked for. Access decisions
  * use the real rules (`checkAccess`).
  *
@@ -69,6 +70,7 @@ export class FakeKit extends EventTarget implements Kit {
   entitlement: Entitlement | null = null;
   theme: Theme = 'light';
   locale = 'en-US';
+  /** Inside the dashboard (the default). Set it to false for a developer's own site: `upgrade()` then rejects with `ERR_NOT_EMBEDDED`, as the real kit's does. */
   embedded = true;
   error: MarketplaceKitError | null = null;
   host: HostBridge | null = null;
@@ -179,6 +181,7 @@ export class FakeKit extends EventTarget implements Kit {
 
   async upgrade(options: { plan?: string; feature?: string } = {}): Promise<UpgradeOutcome> {
     this.calls.upgrade.push(options);
+    if (!this.embedded) throw new MarketplaceKitError('ERR_NOT_EMBEDDED', 'This needs the marketplace dashboard; the app is not embedded in it');
     const script = this._upgrades.shift() ?? {};
     await script.wait;
     if (script.error !== undefined) throw script.error;
@@ -201,8 +204,9 @@ export class FakeKit extends EventTarget implements Kit {
   }
 
   private _change(patch: Partial<Pick<FakeKit, 'state' | 'user' | 'entitlement' | 'theme' | 'locale' | 'error' | 'planNames'>>): this {
+    const changed = (Object.keys(patch) as (keyof typeof patch)[]).some((key) => !Object.is(this[key], patch[key]));
     Object.assign(this, patch);
-    this.dispatchEvent(new Event(KIT_CHANGE_EVENT));
+    if (changed) this.dispatchEvent(new Event(KIT_CHANGE_EVENT));
     return this;
   }
 }
