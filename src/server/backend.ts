@@ -47,6 +47,8 @@ export const OAUTH_ERROR_PARAM = SIGN_IN_ERROR_PARAM;
 
 const OAUTH_STATE_TYPE = 'mp-oauth-state+jwt';
 const OAUTH_STATE_TTL_SECONDS = 600;
+/** Bad gateway, unavailable, gateway timeout: the marketplace may well answer a moment later. */
+const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
 const SESSION_BODY_LIMIT = 16 * 1024;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
@@ -478,13 +480,14 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
 
   /**
    * The RFC 6749 code a failed exchange sends back in `mp_oauth_error`: the marketplace's own
-   * (`invalid_grant`), `temporarily_unavailable` when it could not be reached in time, was busy
-   * or answered 503, `server_error` otherwise. The details go to `onError`, never to the page.
+   * (`invalid_grant`), `temporarily_unavailable` when it could not be reached in time, was busy,
+   * or it (or a gateway in front of it) answered 502, 503 or 504, `server_error` otherwise. The details go to `onError`, never to the page.
    */
   function signInErrorCode(error: unknown): string {
     if (error instanceof MarketplaceApiError) {
       if (error.code === 'ERR_OAUTH' && error.upstreamCode !== undefined && SIGN_IN_ERROR_CODE.test(error.upstreamCode)) return error.upstreamCode;
-      if (error.code === 'ERR_TIMEOUT' || error.code === 'ERR_NETWORK' || error.code === 'ERR_RATE_LIMITED' || error.status === 503) return 'temporarily_unavailable';
+      if (error.code === 'ERR_TIMEOUT' || error.code === 'ERR_NETWORK' || error.code === 'ERR_RATE_LIMITED') return 'temporarily_unavailable';
+      if (error.status !== undefined && UNAVAILABLE_STATUSES.has(error.status)) return 'temporarily_unavailable';
     }
     return 'server_error';
   }

@@ -733,7 +733,9 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     const cases: Array<[string, RawHandler, string]> = [
       ['rate limited', (_req, res) => res.writeHead(429, { 'retry-after': '3600' }).end(), 'temporarily_unavailable'],
       ['connection dropped', (_req, res) => res.socket?.destroy(), 'temporarily_unavailable'],
-      ['HTML error page', (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad gateway</h1>'), 'server_error'],
+      ['a gateway\'s HTML error page', (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad gateway</h1>'), 'temporarily_unavailable'],
+      ['a gateway timeout', (_req, res) => res.writeHead(504).end(), 'temporarily_unavailable'],
+      ['HTML error page', (_req, res) => res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>Internal error</h1>'), 'server_error'],
       ['OAuth body with markup', (_req, res) => sendJson(res, 400, { error: '<b>bad</b>' }), 'server_error'],
       // An error name in a 5xx body is no OAuth answer: it is not passed on.
       ['503 with an error name', (_req, res) => sendJson(res, 503, { error: 'maintenance' }), 'temporarily_unavailable'],

@@ -183,10 +183,11 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       {
         // RFC 6749 errors are 4xx: a 5xx is the marketplace's own trouble, never a refused grant.
         name: '503 with an RFC 6749 body',
-        answer: (_q, res) => sendJson(res, 503, { error: 'invalid_grant' }),
+        answer: (_q, res) => sendJson(res, 503, { error: 'temporarily_unavailable', error_description: 'maintenance until 14:00' }),
         code: 'ERR_HTTP',
         status: 503,
-        message: /HTTP 503/,
+        message: /HTTP 503: temporarily_unavailable: maintenance until 14:00$/,
+        upstreamCode: 'temporarily_unavailable',
       },
       {
         name: '500 HTML page',

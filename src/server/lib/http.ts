@@ -137,12 +137,13 @@ export function answerError(answer: Answer, endpoint: MarketplaceEndpoint, now: 
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     });
   }
-  // An OAuth error answer is a 4xx (RFC 6749 §5.2). A 5xx is trouble on the marketplace's side
-  // whatever its body says: never a refusal that would end a user's grant.
-  const oauth = status >= 400 && status < 500 ? OAuthErrorBody.safeParse(value) : { success: false as const };
+  const oauth = OAuthErrorBody.safeParse(value);
   if (oauth.success) {
     const description = oauth.data.error_description ? `: ${oauth.data.error_description}` : '';
-    return new MarketplaceApiError('ERR_OAUTH', endpoint, `${prefix}: ${oauth.data.error}${description}`, {
+    // An OAuth error answer is a 4xx (RFC 6749 §5.2). A 5xx is trouble on the marketplace's side
+    // whatever its body says (ERR_HTTP, with what it said): never a refusal that ends a user's grant.
+    const code = status >= 400 && status < 500 ? 'ERR_OAUTH' : 'ERR_HTTP';
+    return new MarketplaceApiError(code, endpoint, `${prefix}: ${oauth.data.error}${description}`, {
       status,
       upstreamCode: oauth.data.error,
     });
