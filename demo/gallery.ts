@@ -40,6 +40,17 @@ const with_ = (overrides: Partial<Entitlement>) => sampleEntitlement(overrides);
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 const ready = (entitlement: Entitlement | null) => (kit: FakeKit) => void kit.setSession(user, entitlement);
+/** The moment the dashboard's plan chooser would be open, so the busy state shows. */
+const slowChooser = (kit: FakeKit) => {
+  const upgrade = kit.upgrade.bind(kit);
+  kit.upgrade = (options) => wait(800).then(() => upgrade(options));
+};
+/** As `ready`, in the dashboard, whose plan chooser the user closes: nothing changes (FakeKit answers `dismissed`). */
+const dismissing = (entitlement: Entitlement | null) => (kit: FakeKit) => {
+  kit.embedded = true;
+  kit.setSession(user, entitlement);
+  slowChooser(kit);
+};
 const loading = () => {};
 const signedOut = (kit: FakeKit) => void kit.setSignedOut();
 const failed = (kit: FakeKit) =>
@@ -53,9 +64,7 @@ const upgradable = (from: Entitlement = free) => (kit: FakeKit) => {
   kit.embedded = true;
   kit.setSession(user, from);
   kit.scriptUpgrade({ outcome: 'upgraded', entitlement: pro });
-  // The moment the plan chooser would be open, so the busy state shows.
-  const upgrade = kit.upgrade.bind(kit);
-  kit.upgrade = (options) => wait(800).then(() => upgrade(options));
+  slowChooser(kit);
 };
 
 const common = (markup: string): Case[] => [
@@ -150,15 +159,15 @@ const sections: Section[] = [
     cases: [
       { name: 'Granted', markup: gate('feature="export"'), setup: ready(pro) },
       { name: 'Locked: feature not in the plan (click: upgrades)', markup: gate('feature="export"'), setup: upgradable() },
-      { name: 'Locked: needs a plan', markup: gate('plan="business enterprise"'), setup: ready(pro) },
-      { name: 'Locked: no entitlement', markup: gate('feature="export"'), setup: ready(null) },
+      { name: 'Locked: needs a plan', markup: gate('plan="business enterprise"'), setup: dismissing(pro) },
+      { name: 'Locked: no entitlement', markup: gate('feature="export"'), setup: dismissing(null) },
       { name: 'Cancelled (click: renews)', markup: gate('feature="export"'), setup: upgradable(with_({ status: 'cancelled' })) },
       { name: 'Expired (click: renews)', markup: gate('feature="export"'), setup: upgradable(with_({ expires_at: iso(Date.now() - 3 * DAY) })) },
       { name: 'Past due (click: pays)', markup: gate('feature="export"'), setup: upgradable(with_({ status: 'past_due' })) },
       {
         name: 'Over quota (metered)',
         markup: gate('feature="export" metered'),
-        setup: ready(with_({ usage: { api_calls: 1000, limit: 1000 } })),
+        setup: dismissing(with_({ usage: { api_calls: 1000, limit: 1000 } })),
       },
       {
         name: 'Custom locked slot',

@@ -424,6 +424,21 @@ describe('demo: the component gallery', () => {
         if (await preview.locator('mp-gate').count()) await preview.locator('mp-gate[access="granted"]').waitFor();
         else await preview.getByRole('button', { name: /Current plan/ }).waitFor();
       }
+      // The other paywalls play a chooser that the user closes: that changes nothing and is no failure.
+      for (const name of ['Locked: needs a plan', 'Locked: no entitlement', 'Over quota (metered)']) {
+        const closed = page.locator('section#mp-gate .case', { hasText: name }).locator('.preview[data-theme="light"] mp-gate');
+        const outcome = closed.evaluate(
+          (gate) =>
+            new Promise((resolve) => {
+              gate.addEventListener('mp-upgrade', (event) => resolve((event as Event & { outcome: string }).outcome), { once: true });
+              gate.addEventListener('mp-error', (event) => resolve((event as Event & { error: { code: string } }).error.code), { once: true });
+            }),
+        );
+        await closed.getByRole('button', { name: 'Upgrade' }).click();
+        assert.equal(await outcome, 'dismissed', name);
+        assert.notEqual(await closed.getAttribute('access'), 'granted', name);
+        assert.doesNotMatch(await closed.evaluate((gate) => gate.shadowRoot?.textContent ?? ''), /did not work/, name);
+      }
       assert.deepEqual(errors, []);
       // What the gallery shows on purpose: an avatar that fails to load, elements with no kit.
       const expected = [/^Lit is in dev mode/, /404 \(Not Found\)/, /ERR_KIT_NOT_FOUND/];
