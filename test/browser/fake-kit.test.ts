@@ -15,6 +15,12 @@ describe('FakeKit', () => {
     kit.setSignedOut();
     kit.setSignedOut();
     expect(heard).to.equal(2);
+    // By value: the same session or error again, in new objects, is no change either.
+    kit.setSession(sampleUser, sampleEntitlement());
+    kit.setSession({ ...sampleUser }, sampleEntitlement());
+    kit.setError();
+    kit.setError();
+    expect(heard).to.equal(4);
   });
 
   it("rejects upgrade() with ERR_NOT_EMBEDDED on a developer's own site, as the real kit does", async () => {

@@ -204,7 +204,8 @@ export class FakeKit extends EventTarget implements Kit {
   }
 
   private _change(patch: Partial<Pick<FakeKit, 'state' | 'user' | 'entitlement' | 'theme' | 'locale' | 'error' | 'planNames'>>): this {
-    const changed = (Object.keys(patch) as (keyof typeof patch)[]).some((key) => !Object.is(this[key], patch[key]));
+    // Compared by value, as the real kit does: the same session or error set again is no change.
+    const changed = (Object.keys(patch) as (keyof typeof patch)[]).some((key) => JSON.stringify(this[key]) !== JSON.stringify(patch[key]));
     Object.assign(this, patch);
     if (changed) this.dispatchEvent(new Event(KIT_CHANGE_EVENT));
     return this;
