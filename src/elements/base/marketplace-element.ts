@@ -81,8 +81,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   /** The kit to read. By default the one `createKit` registered (found even if created later). */
   declare kit: Kit | null;
   /**
-   * `light` or `dark`, taken from `kit.theme` and reflected so page CSS can match `[theme='dark']`. Set by the element.
-   * @readonly
+   * `light` or `dark`, taken from `kit.theme` and reflected so page CSS can match `[theme='dark']`.
+   * With a kit, the kit's theme wins; set it yourself only where no kit is found (a static preview).
    */
   declare theme: Theme;
   /**
