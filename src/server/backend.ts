@@ -698,10 +698,7 @@ function readConfig(options: AppBackendOptions): BackendConfig {
     throw configError('sessionSecret must differ from clientSecret, so that session and context tokens never cross');
   }
   // Whole seconds: a token's exp is whole seconds, so 0.5 would mint sessions expired at birth.
-  const ttl = options.sessionTtlSeconds;
-  if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= 1 && ttl <= MAX_SESSION_TTL_SECONDS)) {
-    throw configError(`sessionTtlSeconds must be a whole number from 1 to ${MAX_SESSION_TTL_SECONDS}, got ${JSON.stringify(ttl)}`);
-  }
+  const ttl = numberOption(options.sessionTtlSeconds, MAX_SESSION_TTL_SECONDS, 'createAppBackend: sessionTtlSeconds', { min: 1, max: MAX_SESSION_TTL_SECONDS, integer: true });
   const origins = (list: readonly string[] | undefined, name: string) => {
     const set = new Set<string>();
     if (list !== undefined && !Array.isArray(list)) throw configError(`${name} must be an array of origins, got ${JSON.stringify(list)}`);
@@ -715,7 +712,7 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   numberOption(options.webhookToleranceSeconds, 0, 'createAppBackend: webhookToleranceSeconds');
   const maxExchangesPerUser = numberOption(
     options.maxExchangesPerUser,
-    30 + Math.ceil(3000 / (ttl ?? MAX_SESSION_TTL_SECONDS)),
+    30 + Math.ceil(3000 / ttl),
     'createAppBackend: maxExchangesPerUser',
     { min: 1, unlimited: true },
   );

@@ -6,6 +6,7 @@
 import { errors as jose, jwtVerify, SignJWT } from 'jose';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
+import { numberOption } from '../shared/options.js';
 import { AppId, Profile } from '../shared/schemas.js';
 import { hmacCryptoKey } from './lib/hmac-key.js';
 import { optionsObject } from './lib/options-object.js';
@@ -70,10 +71,7 @@ export async function signSessionToken(options: SignSessionOptions): Promise<{ t
   assertSessionSecret(optionsObject(options, 'signSessionToken').secret);
   assertNow(options.now, 'signSessionToken');
   // Refused, not clamped or rounded: 0.5 would mint a session expired at birth.
-  const ttl = options.ttlSeconds ?? MAX_SESSION_TTL_SECONDS;
-  if (!(Number.isInteger(ttl) && ttl >= 1 && ttl <= MAX_SESSION_TTL_SECONDS)) {
-    throw new MarketplaceKitError('ERR_CONFIG', `signSessionToken: ttlSeconds must be whole seconds from 1 to ${MAX_SESSION_TTL_SECONDS}, got ${String(ttl)}`);
-  }
+  const ttl = numberOption(options.ttlSeconds, MAX_SESSION_TTL_SECONDS, 'signSessionToken: ttlSeconds', { min: 1, max: MAX_SESSION_TTL_SECONDS, integer: true });
   const iat = Math.floor(options.now / 1000);
   const exp = iat + ttl;
   const { user } = options;
