@@ -56,6 +56,18 @@ const APP = 'https://app.example';
 const BASE = `${APP}/api/marketplace`;
 // The protocol's time stands at NOW, but waits take real time (the virtual clock's sleeps end at once).
 const realTimeAtNow = { now: () => NOW, sleep };
+/** As `realTimeAtNow`, keeping the signal of every wait asked for with one. */
+function watchedClock() {
+  const waits: AbortSignal[] = [];
+  const clock = {
+    now: () => NOW,
+    sleep: (ms: number, signal?: AbortSignal) => {
+      if (signal) waits.push(signal);
+      return sleep(ms, signal);
+    },
+  };
+  return { clock, waits };
+}
 // On https the kit's cookies are __Host- prefixed.
 const SESSION = `__Host-${SESSION_COOKIE}`;
 const STATE = `__Host-${OAUTH_STATE_COOKIE}`;
@@ -93,6 +105,12 @@ const contextToken = (overrides: Partial<Parameters<typeof signContextToken>[0]>
 
 const postSession = (backend: AppBackend, body: unknown) =>
   backend(new Request(`${BASE}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+
+/** Polls `condition` every 10 ms, for at most 2 s. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let tries = 0; tries < 200 && !condition(); tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.ok(condition(), `timed out waiting until ${what}`);
+}
 
 /** A promise settled from outside. A rejection nobody awaited yet is not reported as unhandled. */
 function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {
@@ -814,15 +832,9 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     let finish!: () => void;
     const gate = new Promise<void>((resolve) => (finish = resolve));
     // Real waits, each watched: the copy's wait must be cancelled, not left to run out its 10 s.
-    const waits: AbortSignal[] = [];
+    const { clock, waits } = watchedClock();
     const { backend, events } = backendWith({
-      clock: {
-        now: () => NOW,
-        sleep: (ms: number, signal?: AbortSignal) => {
-          if (signal) waits.push(signal);
-          return sleep(ms, signal);
-        },
-      },
+      clock,
       onEvent: async (delivery) => {
         events.push(delivery);
         await gate;
@@ -896,8 +908,9 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
   it('a third copy waits for the second too: if the first two fail, the third handles the event', async () => {
     const failures = [deferred(), deferred()];
     let calls = 0;
+    const { clock, waits } = watchedClock();
     const { backend, events } = backendWith({
-      clock: realTimeAtNow,
+      clock,
       onEvent: async (delivery) => {
         const failure = failures[calls++];
         if (failure) await failure.promise;
@@ -909,9 +922,10 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
       const response = await answer;
       return `${response.status} ${await response.text()}`;
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => waits.length === 2, 'both copies wait for the first');
     failures[0]!.reject(new Error('database down'));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // One copy takes over; the other waits again, now for it.
+    await until(() => waits.length === 3 && calls === 2, 'the third copy waits for the second');
     failures[1]!.reject(new Error('database still down'));
     const settled = (await Promise.all(answers)).map((answer) => answer.replace(/^500 .*/, '500'));
     assert.deepEqual(settled.sort(), ['200 {"received":true,"event":"subscription.created"}', '500', '500']);
