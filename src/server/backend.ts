@@ -23,6 +23,7 @@ import { numberOption } from '../shared/options.js';
 import { isLoopbackOrigin } from './lib/origin.js';
 import { safeReturnTo } from './lib/return-to.js';
 import { safeEqual } from './lib/safe-equal.js';
+import { wholeSecondsOption } from './lib/whole-seconds.js';
 import { DEFAULT_SCOPE, buildAuthorizationUrl, trimSlash } from './oauth.js';
 import { createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 import { jsonResponse, toErrorResponse } from './responses.js';
@@ -697,8 +698,7 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   if (options.sessionSecret === options.clientSecret) {
     throw configError('sessionSecret must differ from clientSecret, so that session and context tokens never cross');
   }
-  // Whole seconds: a token's exp is whole seconds, so 0.5 would mint sessions expired at birth.
-  const ttl = numberOption(options.sessionTtlSeconds, MAX_SESSION_TTL_SECONDS, 'createAppBackend: sessionTtlSeconds', { min: 1, max: MAX_SESSION_TTL_SECONDS, integer: true });
+  const ttl = wholeSecondsOption(options.sessionTtlSeconds, MAX_SESSION_TTL_SECONDS, 'createAppBackend: sessionTtlSeconds', MAX_SESSION_TTL_SECONDS);
   const origins = (list: readonly string[] | undefined, name: string) => {
     const set = new Set<string>();
     if (list !== undefined && !Array.isArray(list)) throw configError(`${name} must be an array of origins, got ${JSON.stringify(list)}`);

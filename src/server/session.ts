@@ -6,10 +6,10 @@
 import { errors as jose, jwtVerify, SignJWT } from 'jose';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
-import { numberOption } from '../shared/options.js';
 import { AppId, Profile } from '../shared/schemas.js';
 import { hmacCryptoKey } from './lib/hmac-key.js';
 import { optionsObject } from './lib/options-object.js';
+import { wholeSecondsOption } from './lib/whole-seconds.js';
 import { randomToken } from './oauth.js';
 
 export const SESSION_TOKEN_TYPE = 'mp-session+jwt';
@@ -70,8 +70,7 @@ export interface SignSessionOptions {
 export async function signSessionToken(options: SignSessionOptions): Promise<{ token: string; expiresAt: number }> {
   assertSessionSecret(optionsObject(options, 'signSessionToken').secret);
   assertNow(options.now, 'signSessionToken');
-  // Refused, not clamped or rounded: 0.5 would mint a session expired at birth.
-  const ttl = numberOption(options.ttlSeconds, MAX_SESSION_TTL_SECONDS, 'signSessionToken: ttlSeconds', { min: 1, max: MAX_SESSION_TTL_SECONDS, integer: true });
+  const ttl = wholeSecondsOption(options.ttlSeconds, MAX_SESSION_TTL_SECONDS, 'signSessionToken: ttlSeconds', MAX_SESSION_TTL_SECONDS);
   const iat = Math.floor(options.now / 1000);
   const exp = iat + ttl;
   const { user } = options;

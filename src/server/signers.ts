@@ -7,6 +7,7 @@ import { SignJWT } from 'jose';
 import { numberOption } from '../shared/options.js';
 import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, type Profile } from '../shared/schemas.js';
 import { optionsObject } from './lib/options-object.js';
+import { wholeSecondsOption } from './lib/whole-seconds.js';
 
 export interface SignContextTokenOptions {
   /** The app's Client ID: becomes `aud`. */
@@ -37,11 +38,7 @@ export async function signContextToken(options: SignContextTokenOptions): Promis
   optionsObject(options, 'signContextToken');
   const iat = Math.floor(numberOption(options.now, Date.now(), 'signContextToken: now') / 1000);
   // Refused, not clamped: a test that asks for a 10-minute token must not get a 5-minute one.
-  const lifetime = numberOption(options.expiresIn, CONTEXT_TOKEN_MAX_AGE_SECONDS, 'signContextToken: expiresIn', {
-    min: 1,
-    max: CONTEXT_TOKEN_MAX_AGE_SECONDS,
-    integer: true,
-  });
+  const lifetime = wholeSecondsOption(options.expiresIn, CONTEXT_TOKEN_MAX_AGE_SECONDS, 'signContextToken: expiresIn', CONTEXT_TOKEN_MAX_AGE_SECONDS);
   const { user } = options;
   return new SignJWT({ app_id: options.appId, host: options.host, email: user.email, name: user.name, avatar_url: user.avatar_url })
     .setProtectedHeader({ alg: 'HS256', typ: CONTEXT_TOKEN_TYPE })

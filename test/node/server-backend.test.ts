@@ -1341,7 +1341,7 @@ describe('server functions called from plain JavaScript with missing options', (
         `signSessionToken with ttlSeconds: ${ttlSeconds}`,
         call(signSessionToken, { secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW, ttlSeconds }),
         'ERR_CONFIG',
-        /signSessionToken: ttlSeconds must be a whole number from 1 to 900/,
+        /signSessionToken: ttlSeconds must be a whole number of seconds from 1 to 900/,
       ]),
       ...[301, 0, -5, 1.5, Number.NaN].map((expiresIn): [string, Promise<unknown>, string, RegExp] => [
         `signContextToken with expiresIn: ${expiresIn}`,

@@ -7,6 +7,7 @@ import { MarketplaceKitError } from '../../src/shared/errors.js';
 import { linkSignals } from '../../src/server/lib/abort.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
 import { optionsObject } from '../../src/server/lib/options-object.js';
+import { wholeSecondsOption } from '../../src/server/lib/whole-seconds.js';
 
 describe('linkSignals', () => {
   it('aborts with the reason of the source that aborted first', () => {
@@ -63,6 +64,29 @@ describe('optionsObject', () => {
         (error: unknown) => error instanceof MarketplaceKitError && error.code === 'ERR_CONFIG' && /createMarketplaceClient needs its options object/.test(error.message),
         String(value),
       );
+    }
+  });
+});
+
+describe('wholeSecondsOption', () => {
+  it('takes whole seconds from 1 to max, the fallback when not given, and refuses anything else without clamping', () => {
+    assert.equal(wholeSecondsOption(undefined, 300, 'expiresIn', 300), 300);
+    assert.equal(wholeSecondsOption(1, 300, 'expiresIn', 300), 1);
+    assert.equal(wholeSecondsOption(300, 300, 'expiresIn', 300), 300);
+    const refused: Array<[unknown, string]> = [
+      [0, 'got 0'],
+      [301, 'got 301'],
+      [1.5, 'got 1.5'],
+      [Number.NaN, 'got NaN'],
+      [Infinity, 'got Infinity'],
+      ['60', 'got "60"'],
+      [null, 'got null'],
+    ];
+    for (const [value, given] of refused) {
+      assert.throws(() => wholeSecondsOption(value, 300, 'expiresIn', 300), {
+        code: 'ERR_CONFIG',
+        message: `expiresIn must be a whole number of seconds from 1 to 300, ${given}`,
+      });
     }
   });
 });

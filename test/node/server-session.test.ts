@@ -34,7 +34,7 @@ describe('session tokens', () => {
     assert.equal(expiresAt, NOW + MAX_SESSION_TTL_SECONDS * 1000);
     await assert.rejects(signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, ttlSeconds: 3600, now: NOW }), {
       code: 'ERR_CONFIG',
-      message: /ttlSeconds must be a whole number from 1 to 900, got 3600/,
+      message: /ttlSeconds must be a whole number of seconds from 1 to 900, got 3600/,
     });
   });
 
