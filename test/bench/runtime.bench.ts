@@ -70,6 +70,8 @@ export default async function runtimeBench(): Promise<void> {
       webhookSecret: sim.webhookSecret,
       sessionSecret: 'bench-session-secret-0123456789-0123456789',
       hostOrigins: [dashboardOrigin],
+      // One user launches about a hundred times here; the default cap (34 per session lifetime) is for real users.
+      maxExchangesPerUser: Infinity,
     }),
   );
   // A bundler names its output by content, so it can be cached for good. The first-launch series
@@ -169,8 +171,11 @@ async function appFrame(page: Page): Promise<Frame> {
 async function launch(page: Page, sim: Simulator): Promise<Launch> {
   await page.goto(sim.dashboardUrl);
   const frame = await appFrame(page);
-  const state = await frame.evaluate(() => (window as unknown as AppWindow).kit.state);
-  if (state !== 'ready') throw new Error(`the kit started in state ${state}`);
+  const [state, problem] = await frame.evaluate(() => {
+    const { kit } = window as unknown as AppWindow;
+    return [kit.state, kit.error ? `${kit.error.code}: ${kit.error.message}` : ''];
+  });
+  if (state !== 'ready') throw new Error(`the kit started in state ${state} ${problem}`);
   const userId = await frame.evaluate(() => (window as unknown as AppWindow).kit.user!.id);
   const context = await sim.contextToken(userId);
   // No named helpers inside evaluate: tsx would wrap them with a __name the page lacks.
