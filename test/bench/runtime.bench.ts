@@ -28,9 +28,13 @@ import { startSimulator } from '../../src/simulator/index.js';
 import { createAppBackend, toNodeHandler } from '../../src/server/index.js';
 import { appPage, buildBundles, html, launchBrowser, listen, stop, type AppWindow } from '../support/runtime-harness.js';
 
-const LAUNCHES = 20;
-const FIRST_LAUNCHES = 15;
-const CHANGES = 15;
+/** How many of each to measure: `npm run bench` uses these; test/e2e/bench-smoke.test.ts runs one of each. */
+export interface RuntimeBenchCounts {
+  launches: number;
+  firstLaunches: number;
+  changes: number;
+}
+const COUNTS: RuntimeBenchCounts = { launches: 20, firstLaunches: 15, changes: 15 };
 
 /** One launch's figures, in the app frame's milliseconds. */
 interface Launch {
@@ -50,7 +54,7 @@ const median = (values: number[]) => {
 };
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 
-export default async function runtimeBench(): Promise<void> {
+export default async function runtimeBench(counts: RuntimeBenchCounts = COUNTS): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mp-runtime-bench-'));
   const bundles = await buildBundles(dir);
   let handler: ((req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void) | null = null;
@@ -96,7 +100,7 @@ export default async function runtimeBench(): Promise<void> {
     const returningSeries = async () => {
       runtimeSrc = `/assets/${runtimeFile}`;
       const launches: Launch[] = [];
-      for (let i = 0; i <= LAUNCHES; i++) {
+      for (let i = 0; i <= counts.launches; i++) {
         const figures = await launch(page, sim);
         if (i > 0) launches.push(figures);
       }
@@ -105,7 +109,7 @@ export default async function runtimeBench(): Promise<void> {
     let firstLaunches = 0;
     const firstSeries = async () => {
       const launches: Launch[] = [];
-      for (let i = 0; i < FIRST_LAUNCHES; i++) {
+      for (let i = 0; i < counts.firstLaunches; i++) {
         runtimeSrc = `/assets/first-${firstLaunches++}/${runtimeFile}`;
         launches.push(await launch(page, sim));
       }
@@ -118,7 +122,7 @@ export default async function runtimeBench(): Promise<void> {
     const firstEarly = await firstSeries();
     early = false;
 
-    const delivery = await measureDelivery(await appFrame(page), sim);
+    const delivery = await measureDelivery(await appFrame(page), sim, counts.changes);
 
     const bareGet = median(returning.map((figures) => figures.get));
     const target = bareGet + 30;
@@ -146,7 +150,7 @@ export default async function runtimeBench(): Promise<void> {
     series('first launch, early exchange script in the page', firstEarly);
     console.log(`  bare fetch round trip (GET /session 401)  ${ms(bareGet)}`);
     console.log(`  bare exchange (POST /session, 200)        ${ms(median(returning.map((figures) => figures.exchange)))}`);
-    console.log(`Delivering one entitlement change to 1,000 listeners (each calls kit.has), median of ${CHANGES}:`);
+    console.log(`Delivering one entitlement change to 1,000 listeners (each calls kit.has), median of ${counts.changes}:`);
     console.log(`  first listener -> last listener           ${ms(median(delivery))}`);
   } finally {
     await browser.close();
@@ -209,7 +213,7 @@ async function launch(page: Page, sim: Simulator): Promise<Launch> {
  * delivers the webhook to the app backend (which drops its cached entitlement), then the dashboard
  * tells the app; the kit reloads and notifies.
  */
-async function measureDelivery(frame: Frame, sim: Simulator): Promise<number[]> {
+async function measureDelivery(frame: Frame, sim: Simulator, changes: number): Promise<number[]> {
   await frame.evaluate(() => {
     const w = window as unknown as AppWindow & { deliveries: number[]; first: number };
     w.deliveries = [];
@@ -225,7 +229,7 @@ async function measureDelivery(frame: Frame, sim: Simulator): Promise<number[]> 
   const original = sim.entitlement(userId);
   if (!original) throw new Error(`the simulator holds no entitlement for ${userId}`);
   const other = original.plan === 'pro_monthly' ? 'free' : 'pro_monthly';
-  for (let i = 0; i < CHANGES; i++) {
+  for (let i = 0; i < changes; i++) {
     const outcome = await sim.sendEvent('subscription.created', { user_id: userId, plan: i % 2 === 0 ? other : original.plan });
     if (outcome.outcome !== 'delivered') throw new Error(`the app backend did not take the webhook: ${JSON.stringify(outcome)}`);
     await frame.waitForFunction((count) => (window as unknown as { deliveries: number[] }).deliveries.length === count, i + 1, { timeout: 10_000 });

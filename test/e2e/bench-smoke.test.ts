@@ -1,0 +1,18 @@
+// `npm run bench` is not part of `npm test` (its figures are read by people, not asserted), so a
+// change that breaks it would go unseen. This runs one launch of each series of the start-up
+// benchmark, for whether it completes, never for how fast. (What only its full counts meet, as
+// the backend's per-user exchange cap once did, it cannot see: run `npm run bench` for that.)
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import runtimeBench from '../bench/runtime.bench.js';
+
+describe('npm run bench', () => {
+  it('runs the start-up benchmark through (one launch of each series)', { timeout: 120_000 }, async (t) => {
+    const lines: string[] = [];
+    t.mock.method(console, 'log', (line: unknown) => void lines.push(String(line)));
+    await runtimeBench({ launches: 1, firstLaunches: 1, changes: 1 });
+    const output = lines.join('\n');
+    assert.equal(output.match(/navigation start -> kit ready/g)?.length, 4, output);
+    assert.match(output, /first listener -> last listener/);
+  });
+});
