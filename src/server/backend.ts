@@ -108,7 +108,10 @@ export interface AppBackendOptions {
    * the request's own origin is used. Embedded apps that only use Bearer sessions may omit it.
    */
   publicOrigin?: string;
-  /** Default `${publicOrigin}${basePath}/oauth/callback`; must be registered in the Developer Console. */
+  /**
+   * Default `${publicOrigin}${basePath}/oauth/callback`; must be registered in the Developer Console.
+   * One outside loopback needs `publicOrigin` too (`ERR_CONFIG` otherwise).
+   */
   redirectUri?: string;
   /** Default `identity:read`. */
   scope?: string;
@@ -723,6 +726,16 @@ function readConfig(options: AppBackendOptions): BackendConfig {
     const origin = exactOrigin(options.publicOrigin);
     if (origin === null) throw configError(`publicOrigin must be an exact http(s) origin such as https://app.example (no path, no trailing slash, lower case), got ${JSON.stringify(options.publicOrigin)}`);
     publicOrigin = origin;
+  }
+  if (options.redirectUri !== undefined) {
+    const redirect = URL.canParse(options.redirectUri) ? new URL(options.redirectUri) : null;
+    if (redirect === null || !/^https?:$/.test(redirect.protocol)) throw configError(`redirectUri must be an http(s) URL, got ${JSON.stringify(options.redirectUri)}`);
+    // A public redirectUri says the app runs in public. Without publicOrigin the backend would then
+    // take each request's Host for loopback (a proxy that sends Host: 127.0.0.1 does), and set
+    // cookies without Secure or __Host- there.
+    if (publicOrigin === undefined && !isLoopbackOrigin(redirect.origin)) {
+      throw configError(`redirectUri is on ${redirect.origin}: set publicOrigin too (the origin the browser sees, e.g. ${redirect.origin}), so that no request's Host header decides whether the backend runs on loopback`);
+    }
   }
   const basePath = trimSlash(options.basePath ?? DEFAULT_BASE_PATH);
   if (basePath !== '' && !/^\/[\w\-./~]*$/.test(basePath)) throw configError('basePath must be a path like /api/marketplace');

@@ -507,6 +507,14 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.throws(() => backendWith({ hostOrigins: [] }), { code: 'ERR_CONFIG' });
     assert.throws(() => backendWith({ hostOrigins: ['https://dash.example; script-src *'] }), { code: 'ERR_CONFIG' });
     assert.throws(() => backendWith({ apiKey: 'prod_123' }), { code: 'ERR_CONFIG' });
+    // A public redirectUri without publicOrigin would let each request's Host decide whether the
+    // backend runs on loopback (plain cookies, the request's own origin trusted).
+    assert.throws(() => backendWith({ publicOrigin: undefined, redirectUri: `${APP}/api/marketplace/oauth/callback` }), {
+      code: 'ERR_CONFIG',
+      message: /redirectUri is on https:\/\/app\.example: set publicOrigin too/,
+    });
+    assert.throws(() => backendWith({ redirectUri: 'app.example/callback' }), { code: 'ERR_CONFIG', message: /redirectUri must be an http\(s\) URL/ });
+    assert.doesNotThrow(() => backendWith({ publicOrigin: undefined, redirectUri: 'http://127.0.0.1:3000/api/marketplace/oauth/callback' }));
     for (const sessionTtlSeconds of [901, 0, 0.5, 1.5, NaN]) {
       assert.throws(() => backendWith({ sessionTtlSeconds }), { code: 'ERR_CONFIG' }, String(sessionTtlSeconds));
     }
