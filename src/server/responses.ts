@@ -47,7 +47,8 @@ export function toErrorResponse(error: unknown): Response {
   }
   const headers = new Headers();
   let status = error.status ?? 500;
-  let body = error.toJSON();
+  const publicMessage = INTERNAL_FAILURE[error.code];
+  let body = publicMessage === undefined ? error.toJSON() : { error: { code: error.code, message: publicMessage } };
   if (error instanceof MarketplaceApiError) {
     status = error.code === 'ERR_TIMEOUT' ? 504 : error.code === 'ERR_RATE_LIMITED' ? 503 : 502;
     const retryAfter = Math.ceil((error.retryAfterMs ?? Number.NaN) / 1000);
@@ -58,6 +59,11 @@ export function toErrorResponse(error: unknown): Response {
   if (status === 401 && error.code.startsWith('ERR_SESSION')) headers.set('www-authenticate', 'Bearer');
   return jsonResponse(body, { status, headers });
 }
+
+/** This server's own trouble: the details (sizes, settings) are for `onError`, not for the browser. */
+const INTERNAL_FAILURE: Partial<Record<ErrorCode, string>> = {
+  ERR_REPLAY_STORE_FULL: 'This server is busy: retry in a few minutes',
+};
 
 const MARKETPLACE_FAILURE: Partial<Record<ErrorCode, string>> = {
   ERR_HTTP: 'The marketplace could not complete the request',

@@ -314,8 +314,10 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal((await postSession(backend, { context: await contextToken(), host: DASHBOARD })).status, 200);
     const full = await postSession(backend, { context: await contextToken(), host: DASHBOARD });
     assert.equal(full.status, 503);
-    assert.equal(await errorCode(full), 'ERR_REPLAY_STORE_FULL');
+    // The browser hears that the server is busy; the sizes and settings go to onError only.
+    assert.deepEqual(await full.json(), { error: { code: 'ERR_REPLAY_STORE_FULL', message: 'This server is busy: retry in a few minutes' } });
     assert.deepEqual(errors.map((error) => isKitError(error) && error.code), ['ERR_REPLAY_STORE_FULL']);
+    assert.match((errors[0] as Error).message, /maxEntries/);
     assert.equal(await errorCode(await postSession(backend, { context: first, host: DASHBOARD })), 'ERR_CONTEXT_TOKEN_REPLAYED', 'the first token is not forgotten');
   });
 
