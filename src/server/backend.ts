@@ -701,7 +701,7 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   if (options.sessionSecret === options.clientSecret) {
     throw configError('sessionSecret must differ from clientSecret, so that session and context tokens never cross');
   }
-  const ttl = wholeSecondsOption(options.sessionTtlSeconds, MAX_SESSION_TTL_SECONDS, 'createAppBackend: sessionTtlSeconds', MAX_SESSION_TTL_SECONDS);
+  const ttl = wholeSecondsOption(options.sessionTtlSeconds, 'createAppBackend: sessionTtlSeconds', MAX_SESSION_TTL_SECONDS);
   const origins = (list: readonly string[] | undefined, name: string) => {
     const set = new Set<string>();
     if (list !== undefined && !Array.isArray(list)) throw configError(`${name} must be an array of origins, got ${JSON.stringify(list)}`);

@@ -26,7 +26,8 @@ export function jsonResponse(body: unknown, init: { status?: number; headers?: H
 /**
  * Turns any thrown value into the kit's error answer `{"error":{"code","message"}}`:
  * - kit errors answer with their own `status` (401 for sessions and context tokens, 403 for
- *   access, 400 for bad input, …);
+ *   access, 400 for bad input, …), and their own message except where it describes this server's
+ *   insides (`ERR_REPLAY_STORE_FULL`: sizes and settings are for `onError`);
  * - failures of the marketplace itself answer 502, 503 (rate limited, with `Retry-After`) or
  *   504 (timeout), never the upstream status, which would misdescribe this server, and with a
  *   message of their own: the marketplace's text (a revoked API key, an OAuth description) is

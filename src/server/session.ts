@@ -70,7 +70,7 @@ export interface SignSessionOptions {
 export async function signSessionToken(options: SignSessionOptions): Promise<{ token: string; expiresAt: number }> {
   assertSessionSecret(optionsObject(options, 'signSessionToken').secret);
   assertNow(options.now, 'signSessionToken');
-  const ttl = wholeSecondsOption(options.ttlSeconds, MAX_SESSION_TTL_SECONDS, 'signSessionToken: ttlSeconds', MAX_SESSION_TTL_SECONDS);
+  const ttl = wholeSecondsOption(options.ttlSeconds, 'signSessionToken: ttlSeconds', MAX_SESSION_TTL_SECONDS);
   const iat = Math.floor(options.now / 1000);
   const exp = iat + ttl;
   const { user } = options;

@@ -38,7 +38,7 @@ export async function signContextToken(options: SignContextTokenOptions): Promis
   optionsObject(options, 'signContextToken');
   const iat = Math.floor(numberOption(options.now, Date.now(), 'signContextToken: now') / 1000);
   // Refused, not clamped: a test that asks for a 10-minute token must not get a 5-minute one.
-  const lifetime = wholeSecondsOption(options.expiresIn, CONTEXT_TOKEN_MAX_AGE_SECONDS, 'signContextToken: expiresIn', CONTEXT_TOKEN_MAX_AGE_SECONDS);
+  const lifetime = wholeSecondsOption(options.expiresIn, 'signContextToken: expiresIn', CONTEXT_TOKEN_MAX_AGE_SECONDS);
   const { user } = options;
   return new SignJWT({ app_id: options.appId, host: options.host, email: user.email, name: user.name, avatar_url: user.avatar_url })
     .setProtectedHeader({ alg: 'HS256', typ: CONTEXT_TOKEN_TYPE })

@@ -74,7 +74,8 @@ export default async function runtimeBench(counts: RuntimeBenchCounts = COUNTS):
       webhookSecret: sim.webhookSecret,
       sessionSecret: 'bench-session-secret-0123456789-0123456789',
       hostOrigins: [dashboardOrigin],
-      // One user launches about a hundred times here; the default cap (34 per session lifetime) is for real users.
+      // This one user exchanges about 150 context tokens within minutes (each launch, and each
+      // bare exchange measured next to it); the default cap, 34 per five minutes, is for real users.
       maxExchangesPerUser: Infinity,
     }),
   );

@@ -515,8 +515,12 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       code: 'ERR_CONFIG',
       message: /redirectUri is on https:\/\/app\.example: set publicOrigin too/,
     });
-    assert.throws(() => backendWith({ redirectUri: 'app.example/callback' }), { code: 'ERR_CONFIG', message: /redirectUri must be an http\(s\) URL/ });
-    assert.doesNotThrow(() => backendWith({ publicOrigin: undefined, redirectUri: 'http://127.0.0.1:3000/api/marketplace/oauth/callback' }));
+    for (const redirectUri of ['app.example/callback', 'ftp://app.example/callback']) {
+      assert.throws(() => backendWith({ redirectUri }), { code: 'ERR_CONFIG', message: /redirectUri must be an http\(s\) URL/ }, redirectUri);
+    }
+    for (const host of ['127.0.0.1:3000', 'localhost:3000', '[::1]:3000']) {
+      assert.doesNotThrow(() => backendWith({ publicOrigin: undefined, redirectUri: `http://${host}/api/marketplace/oauth/callback` }), host);
+    }
     for (const sessionTtlSeconds of [901, 0, 0.5, 1.5, NaN]) {
       assert.throws(() => backendWith({ sessionTtlSeconds }), { code: 'ERR_CONFIG' }, String(sessionTtlSeconds));
     }

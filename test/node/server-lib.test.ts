@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { describe, it } from 'node:test';
 import { MarketplaceKitError } from '../../src/shared/errors.js';
+import { createMemoryReplayStore } from '../../src/server/index.js';
 import { linkSignals } from '../../src/server/lib/abort.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
 import { optionsObject } from '../../src/server/lib/options-object.js';
@@ -69,10 +70,10 @@ describe('optionsObject', () => {
 });
 
 describe('wholeSecondsOption', () => {
-  it('takes whole seconds from 1 to max, the fallback when not given, and refuses anything else without clamping', () => {
-    assert.equal(wholeSecondsOption(undefined, 300, 'expiresIn', 300), 300);
-    assert.equal(wholeSecondsOption(1, 300, 'expiresIn', 300), 1);
-    assert.equal(wholeSecondsOption(300, 300, 'expiresIn', 300), 300);
+  it('takes whole seconds from 1 to max, max when not given, and refuses anything else without clamping', () => {
+    assert.equal(wholeSecondsOption(undefined, 'expiresIn', 300), 300);
+    assert.equal(wholeSecondsOption(1, 'expiresIn', 300), 1);
+    assert.equal(wholeSecondsOption(300, 'expiresIn', 300), 300);
     const refused: Array<[unknown, string]> = [
       [0, 'got 0'],
       [301, 'got 301'],
@@ -83,10 +84,19 @@ describe('wholeSecondsOption', () => {
       [null, 'got null'],
     ];
     for (const [value, given] of refused) {
-      assert.throws(() => wholeSecondsOption(value, 300, 'expiresIn', 300), {
+      assert.throws(() => wholeSecondsOption(value, 'expiresIn', 300), {
         code: 'ERR_CONFIG',
         message: `expiresIn must be a whole number of seconds from 1 to 300, ${given}`,
       });
     }
+  });
+});
+
+describe('numeric options', () => {
+  it('quote a string in the message, as an unparsed process.env value is one', () => {
+    assert.throws(() => createMemoryReplayStore({ maxEntries: '50000' as unknown as number }), {
+      code: 'ERR_CONFIG',
+      message: /must be a finite number of at least 1, got "50000"$/,
+    });
   });
 });
