@@ -485,7 +485,8 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   /**
    * The RFC 6749 code a failed exchange sends back in `mp_oauth_error`: the marketplace's own
    * (`invalid_grant`), `temporarily_unavailable` when it could not be reached in time, was busy,
-   * or it (or a gateway in front of it) answered 502, 503 or 504, `server_error` otherwise. The details go to `onError`, never to the page.
+   * or it (or a gateway in front of it) answered 502, 503 or 504, `server_error` otherwise. The
+   * details go to `onError`, never to the page.
    */
   function signInErrorCode(error: unknown): string {
     if (error instanceof MarketplaceApiError) {

@@ -16,8 +16,12 @@ export function numberOption(value: unknown, fallback: number, name: string, { m
   if (!valid) {
     const kind = unlimited ? 'a number (or Infinity)' : 'a finite number';
     const range = max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`;
-    // A string is quoted: `got "50000"` says what `got 50000` would hide (an unparsed process.env value).
-    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be ${kind} ${range}, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`);
+    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be ${kind} ${range}, got ${shownValue(value)}`);
   }
   return value;
+}
+
+/** A refused option's value for its message. A string is quoted: `got "50000"` says what `got 50000` would hide (an unparsed process.env value). */
+export function shownValue(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }

@@ -1,4 +1,5 @@
 import { MarketplaceKitError } from '../../shared/errors.js';
+import { shownValue } from '../../shared/options.js';
 
 /**
  * A lifetime option in whole seconds from 1 to `max`, and `max` when it is not given. Anything
@@ -9,7 +10,5 @@ import { MarketplaceKitError } from '../../shared/errors.js';
 export function wholeSecondsOption(value: unknown, name: string, max: number): number {
   if (value === undefined) return max;
   if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= max) return value;
-  // A string is quoted: `got "600"` says what `got 600` would hide.
-  const given = typeof value === 'string' ? JSON.stringify(value) : String(value);
-  throw new MarketplaceKitError('ERR_CONFIG', `${name} must be a whole number of seconds from 1 to ${max}, got ${given}`);
+  throw new MarketplaceKitError('ERR_CONFIG', `${name} must be a whole number of seconds from 1 to ${max}, got ${shownValue(value)}`);
 }
