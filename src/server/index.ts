@@ -20,7 +20,7 @@ export {
 export type { VerifyWebhookOptions, ReceivedWebhook, RawBody } from './webhooks.js';
 export { verifyContextToken, ContextTokenError, CLOCK_TOLERANCE_SECONDS } from './context-token.js';
 export type { VerifyContextTokenOptions } from './context-token.js';
-export { createMemoryReplayStore } from './replay-store.js';
+export { createMemoryReplayStore, ReplayStoreFullError } from './replay-store.js';
 export type { ReplayStore } from './replay-store.js';
 export { signSessionToken, verifySessionToken, SessionError, SESSION_TOKEN_TYPE, MAX_SESSION_TTL_SECONDS } from './session.js';
 export type { AppSession, SignSessionOptions } from './session.js';

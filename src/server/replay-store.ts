@@ -8,6 +8,20 @@ import { numberOption } from '../shared/options.js';
 import { ExpiringSet } from './lib/expiring-set.js';
 
 /**
+ * `ERR_REPLAY_STORE_FULL` (503): the memory store holds `maxEntries` unexpired keys. `retryAfterMs`
+ * is when its older half has expired at the latest; `toErrorResponse` sends it as `Retry-After`.
+ */
+export class ReplayStoreFullError extends MarketplaceKitError {
+  constructor(readonly retryAfterMs: number) {
+    super(
+      'ERR_REPLAY_STORE_FULL',
+      `The replay store holds maxEntries unexpired keys: nothing new is accepted for up to ${Math.ceil(retryAfterMs / 1000)} s. Raise maxEntries or pass a shared replayStore`,
+      { status: 503 },
+    );
+  }
+}
+
+/**
  * Remembers what was already accepted. The default is in memory (one process); with several
  * processes, pass one shared store to `createAppBackend({ replayStore })`, e.g. on Redis:
  *
@@ -42,14 +56,7 @@ export function createMemoryReplayStore(options: { maxEntries?: number } = {}): 
   return {
     claim(key, expiresAt, now) {
       if (set.has(key, now)) return false;
-      if (set.isFull(now)) {
-        const seconds = Math.ceil((set.fullUntil - now) / 1000);
-        throw new MarketplaceKitError(
-          'ERR_REPLAY_STORE_FULL',
-          `The replay store holds maxEntries unexpired keys: nothing new is accepted for up to ${seconds} s. Raise maxEntries or pass a shared replayStore`,
-          { status: 503 },
-        );
-      }
+      if (set.isFull(now)) throw new ReplayStoreFullError(set.fullUntil - now);
       set.add(key, expiresAt);
       return true;
     },

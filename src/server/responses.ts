@@ -4,6 +4,7 @@
  */
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 import { MarketplaceApiError } from './api-error.js';
+import { ReplayStoreFullError } from './replay-store.js';
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;
 
@@ -27,7 +28,8 @@ export function jsonResponse(body: unknown, init: { status?: number; headers?: H
  * Turns any thrown value into the kit's error answer `{"error":{"code","message"}}`:
  * - kit errors answer with their own `status` (401 for sessions and context tokens, 403 for
  *   access, 400 for bad input, …), and their own message except where it describes this server's
- *   insides (`ERR_REPLAY_STORE_FULL`: sizes and settings are for `onError`);
+ *   insides (`ERR_REPLAY_STORE_FULL`: sizes and settings are for `onError`; its wait goes in
+ *   `Retry-After`);
  * - failures of the marketplace itself answer 502, 503 (rate limited, with `Retry-After`) or
  *   504 (timeout), never the upstream status, which would misdescribe this server, and with a
  *   message of their own: the marketplace's text (a revoked API key, an OAuth description) is
@@ -52,10 +54,11 @@ export function toErrorResponse(error: unknown): Response {
   let body = publicMessage === undefined ? error.toJSON() : { error: { code: error.code, message: publicMessage } };
   if (error instanceof MarketplaceApiError) {
     status = error.code === 'ERR_TIMEOUT' ? 504 : error.code === 'ERR_RATE_LIMITED' ? 503 : 502;
-    const retryAfter = Math.ceil((error.retryAfterMs ?? Number.NaN) / 1000);
-    if (Number.isSafeInteger(retryAfter) && retryAfter >= 0) headers.set('retry-after', String(retryAfter));
     body = { error: { code: error.code, message: MARKETPLACE_FAILURE[error.code] ?? MARKETPLACE_FAILURE.ERR_HTTP! } };
   }
+  const retryAfterMs = error instanceof MarketplaceApiError || error instanceof ReplayStoreFullError ? error.retryAfterMs : undefined;
+  const retryAfter = Math.ceil((retryAfterMs ?? Number.NaN) / 1000);
+  if (Number.isSafeInteger(retryAfter) && retryAfter >= 0) headers.set('retry-after', String(retryAfter));
   if (status < 400 || status > 599) status = 500;
   if (status === 401 && error.code.startsWith('ERR_SESSION')) headers.set('www-authenticate', 'Bearer');
   return jsonResponse(body, { status, headers });

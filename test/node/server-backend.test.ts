@@ -316,6 +316,8 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(full.status, 503);
     // The browser hears that the server is busy; the sizes and settings go to onError only.
     assert.deepEqual(await full.json(), { error: { code: 'ERR_REPLAY_STORE_FULL', message: 'This server is busy: retry in a few minutes' } });
+    // When the older half has expired: the first token's five minutes (and the 10 s of leeway) from NOW.
+    assert.equal(full.headers.get('retry-after'), '310');
     assert.deepEqual(errors.map((error) => isKitError(error) && error.code), ['ERR_REPLAY_STORE_FULL']);
     assert.match((errors[0] as Error).message, /maxEntries/);
     assert.equal(await errorCode(await postSession(backend, { context: first, host: DASHBOARD })), 'ERR_CONTEXT_TOKEN_REPLAYED', 'the first token is not forgotten');
