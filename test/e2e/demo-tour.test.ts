@@ -6,7 +6,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { callApi, openDashboard, startDemoHarness, waitForKit, type DemoHarness } from '../support/demo-browser.js';
+import { callApi, openDashboard, startDemoHarness, type DemoHarness } from '../support/demo-browser.js';
 
 /** Short enough for the renewal test to wait it out; the kit renews at half the lifetime. */
 const SESSION_TTL_SECONDS = 3;
