@@ -210,19 +210,6 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   const { basePath } = config;
 
   /**
-   * The app's origin where security depends on it. The request's URL is only trusted on a
-   * loopback host: elsewhere a Host header or request target may be the attacker's choice.
-   */
-  const trustedOrigin = (request: Request, purpose: string): string => {
-    if (config.publicOrigin !== undefined) return config.publicOrigin;
-    const origin = new URL(request.url).origin;
-    if (isLoopbackOrigin(origin)) return origin;
-    throw new MarketplaceKitError(
-      'ERR_CONFIG',
-      `createAppBackend: set publicOrigin (e.g. https://app.example): ${purpose} needs the app's public origin, which is derived from the request only on loopback hosts`,
-    );
-  };
-  /**
    * The app's origin as far as cookies go: publicOrigin, else the request's own on a loopback host.
    * Null elsewhere: the kit sets no cookie there (the sign-in needs publicOrigin), so one that
    * arrives was planted, and is never read.
@@ -231,6 +218,19 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     if (config.publicOrigin !== undefined) return config.publicOrigin;
     const origin = new URL(request.url).origin;
     return isLoopbackOrigin(origin) ? origin : null;
+  };
+  /**
+   * The app's origin where security depends on it: as `cookieOrigin`, and `ERR_CONFIG` where that
+   * has none. The request's URL is only trusted on a loopback host: elsewhere a Host header or
+   * request target may be the attacker's choice.
+   */
+  const trustedOrigin = (request: Request, purpose: string): string => {
+    const origin = cookieOrigin(request);
+    if (origin !== null) return origin;
+    throw new MarketplaceKitError(
+      'ERR_CONFIG',
+      `createAppBackend: set publicOrigin (e.g. https://app.example): ${purpose} needs the app's public origin, which is derived from the request only on loopback hosts`,
+    );
   };
   /**
    * The kit's cookies are HttpOnly, SameSite=Lax, Path=/. On https they are Secure and `__Host-`
