@@ -23,7 +23,7 @@ import { numberOption } from '../shared/options.js';
 import { isLoopbackOrigin } from './lib/origin.js';
 import { safeReturnTo } from './lib/return-to.js';
 import { safeEqual } from './lib/safe-equal.js';
-import { wholeSecondsOption } from './lib/whole-seconds.js';
+import { wholeSecondsOption } from './lib/time-options.js';
 import { DEFAULT_SCOPE, buildAuthorizationUrl, trimSlash } from './oauth.js';
 import { createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 import { jsonResponse, toErrorResponse } from './responses.js';

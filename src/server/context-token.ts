@@ -5,8 +5,8 @@
 import { errors as jose, jwtVerify } from 'jose';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, ContextTokenClaims, describeFailure } from '../shared/schemas.js';
-import { numberOption } from '../shared/options.js';
 import { optionsObject } from './lib/options-object.js';
+import { nowOption } from './lib/time-options.js';
 import { trimSlash } from './oauth.js';
 import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 
@@ -51,7 +51,7 @@ export async function verifyContextToken(token: string, options: VerifyContextTo
     throw new MarketplaceKitError('ERR_CONFIG', 'verifyContextToken needs clientId, clientSecret and issuer');
   }
   if (typeof token !== 'string' || token === '') fail('ERR_CONTEXT_TOKEN_MALFORMED', 'The context token is missing');
-  const now = options.now === undefined ? Date.now() : numberOption(+options.now, 0, 'verifyContextToken: now');
+  const now = nowOption(options.now, 'verifyContextToken: now');
 
   let payload: unknown;
   try {

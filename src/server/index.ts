@@ -23,7 +23,7 @@ export type { VerifyContextTokenOptions } from './context-token.js';
 export { createMemoryReplayStore, ReplayStoreFullError } from './replay-store.js';
 export type { ReplayStore } from './replay-store.js';
 export { signSessionToken, verifySessionToken, SessionError, SESSION_TOKEN_TYPE, MAX_SESSION_TTL_SECONDS } from './session.js';
-export type { AppSession, SignSessionOptions } from './session.js';
+export type { AppSession, SignSessionOptions, VerifySessionOptions } from './session.js';
 export { createAppBackend, DEFAULT_BASE_PATH, SESSION_COOKIE, OAUTH_STATE_COOKIE, OAUTH_ERROR_PARAM, REFRESH_MIN_INTERVAL_MS, WEBHOOK_COPY_WAIT_MS } from './backend.js';
 export type { AppBackend, AppBackendOptions } from './backend.js';
 export { toNodeHandler, toExpressMiddleware, frameAncestors, embedPageHeaders, applyEmbedPageHeaders, earlyLaunchScript } from './adapters.js';

@@ -9,7 +9,7 @@ import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { AppId, Profile } from '../shared/schemas.js';
 import { hmacCryptoKey } from './lib/hmac-key.js';
 import { optionsObject } from './lib/options-object.js';
-import { wholeSecondsOption } from './lib/whole-seconds.js';
+import { nowOption, wholeSecondsOption } from './lib/time-options.js';
 import { randomToken } from './oauth.js';
 
 export const SESSION_TOKEN_TYPE = 'mp-session+jwt';
@@ -57,21 +57,30 @@ export interface SignSessionOptions {
   host: string | null;
   /** Lifetime in whole seconds, from 1 to 900 (default 900); anything else is `ERR_CONFIG`. */
   ttlSeconds?: number;
-  /** Clock in ms since the epoch. */
-  now: number;
+  /** Clock in ms since the epoch, or a Date (default: now). */
+  now?: number | Date;
+}
+
+export interface VerifySessionOptions {
+  /** The app's session secret (≥ 32 characters). */
+  secret: string;
+  /** The app's Client ID: the token's expected `aud`. */
+  audience: string;
+  /** Clock in ms since the epoch, or a Date (default: now). */
+  now?: number | Date;
 }
 
 /**
  * Mints an app session token.
  *
  * @example
- * const { token, expiresAt } = await signSessionToken({ secret, audience: clientId, user, appId: 'app_1', host: null, now: Date.now() });
+ * const { token, expiresAt } = await signSessionToken({ secret, audience: clientId, user, appId: 'app_1', host: null });
  */
 export async function signSessionToken(options: SignSessionOptions): Promise<{ token: string; expiresAt: number }> {
   assertSessionSecret(optionsObject(options, 'signSessionToken').secret);
-  assertNow(options.now, 'signSessionToken');
+  const now = nowOption(options.now, 'signSessionToken: now');
   const ttl = wholeSecondsOption(options.ttlSeconds, 'signSessionToken: ttlSeconds', MAX_SESSION_TTL_SECONDS);
-  const iat = Math.floor(options.now / 1000);
+  const iat = Math.floor(now / 1000);
   const exp = iat + ttl;
   const { user } = options;
   const token = await new SignJWT({ email: user.email, name: user.name, avatar_url: user.avatar_url, app_id: options.appId, host: options.host })
@@ -89,12 +98,12 @@ export async function signSessionToken(options: SignSessionOptions): Promise<{ t
  * Verifies an app session token (HS256 pinned, `typ` mp-session+jwt, audience, expiry).
  *
  * @example
- * const session = await verifySessionToken(token, { secret, audience: clientId, now: Date.now() });
+ * const session = await verifySessionToken(token, { secret, audience: clientId });
  */
-export async function verifySessionToken(token: string, options: { secret: string; audience: string; now: number }): Promise<AppSession> {
+export async function verifySessionToken(token: string, options: VerifySessionOptions): Promise<AppSession> {
   // A missing or short secret is the app's mistake, never a 401 for every user.
   assertSessionSecret(optionsObject(options, 'verifySessionToken').secret);
-  assertNow(options.now, 'verifySessionToken');
+  const now = nowOption(options.now, 'verifySessionToken: now');
   let payload: unknown;
   try {
     ({ payload } = await jwtVerify(token, await hmacCryptoKey(options.secret), {
@@ -102,7 +111,7 @@ export async function verifySessionToken(token: string, options: { secret: strin
       typ: SESSION_TOKEN_TYPE,
       audience: options.audience,
       requiredClaims: ['exp', 'sub'],
-      currentDate: new Date(options.now),
+      currentDate: new Date(now),
     }));
   } catch (error) {
     if (error instanceof jose.JWTExpired) throw sessionError('ERR_SESSION_EXPIRED', 'The session has expired; start a new one', error);
@@ -125,10 +134,6 @@ export function assertSessionSecret(secret: unknown): asserts secret is string {
   if (typeof secret !== 'string' || secret.length < MIN_SESSION_SECRET_LENGTH) {
     throw new MarketplaceKitError('ERR_CONFIG', `sessionSecret must be at least ${MIN_SESSION_SECRET_LENGTH} characters`);
   }
-}
-
-function assertNow(now: unknown, name: string): void {
-  if (typeof now !== 'number' || !Number.isFinite(now)) throw new MarketplaceKitError('ERR_CONFIG', `${name}: now must be a time in ms since the epoch, got ${String(now)}`);
 }
 
 export function sessionError(code: ErrorCode, message: string, cause?: unknown): SessionError {

@@ -4,10 +4,9 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { numberOption } from '../shared/options.js';
 import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, type Profile } from '../shared/schemas.js';
 import { optionsObject } from './lib/options-object.js';
-import { wholeSecondsOption } from './lib/whole-seconds.js';
+import { nowOption, wholeSecondsOption } from './lib/time-options.js';
 
 export interface SignContextTokenOptions {
   /** The app's Client ID: becomes `aud`. */
@@ -21,9 +20,9 @@ export interface SignContextTokenOptions {
   appId: string;
   user: Profile;
   /** Lifetime in whole seconds, from 1 to 300 (default 300); anything else is `ERR_CONFIG`. */
-  expiresIn?: number;
-  /** Clock, in milliseconds since the epoch (tests). */
-  now?: number;
+  ttlSeconds?: number;
+  /** Clock in ms since the epoch, or a Date (tests; default: now). */
+  now?: number | Date;
   /** Defaults to a random UUID. */
   jti?: string;
 }
@@ -36,9 +35,9 @@ export interface SignContextTokenOptions {
  */
 export async function signContextToken(options: SignContextTokenOptions): Promise<string> {
   optionsObject(options, 'signContextToken');
-  const iat = Math.floor(numberOption(options.now, Date.now(), 'signContextToken: now') / 1000);
+  const iat = Math.floor(nowOption(options.now, 'signContextToken: now') / 1000);
   // Refused, not clamped: a test that asks for a 10-minute token must not get a 5-minute one.
-  const lifetime = wholeSecondsOption(options.expiresIn, 'signContextToken: expiresIn', CONTEXT_TOKEN_MAX_AGE_SECONDS);
+  const lifetime = wholeSecondsOption(options.ttlSeconds, 'signContextToken: ttlSeconds', CONTEXT_TOKEN_MAX_AGE_SECONDS);
   const { user } = options;
   return new SignJWT({ app_id: options.appId, host: options.host, email: user.email, name: user.name, avatar_url: user.avatar_url })
     .setProtectedHeader({ alg: 'HS256', typ: CONTEXT_TOKEN_TYPE })

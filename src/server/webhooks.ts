@@ -11,6 +11,7 @@ import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { KnownWebhookDelivery, parseWebhookDelivery, type WebhookDelivery } from '../shared/schemas.js';
 import { hmacKey } from './lib/hmac-key.js';
 import { optionsObject } from './lib/options-object.js';
+import { nowOption } from './lib/time-options.js';
 import { numberOption } from '../shared/options.js';
 import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 
@@ -166,7 +167,7 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
   if (secrets === null ? !usableSecret(secret) : !Array.isArray(secrets) || secrets.length === 0 || !secrets.every(usableSecret)) {
     fail('ERR_WEBHOOK_NO_SECRET', 500, `${caller} needs a non-empty \`secret\` or \`secrets\``);
   }
-  const now = options.now === undefined ? Date.now() : numberOption(+options.now, 0, `${caller}: now`);
+  const now = nowOption(options.now, `${caller}: now`);
   const toleranceMs = numberOption(options.toleranceSeconds, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, `${caller}: toleranceSeconds`) * 1000;
   const hex = readSignatureHeader(signatureHeader);
   if (!(secrets === null ? matches(bytes, secret as string) : matchesAnySecret(bytes, secrets))) {

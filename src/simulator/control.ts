@@ -227,7 +227,7 @@ export async function mintContext(ctx: SimulatorContext, userId: string): Promis
     host: ctx.origin,
     appId: ctx.appId,
     user,
-    expiresIn: CONTEXT_TOKEN_SECONDS,
+    ttlSeconds: CONTEXT_TOKEN_SECONDS,
     now: ctx.clock(),
   });
   return { context, expires_in: CONTEXT_TOKEN_SECONDS };

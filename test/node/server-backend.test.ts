@@ -1344,7 +1344,8 @@ describe('server functions called from plain JavaScript with missing options', (
       ['verifySessionToken(token)', call(verifySessionToken, 'a.b.c'), 'ERR_CONFIG', /verifySessionToken needs its options object/],
       ['verifySessionToken without a secret', call(verifySessionToken, 'a.b.c', { audience: CLIENT_ID, now: NOW }), 'ERR_CONFIG', /sessionSecret must be at least 32/],
       ['verifySessionToken with a short secret', call(verifySessionToken, 'a.b.c', { secret: 'short', audience: CLIENT_ID, now: NOW }), 'ERR_CONFIG', /at least 32/],
-      ['verifySessionToken without now', call(verifySessionToken, 'a.b.c', { secret: SESSION_SECRET, audience: CLIENT_ID }), 'ERR_CONFIG', /now must be a time/],
+      ['verifySessionToken with an invalid Date', call(verifySessionToken, 'a.b.c', { secret: SESSION_SECRET, audience: CLIENT_ID, now: new Date('soon') }), 'ERR_CONFIG', /verifySessionToken: now must be a time/],
+      ['signSessionToken with a text now', call(signSessionToken, { secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: String(NOW) }), 'ERR_CONFIG', /signSessionToken: now must be a time in ms since the epoch or a Date, got "/],
       ['signSessionToken()', call(signSessionToken), 'ERR_CONFIG', /signSessionToken needs its options object/],
       ['frameAncestors()', call(frameAncestors), 'ERR_CONFIG', /frameAncestors: pass the dashboard origins/],
       ['pkceChallenge()', call(pkceChallenge), 'ERR_INVALID_INPUT', /pkceChallenge needs the code verifier/],
@@ -1359,11 +1360,11 @@ describe('server functions called from plain JavaScript with missing options', (
         'ERR_CONFIG',
         /signSessionToken: ttlSeconds must be a whole number of seconds from 1 to 900/,
       ]),
-      ...[301, 0, -5, 1.5, Number.NaN].map((expiresIn): [string, Promise<unknown>, string, RegExp] => [
-        `signContextToken with expiresIn: ${expiresIn}`,
-        call(signContextToken, { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: 'https://mp.example', host: DASHBOARD, appId: 'app_1', user: USER, expiresIn }),
+      ...[301, 0, -5, 1.5, Number.NaN].map((ttlSeconds): [string, Promise<unknown>, string, RegExp] => [
+        `signContextToken with ttlSeconds: ${ttlSeconds}`,
+        call(signContextToken, { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: 'https://mp.example', host: DASHBOARD, appId: 'app_1', user: USER, ttlSeconds }),
         'ERR_CONFIG',
-        /signContextToken: expiresIn must be/,
+        /signContextToken: ttlSeconds must be/,
       ]),
     ];
     for (const [name, pending, code, message] of cases) {

@@ -8,7 +8,7 @@ import { createMemoryReplayStore } from '../../src/server/index.js';
 import { linkSignals } from '../../src/server/lib/abort.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
 import { optionsObject } from '../../src/server/lib/options-object.js';
-import { wholeSecondsOption } from '../../src/server/lib/whole-seconds.js';
+import { nowOption, wholeSecondsOption } from '../../src/server/lib/time-options.js';
 
 describe('linkSignals', () => {
   it('aborts with the reason of the source that aborted first', () => {
@@ -71,9 +71,9 @@ describe('optionsObject', () => {
 
 describe('wholeSecondsOption', () => {
   it('takes whole seconds from 1 to max, max when not given, and refuses anything else without clamping', () => {
-    assert.equal(wholeSecondsOption(undefined, 'expiresIn', 300), 300);
-    assert.equal(wholeSecondsOption(1, 'expiresIn', 300), 1);
-    assert.equal(wholeSecondsOption(300, 'expiresIn', 300), 300);
+    assert.equal(wholeSecondsOption(undefined, 'ttlSeconds', 300), 300);
+    assert.equal(wholeSecondsOption(1, 'ttlSeconds', 300), 1);
+    assert.equal(wholeSecondsOption(300, 'ttlSeconds', 300), 300);
     const refused: Array<[unknown, string]> = [
       [0, 'got 0'],
       [301, 'got 301'],
@@ -84,9 +84,35 @@ describe('wholeSecondsOption', () => {
       [null, 'got null'],
     ];
     for (const [value, given] of refused) {
-      assert.throws(() => wholeSecondsOption(value, 'expiresIn', 300), {
+      assert.throws(() => wholeSecondsOption(value, 'ttlSeconds', 300), {
         code: 'ERR_CONFIG',
-        message: `expiresIn must be a whole number of seconds from 1 to 300, ${given}`,
+        message: `ttlSeconds must be a whole number of seconds from 1 to 300, ${given}`,
+      });
+    }
+  });
+});
+
+describe('nowOption', () => {
+  it('takes ms since the epoch or a Date, the current time when not given, and refuses anything else', () => {
+    assert.equal(nowOption(0, 'now'), 0);
+    assert.equal(nowOption(1_767_225_600_000, 'now'), 1_767_225_600_000);
+    assert.equal(nowOption(new Date('2026-01-01T00:00:00Z'), 'now'), 1_767_225_600_000);
+    const before = Date.now();
+    const taken = nowOption(undefined, 'now');
+    assert.ok(taken >= before && taken <= Date.now(), `${taken} is not the current time`);
+    const refused: Array<[unknown, string]> = [
+      [Number.NaN, 'got NaN'],
+      [Infinity, 'got Infinity'],
+      [-1, 'got -1'],
+      [new Date('soon'), 'got Invalid Date'],
+      ['1767225600000', 'got "1767225600000"'],
+      [true, 'got true'],
+      [null, 'got null'],
+    ];
+    for (const [value, given] of refused) {
+      assert.throws(() => nowOption(value, 'verifyWebhook: now'), {
+        code: 'ERR_CONFIG',
+        message: `verifyWebhook: now must be a time in ms since the epoch or a Date, ${given}`,
       });
     }
   });

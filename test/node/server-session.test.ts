@@ -48,6 +48,18 @@ describe('session tokens', () => {
     await assert.rejects(verify(await craft({ aud: 'client_other_app' })), { code: 'ERR_SESSION_INVALID', status: 401 });
   });
 
+  it('keeps time by the real clock when no now is given, and takes a Date as now', async () => {
+    const before = Date.now();
+    const { token, expiresAt } = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, ttlSeconds: 60 });
+    assert.ok(expiresAt >= Math.floor(before / 1000) * 1000 + 60_000 && expiresAt <= Date.now() + 60_000, `expiresAt ${expiresAt}`);
+    assert.equal((await verifySessionToken(token, { secret: SESSION_SECRET, audience: CLIENT_ID })).expiresAt, expiresAt);
+    // The NOW-based token is long expired by the real clock; by a Date of NOW it is not.
+    const old = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: new Date(NOW) });
+    assert.equal(old.expiresAt, NOW + MAX_SESSION_TTL_SECONDS * 1000);
+    await assert.rejects(verifySessionToken(old.token, { secret: SESSION_SECRET, audience: CLIENT_ID }), { code: 'ERR_SESSION_EXPIRED' });
+    assert.equal((await verifySessionToken(old.token, { secret: SESSION_SECRET, audience: CLIENT_ID, now: new Date(NOW) })).expiresAt, old.expiresAt);
+  });
+
   it('expires at exp', async () => {
     const token = await craft();
     await assert.rejects(verify(token, (IAT + 60) * 1000), { code: 'ERR_SESSION_EXPIRED' });

@@ -79,7 +79,7 @@ export interface RuntimeHarness {
   /** Tokens `/api/data` refuses with 401 although they are valid (a revoked session); `*` refuses all. */
   revokedTokens: Set<string>;
   /** A fresh context token as the marketplace signs it. */
-  contextToken(options?: { host?: string; expiresIn?: number }): Promise<string>;
+  contextToken(options?: { host?: string; ttlSeconds?: number }): Promise<string>;
   /** The app's embed URL with `mp_*` parameters, plus `kit` options for the page when given. */
   launchUrl(options?: { host?: string; theme?: string; locale?: string; kit?: Record<string, unknown>; path?: string }): Promise<string>;
   close(): Promise<void>;
@@ -291,7 +291,7 @@ export async function startRuntimeHarness(): Promise<RuntimeHarness> {
 
   const browser = await launchBrowser();
 
-  const contextToken = (options: { host?: string; expiresIn?: number } = {}) =>
+  const contextToken = (options: { host?: string; ttlSeconds?: number } = {}) =>
     signContextToken({
       clientId: CLIENT_ID,
       clientSecret: CLIENT_SECRET,
@@ -299,7 +299,7 @@ export async function startRuntimeHarness(): Promise<RuntimeHarness> {
       host: options.host ?? host.origin,
       appId: APP_ID,
       user: USER,
-      ...(options.expiresIn === undefined ? {} : { expiresIn: options.expiresIn }),
+      ...(options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds }),
     });
 
   return {
