@@ -809,8 +809,10 @@ export class MarketplaceKit extends EventTarget implements Kit {
     if (signature === this.#signature) return;
     this.#signature = signature;
     for (const listener of [...this.#listeners]) {
-      // A listener may destroy the kit: after that, nobody else is told.
+      // A listener may destroy the kit: after that, nobody else is told. One it unsubscribed is
+      // not told either (as with removeEventListener during a dispatch).
       if (this.#destroyed) return;
+      if (!this.#listeners.has(listener)) continue;
       try {
         listener(this);
       } catch (error) {

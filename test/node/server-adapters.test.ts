@@ -315,7 +315,7 @@ function runEarlyLaunch(text: string, href: string, options: EarlyRunOptions) {
     },
   });
   const launch = page[Symbol.for(EARLY_LAUNCH_KEY)] as { href: string; backend: string; response: Promise<Response> } | undefined;
-  return { sent, replaced, launch };
+  return { sent, replaced, launch, page };
 }
 
 describe('embed page headers', () => {
@@ -397,6 +397,32 @@ describe('embed page headers', () => {
     } finally {
       await close(server);
     }
+  });
+
+  it('earlyLaunchScript: the request has timeoutMs, 10 s unless set; the hash stays; the hand-over can be taken', () => {
+    const timeouts: number[] = [];
+    const recording = { timeout: (ms: number) => (timeouts.push(ms), AbortSignal.timeout(ms)) };
+    const plain = runEarlyLaunch(earlyLaunchScript({ backend: '/api/marketplace', hostOrigins: [DASHBOARD] }), `${launchUrl(DASHBOARD)}#section`, { AbortSignal: recording });
+    runEarlyLaunch(earlyLaunchScript({ backend: '/api/marketplace', hostOrigins: [DASHBOARD], timeoutMs: 2_500 }), launchUrl(DASHBOARD), { AbortSignal: recording });
+    assert.deepEqual(timeouts, [10_000, 2_500]);
+    assert.deepEqual(plain.replaced, ['/embed?view=1#section']);
+    // createKit deletes it from window (in strict code, where deleting what cannot be deleted throws).
+    assert.equal(Reflect.deleteProperty(plain.page, Symbol.for(EARLY_LAUNCH_KEY)), true);
+  });
+
+  it('earlyLaunchScript: a request that fails with nobody to read it leaves no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const text = earlyLaunchScript({ backend: '/api/marketplace', hostOrigins: [DASHBOARD] });
+      const { launch } = runEarlyLaunch(text, launchUrl(DASHBOARD), { fetch: () => Promise.reject(new TypeError('Failed to fetch')) });
+      assert.ok(launch, 'the request left');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    assert.deepEqual(unhandled, []);
   });
 
   it('earlyLaunchScript: the hand-over key is the runtime\'s', () => {

@@ -51,4 +51,7 @@ export const accessCases: AccessCase[] = [
   { name: 'over quota, unmetered', entitlement: { ...base, usage: { api_calls: 1000, limit: 1000 } }, requirement: { feature: 'export' }, reason: 'granted' },
   { name: 'over quota, metered', entitlement: { ...base, usage: { api_calls: 1000, limit: 1000 } }, requirement: { feature: 'export', metered: true }, reason: 'over_quota' },
   { name: 'status wins over feature', entitlement: { ...base, status: 'past_due' }, requirement: { feature: 'sso' }, reason: 'past_due' },
+  { name: 'plan is named before feature', entitlement: base, requirement: { plan: 'business', feature: 'sso' }, reason: 'plan' },
+  { name: 'an empty feature name is no wildcard', entitlement: base, requirement: { feature: '' }, reason: 'feature' },
+  { name: 'over quota, metered: false', entitlement: { ...base, usage: { api_calls: 1000, limit: 1000 } }, requirement: { metered: false }, reason: 'granted' },
 ];

@@ -9,7 +9,7 @@ import {
 } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
 import { assertOrigin } from '../../../src/shared/origin.js';
-import { APP_ORIGIN, HOST_ORIGIN, deliver, openAppEnd, openHostEnd, rejection, tick, until, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
+import { APP_ORIGIN, HOST_ORIGIN, deliver, gate, openAppEnd, openHostEnd, rejection, tick, until, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
 
 const { host: HOST_METHODS, app: APP_METHODS } = bridgeSchemas();
 
@@ -70,12 +70,38 @@ describe('host bridge protocol', () => {
     connect({ getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) });
     await tick(10);
     const big = packet(60, 'setTitle', { title: 'big', padding: 'x'.repeat(BRIDGE_MAX_MESSAGE_SIZE) });
-    for (const data of [big, { type: 'method' }, 'not json', '{"type":"method","serviceID":"marketplace-app-bridge","id":1.5,"counter":0}', packet(61, 'setTitle', { title: 'other service' }).replace(BRIDGE_SERVICE_ID, 'x')]) {
+    // A packet inside an array is not a string either (String() of it would be the packet).
+    for (const data of [big, [packet(63, 'setTitle', { title: 'in an array' })], { type: 'method' }, 'not json', '{"type":"method","serviceID":"marketplace-app-bridge","id":1.5,"counter":0}', packet(61, 'setTitle', { title: 'other service' }).replace(BRIDGE_SERVICE_ID, 'x')]) {
       deliver(host, data, APP_ORIGIN, app.handle);
     }
     deliver(host, packet(62, 'setTitle', { title: 'after' }), APP_ORIGIN, app.handle);
     await tick(20);
     expect(titles).to.deep.equal(['after']);
+  });
+
+  it('accepts a message of exactly BRIDGE_MAX_MESSAGE_SIZE characters', async () => {
+    const titles: string[] = [];
+    connect({ getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) });
+    await tick(10);
+    const bare = packet(64, 'setTitle', { title: 'exact', padding: '' });
+    const exact = packet(64, 'setTitle', { title: 'exact', padding: 'x'.repeat(BRIDGE_MAX_MESSAGE_SIZE - bare.length) });
+    expect(exact.length).to.equal(BRIDGE_MAX_MESSAGE_SIZE);
+    deliver(host, exact, APP_ORIGIN, app.handle);
+    await until(() => titles.length > 0);
+    expect(titles).to.deep.equal(['exact']);
+  });
+
+  it('ignores a message without a source window while the peer window is gone', async () => {
+    const themes: string[] = [];
+    let peer: FakeWindow['handle'] | null = null;
+    const appSide = openBridge({ self: app.self, peer: () => peer, channel: host, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: { themeChanged: ({ theme }) => void themes.push(theme) } });
+    open.push(appSide);
+    deliver(app, packet(80, 'themeChanged', { theme: 'dark' }), HOST_ORIGIN, null);
+    await tick(20);
+    peer = host.handle;
+    deliver(app, packet(81, 'themeChanged', { theme: 'light' }), HOST_ORIGIN, host.handle);
+    await until(() => themes.length > 0); // messages arrive in order: the first one was handled (or not) before
+    expect(themes).to.deep.equal(['light']);
   });
 
   it('refuses invalid params before the handler runs, as a remote error', async () => {
@@ -85,7 +111,7 @@ describe('host bridge protocol', () => {
     const replies: string[] = [];
     host.self.addEventListener('message', (event) => replies.push((event as MessageEvent<string>).data));
     deliver(app, packet(70, 'themeChanged', { theme: 'purple' }), HOST_ORIGIN, host.handle);
-    await tick(20);
+    await until(() => replies.some((r) => r.includes('"id":70')));
     expect(called).to.equal(false);
     const reply = JSON.parse(replies.find((r) => r.includes('"id":70'))!) as { error: { message: string } };
     expect(reply.error.message).to.match(/^Invalid themeChanged params at theme/);
@@ -98,7 +124,7 @@ describe('host bridge protocol', () => {
     host.self.addEventListener('message', (event) => replies.push((event as MessageEvent<string>).data));
     const discarded = JSON.stringify({ ...JSON.parse(packet(71, 'themeChanged', { theme: 'purple' })), discard: true });
     deliver(app, discarded, HOST_ORIGIN, host.handle);
-    await tick(20);
+    await until(() => replies.some((r) => r.includes('"id":71')));
     expect(replies.some((r) => r.includes('"id":71') && r.includes('Invalid themeChanged params'))).to.equal(true);
   });
 
@@ -107,8 +133,14 @@ describe('host bridge protocol', () => {
     for (const url of ['javascript:alert(1)', 'data:text/html,x', '/relative', 'ftp://x.example/']) {
       expect((await rejection(appSide.call('openExternal', { url }))).code).to.equal('ERR_INVALID_INPUT');
     }
-    expect((await rejection(appSide.call('navigate', { path: '//evil.example' }))).code).to.equal('ERR_INVALID_INPUT');
+    // A browser reads /\host as //host: protocol-relative too.
+    for (const path of ['//evil.example', '/\\evil.example']) {
+      expect((await rejection(appSide.call('navigate', { path }))).code, path).to.equal('ERR_INVALID_INPUT');
+    }
     expect((await rejection(appSide.call('resize', { height: -1 }))).code).to.equal('ERR_INVALID_INPUT');
+    expect((await rejection(appSide.call('openExternal', { url: `https://a.example/${'x'.repeat(4096)}` }))).code).to.equal('ERR_INVALID_INPUT');
+    expect((await rejection(appSide.call('openUpgrade', { plan: 'p'.repeat(101) }))).code).to.equal('ERR_INVALID_INPUT');
+    expect((await rejection(appSide.call('setTitle', { title: 't'.repeat(201) }))).code).to.equal('ERR_INVALID_INPUT');
   });
 
   it('turns handler failures and missing handlers into ERR_BRIDGE_REMOTE without stacks', async () => {
@@ -143,6 +175,14 @@ describe('host bridge protocol', () => {
     expect(refused.code).to.equal('ERR_BRIDGE_REMOTE');
     expect(refused.message).to.match(/^openUpgrade failed on the other side: openUpgrade handler returned an invalid result \(.* at outcome/);
     expect(JSON.stringify(sent)).not.to.match(/dashboard-secret|42/);
+  });
+
+  it('refuses a getContext answer with an empty context, and leaves out a locale over 35 characters', async () => {
+    let answer: { context: string; locale?: string } = { context: '' };
+    const { appSide } = connect({ getContext: () => answer });
+    expect((await rejection(appSide.call('getContext', {}))).code).to.equal('ERR_BRIDGE_REMOTE');
+    answer = { context: 'ctx', locale: 'de-DE-u-ca-gregory-co-phonebk-nu-latn' };
+    expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'ctx' });
   });
 
   it('refuses an invalid result from a peer that is not this kit with ERR_BRIDGE_INVALID_MESSAGE', async () => {
@@ -249,6 +289,33 @@ describe('host bridge protocol', () => {
     expect((await firstError).code).to.equal('ERR_BRIDGE_TIMEOUT');
     deliver(app, JSON.stringify({ type: 'reply', serviceID: BRIDGE_SERVICE_ID, id: second.id, result: { context: 'second' }, counter: 0 }), HOST_ORIGIN, host.handle);
     expect(await second.call).to.deep.equal({ context: 'second' });
+  });
+
+  it('a call received before the peer\'s latest handshake is not answered, not even with its error', async () => {
+    const held = gate();
+    const appSide = openAppEnd(app, host, {
+      themeChanged: async () => {
+        await held.promise;
+        throw new Error('too late');
+      },
+    });
+    open.push(appSide);
+    const sent: Array<{ type: string; id: number }> = [];
+    host.self.addEventListener('message', (event) => sent.push(JSON.parse((event as MessageEvent<string>).data)));
+    const handshake = async () => {
+      const replies = sent.filter((p) => p.type === 'reply' && p.id === -1).length;
+      deliver(app, packet(-1, 'ready', { protocolVersion: '1' }), HOST_ORIGIN, host.handle);
+      await until(() => sent.filter((p) => p.type === 'reply' && p.id === -1).length > replies);
+    };
+    await handshake();
+    deliver(app, packet(7, 'themeChanged', { theme: 'dark' }), HOST_ORIGIN, host.handle);
+    await tick(20);
+    await handshake(); // the dashboard reconnected: id 7 may be a newer call's now
+    held.open();
+    // A call after the handshake is answered (with its error); by then the old one's would have gone.
+    deliver(app, packet(8, 'themeChanged', { theme: 'light' }), HOST_ORIGIN, host.handle);
+    await until(() => sent.some((p) => p.type === 'reply' && p.id === 8));
+    expect(sent.filter((p) => p.type === 'reply' && p.id === 7)).to.deep.equal([]);
   });
 
   it('fails pending and later calls with ERR_BRIDGE_CLOSED after destroy', async () => {

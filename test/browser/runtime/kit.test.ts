@@ -1,7 +1,9 @@
 import { expect } from '@open-wc/testing';
 import { createKit, getKit, KIT_CREATED_EVENT, KIT_DESTROYED_EVENT, type Kit } from '../../../src/runtime/index.js';
 import { MarketplaceKit, type KitOptions } from '../../../src/runtime/kit.js';
+import { onKitsChanged } from '../../../src/runtime/registry.js';
 import type { HandlerTable, HostMethods } from '../../../src/shared/bridge.js';
+import { EARLY_LAUNCH_KEY, type EarlyLaunch } from '../../../src/shared/early-launch.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
 import type { Entitlement } from '../../../src/shared/schemas.js';
 import {
@@ -161,9 +163,14 @@ describe('kit on the developer\'s own site', () => {
       // An error body from something else than the kit's backend: its code is not taken for one of ours.
       [jsonResponse({ error: { code: 'nope', message: 'x' } }, 500), 'ERR_HTTP', 500],
       [jsonResponse({ error: { code: `ERR_${'X'.repeat(61)}`, message: 'x' } }, 500), 'ERR_HTTP', 500],
+      [jsonResponse({ error: { code: 'XERR_CONFIG', message: 'x' } }, 500), 'ERR_HTTP', 500],
+      // A code without a message is not the kit's error body either.
+      [jsonResponse({ error: { code: 'ERR_CONFIG' } }, 500), 'ERR_HTTP', 500],
       [new Response('<html>hello</html>', { status: 200 }), 'ERR_RESPONSE_INVALID', 200],
       [jsonResponse({ session: { token: 'x' } }), 'ERR_RESPONSE_INVALID', 200],
       [() => Promise.reject(new TypeError('Failed to fetch')), 'ERR_NETWORK', undefined],
+      // Only the kit's own timeout is ERR_TIMEOUT; another DOMException (an app's fetch that aborts) is not.
+      [() => Promise.reject(new DOMException('The user aborted a request.', 'AbortError')), 'ERR_NETWORK', undefined],
     ];
     for (const [answer, code, status] of cases) {
       const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(() => (typeof answer === 'function' ? answer() : answer.clone())));
@@ -184,6 +191,8 @@ describe('kit on the developer\'s own site', () => {
     expect(notFound?.error?.message).to.equal(
       `The app backend answered 404 at ${APP_ORIGIN}/api/marketplce/session: is createAppBackend's handler mounted there (createKit's backend, its basePath)?`,
     );
+    const badGateway = await failing(async () => new Response('<h1>Bad gateway</h1>', { status: 502 }), '/api/marketplace');
+    expect(badGateway?.error?.message).to.equal(`The app backend answered 502 at ${BACKEND}/session`, 'the mounting hint is for a 404 only');
     const sameOrigin = await failing(() => Promise.reject(new TypeError('Failed to fetch')), '/api/marketplace');
     expect(sameOrigin?.error?.message).to.equal(`The app backend at ${APP_ORIGIN}/api/marketplace could not be reached`);
     const otherOrigin = await failing(() => Promise.reject(new TypeError('Failed to fetch')), 'https://api.example/api/marketplace');
@@ -408,6 +417,11 @@ describe('kit inside the dashboard', () => {
     const browser = fakeEnvironment(`${APP_ORIGIN}/embed`);
     const plain = await reload({ context: 'ctx-again', locale: 'not a tag' });
     expect([plain.kit.state, plain.kit.theme, plain.kit.locale]).to.deep.equal(['ready', browser.defaultTheme, browser.defaultLocale], 'without them (or with no language tag) the defaults stay');
+    expect(plain.env.root?.dataset['mpTheme']).to.equal(browser.defaultTheme, 'data-mp-theme is set inside the dashboard all the same');
+    for (const locale of ['de-DE-x-'.padEnd(36, 'a'), '']) {
+      const unusable = await reload({ context: 'ctx-again', theme: 'dark', locale });
+      expect([unusable.kit.state, unusable.kit.theme, unusable.kit.locale]).to.deep.equal(['ready', 'dark', browser.defaultLocale], `locale ${JSON.stringify(locale)} is left out, the context kept`);
+    }
   });
 
   it('kit.fetch adds the bearer for the backend\'s origin only', async () => {
@@ -452,7 +466,11 @@ describe('kit inside the dashboard', () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
     const { kit, env, fetch, contexts } = embedded((call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true })));
     await kit.started;
-    env.advance(600_000 - 59_000); // inside the 60 s margin
+    env.advance(600_000 - 61_000); // 61 s before expiry: outside the default margin of 60 s
+    await kit.fetch('/api/early');
+    await tick(50); // a renewal runs alongside: give it time to show
+    expect(contexts()).to.equal(0, 'not renewed before the margin');
+    env.advance(2_000); // inside the 60 s margin
     state.entitlement = PRO; // makes the end of the renewal visible
     const renewed = new Promise((resolve) => kit.addEventListener('change', resolve, { once: true }));
     await Promise.all([kit.fetch('/api/a'), kit.fetch('/api/b'), kit.fetch('/api/c')]);
@@ -928,8 +946,16 @@ describe('sign-out inside the dashboard', () => {
     await kit.started;
     await kit.signOut();
     const calls = fetch.calls.length;
-    expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
+    const logged: unknown[][] = [];
+    const error = console.error;
+    console.error = (...args: unknown[]) => void logged.push(args);
+    try {
+      expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
+    } finally {
+      console.error = error;
+    }
     expect([kit.state, fetch.calls.length]).to.deep.equal(['signed-out', calls]);
+    expect(logged).to.deep.equal([], 'no reload is tried, so none fails');
   });
 });
 
@@ -955,6 +981,20 @@ describe('change notifications', () => {
     await kit.refresh();
     expect(counts[0]).to.equal(2);
     expect(counts[1]).to.equal(3);
+  });
+
+  it('a listener unsubscribed by another during a notification is not told of it', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(backend(state)));
+    const told: string[] = [];
+    let stopLater = () => {};
+    kit.subscribe(() => {
+      told.push('first');
+      stopLater();
+    });
+    stopLater = kit.subscribe(() => told.push('later'));
+    await kit.started;
+    expect(told).to.deep.equal(['first']);
   });
 
   it('a throwing listener does not starve the others', async () => {
@@ -1327,12 +1367,14 @@ describe('edge cases found by review', () => {
 
   it('refuses timing options that are not usable timers with ERR_CONFIG', () => {
     const fetch = scriptedFetch(() => jsonResponse({}));
-    for (const bad of [{ timeoutMs: Infinity }, { timeoutMs: -1 }, { timeoutMs: 0 }, { upgradeTimeoutMs: 30 * 86_400_000 }, { bridgeTimeoutMs: NaN }, { refreshMarginMs: NaN }, { timeoutMs: '5000' as unknown as number }]) {
+    for (const bad of [{ timeoutMs: null as unknown as number }, { timeoutMs: Infinity }, { timeoutMs: -1 }, { timeoutMs: 0 }, { upgradeTimeoutMs: 30 * 86_400_000 }, { bridgeTimeoutMs: NaN }, { refreshMarginMs: NaN }, { timeoutMs: '5000' as unknown as number }]) {
       expect(() => new MarketplaceKit({ backend: '/api', hostOrigins: [], fetch, ...bad }, fakeEnvironment(`${APP_ORIGIN}/`)), JSON.stringify(bad))
         .to.throw(MarketplaceKitError, /createKit's \w+ must be a finite number from/)
         .with.property('code', 'ERR_CONFIG');
     }
     expect(fetch.calls).to.have.length(0);
+    // refreshMarginMs may be 0 (renew at expiry only), as README says; the others start at 1.
+    new MarketplaceKit({ backend: '/api', hostOrigins: [], fetch, refreshMarginMs: 0 }, fakeEnvironment(`${APP_ORIGIN}/`)).destroy();
   });
 
   it('gives every configuration mistake the same status (500), whatever found it', () => {
@@ -1400,7 +1442,11 @@ describe('kit: what mutation testing found unchecked', () => {
     await kit.fetch('/api/b');
     await tick(50); // time for a (wrong) second getContext to reach the dashboard
     expect(asked).to.equal(1);
-    env.advance(5_000);
+    env.advance(4_000); // the fake clock also runs with the real one: a second of slack
+    await kit.fetch('/api/b2');
+    await tick(50);
+    expect(asked).to.equal(1, 'not asked again within the 5 s');
+    env.advance(1_000);
     await kit.fetch('/api/c');
     await until(() => asked === 2);
   });
@@ -1430,5 +1476,499 @@ describe('kit: what mutation testing found unchecked', () => {
     expect([error.code, error.status, kit.state]).to.deep.equal(['ERR_SESSION_REFRESH_FAILED', 401, 'error']);
     await rejection(kit.fetch('/api/b'));
     expect(contexts()).to.equal(2, 'asked the dashboard again');
+  });
+});
+
+/** Runs `work` with window.setTimeout recording each delay asked for (a delay of 0 or none is left out). */
+async function timerDelays(work: () => Promise<unknown>): Promise<number[]> {
+  const delays: number[] = [];
+  const setTimer = window.setTimeout;
+  window.setTimeout = ((handler: TimerHandler, ms?: number, ...args: unknown[]) => {
+    if (ms) delays.push(ms);
+    return setTimer(handler, ms, ...args);
+  }) as typeof window.setTimeout;
+  try {
+    await work();
+  } finally {
+    window.setTimeout = setTimer;
+  }
+  return delays;
+}
+
+describe('kit: what a second mutation run found unchecked', () => {
+  describe('timeouts and their defaults', () => {
+    it('gives each backend request timeoutMs to answer, 10 s unless set', async () => {
+      const timeout = AbortSignal.timeout;
+      const asked: number[] = [];
+      AbortSignal.timeout = (ms: number) => (asked.push(ms), timeout.call(AbortSignal, ms));
+      try {
+        for (const options of [{}, { timeoutMs: 2_500 }]) {
+          const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000))), options);
+          await kit.started;
+        }
+      } finally {
+        AbortSignal.timeout = timeout;
+      }
+      expect(asked).to.deep.equal([10_000, 2_500]);
+    });
+
+    it('without options, bridge calls wait 5 s, the plan chooser 10 min, and auto-resize runs', async () => {
+      const heights: number[] = [];
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+      const { kit } = embedded(
+        backend(state),
+        { resize: ({ height }) => void heights.push(height), toast: () => undefined, openUpgrade: () => ({ outcome: 'dismissed' }) },
+        { bridgeTimeoutMs: undefined },
+      );
+      await kit.started;
+      await until(() => heights.length === 1);
+      const delays = await timerDelays(async () => {
+        await kit.host!.toast('Saved');
+        await kit.upgrade({ plan: 'pro' });
+      });
+      expect(delays.filter((ms) => ms > 1_000)).to.deep.equal([5_000, 600_000]);
+    });
+
+    it('inside the dashboard the bridge opens one second after the start-up request left, however long start-up takes', async () => {
+      const [host] = windowPair();
+      const answer = gate();
+      const env = fakeEnvironment(LAUNCH, { parent: host });
+      const load = env.loadHostLink;
+      let loadedAfter: number | undefined;
+      const sent = performance.now();
+      env.loadHostLink = () => ((loadedAfter = performance.now() - sent), load());
+      const kit = start(env, scriptedFetch(async () => (await answer.promise, jsonResponse(sessionBody('tok', 600_000)))));
+      await until(() => loadedAfter !== undefined);
+      // Timers never fire early; a busy machine may make this one late, hence the loose upper bound.
+      expect(loadedAfter).to.be.within(990, 1_900, 'opened at the second');
+      expect(kit.state).to.equal('loading', 'while start-up still waits');
+      answer.open();
+      await kit.started;
+    });
+  });
+
+  describe('configuration', () => {
+    it('a backend given with a trailing slash: the routes get one slash', async () => {
+      const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
+      const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch, { backend: '/api/marketplace/' });
+      await kit.started;
+      await kit.signIn();
+      expect(fetch.calls.map((c) => c.url)).to.deep.equal([`${BACKEND}/session`]);
+      expect(kit.state).to.equal('ready');
+    });
+
+    it('on the developer\'s site the browser\'s color scheme and language are there from the start', async () => {
+      const env = fakeEnvironment(`${APP_ORIGIN}/`);
+      Object.assign(env, { defaultTheme: 'dark', defaultLocale: 'fr-FR' });
+      const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000))));
+      expect([kit.state, kit.theme, kit.locale]).to.deep.equal(['loading', 'dark', 'fr-FR']);
+      await kit.started;
+      expect([kit.state, kit.theme, kit.locale]).to.deep.equal(['ready', 'dark', 'fr-FR']);
+    });
+
+    it('launch parameters on a page that is not framed are refused: no request, URL scrubbed', async () => {
+      const env = fakeEnvironment(LAUNCH);
+      const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
+      const error = console.error;
+      console.error = () => undefined;
+      let kit!: MarketplaceKit;
+      try {
+        kit = start(env, fetch);
+        await kit.started;
+      } finally {
+        console.error = error;
+      }
+      expect([kit.state, kit.error?.code, kit.embedded, fetch.calls.length]).to.deep.equal(['error', 'ERR_HOST_NOT_ALLOWED', false, 0]);
+      expect(env.replaced).to.deep.equal(['/embed?view=1']);
+    });
+  });
+
+  describe('refreshes and change notifications', () => {
+    it('a refresh queued behind one that fails still runs, and one asked for after the queue emptied sends again', async () => {
+      let entitlement: Entitlement = ENTITLEMENT;
+      let reloads = 0;
+      const held = gate();
+      const fetch = scriptedFetch(async (call) => {
+        if (call.url.endsWith('?refresh=1') && ++reloads === 1) {
+          await held.promise;
+          return new Response('<h1>Bad gateway</h1>', { status: 502 });
+        }
+        return jsonResponse(sessionBody('tok', 600_000, entitlement));
+      });
+      const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+      await kit.started;
+      const first = kit.refresh();
+      const second = kit.refresh(); // queued: it may carry news the first one missed
+      entitlement = PRO;
+      held.open();
+      expect((await rejection(first)).status).to.equal(502);
+      await second;
+      expect([reloads, kit.has('export')]).to.deep.equal([2, true]);
+      await kit.refresh();
+      expect(reloads).to.equal(3, 'nothing queued any more: a request of its own');
+    });
+
+    it('a listener that unsubscribes and subscribes itself again while it is told is told once per change', async () => {
+      const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000))));
+      let calls = 0;
+      let stop = () => undefined as unknown;
+      const listener = () => {
+        calls++;
+        if (calls > 3) return; // bounded, so that a wrong kit loops a little instead of for ever
+        stop();
+        stop = kit.subscribe(listener);
+      };
+      stop = kit.subscribe(listener);
+      await kit.started;
+      expect(calls).to.equal(1);
+    });
+
+    it('an error that changes only its message notifies too, and a failed renewal says why in its message', async () => {
+      const answers = [
+        () => new Response('<h1>Service unavailable</h1>', { status: 503 }),
+        () => Promise.reject(new TypeError('Failed to fetch')),
+        () => new Response('<h1>Bad gateway</h1>', { status: 502 }),
+      ];
+      let reads = 0;
+      const fetch = scriptedFetch((call) => (call.url.endsWith('/session') ? answers[reads++]!() : jsonResponse({ ok: true })));
+      const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+      await kit.started;
+      expect(kit.error?.code).to.equal('ERR_HTTP');
+      const seen: string[] = [];
+      kit.subscribe((k) => seen.push(k.error!.message));
+      const offline = await rejection(kit.fetch('/api/a'));
+      const failing = await rejection(kit.fetch('/api/b'));
+      expect([offline.code, failing.code]).to.deep.equal(['ERR_SESSION_REFRESH_FAILED', 'ERR_SESSION_REFRESH_FAILED']);
+      expect(offline.message).to.equal(`The session could not be renewed: The app backend at ${BACKEND} could not be reached`);
+      expect(failing.message).to.equal(`The session could not be renewed: The app backend answered 502 at ${BACKEND}/session`);
+      expect(seen).to.deep.equal([offline.message, failing.message]);
+    });
+
+    it('an entitlement that ends beyond what setTimeout can wait sets one capped timer, not a loop of them', async () => {
+      const far = { ...ENTITLEMENT, expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() };
+      const delays = await timerDelays(async () => {
+        const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000, far))));
+        await kit.started;
+        await tick(100);
+        expect(kit.has('reports')).to.equal(true);
+      });
+      expect(delays.filter((ms) => ms > 86_400_000)).to.deep.equal([2 ** 31 - 1]);
+    });
+
+    it('a reload the dashboard asked for that fails, queued behind a running one, keeps the entitlement with no unhandled rejection', async () => {
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+      const serve = backend(state);
+      const held = gate();
+      let reloads = 0;
+      const { kit, hostSide } = embedded(async (call) => {
+        if (!call.url.endsWith('?refresh=1')) return serve(call);
+        if (++reloads === 1) await held.promise;
+        return new Response('<h1>Bad gateway</h1>', { status: 502 });
+      });
+      await kit.started;
+      const unhandled: unknown[] = [];
+      const onUnhandled = (event: PromiseRejectionEvent) => {
+        unhandled.push(event.reason);
+        event.preventDefault();
+      };
+      window.addEventListener('unhandledrejection', onUnhandled);
+      try {
+        const running = kit.refresh().catch(() => undefined);
+        await until(() => reloads === 1);
+        await hostSide.call('entitlementsChanged', {}); // its reload waits behind the running one
+        held.open();
+        await running;
+        await until(() => reloads === 2);
+        await tick(50);
+      } finally {
+        window.removeEventListener('unhandledrejection', onUnhandled);
+      }
+      expect(unhandled).to.deep.equal([]);
+      expect([kit.state, kit.entitlement]).to.deep.equal(['ready', ENTITLEMENT]);
+    });
+  });
+
+  describe('kit.fetch and the session', () => {
+    it('hands back 403, 429 and 5xx answers as they are: no renewal, no retry', async () => {
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+      const { kit, fetch, contexts } = embedded((call) =>
+        call.url.endsWith('/session') ? backend(state)(call) : new Response('<h1>no</h1>', { status: Number(new URL(call.url).searchParams.get('status')) }),
+      );
+      await kit.started;
+      for (const status of [403, 429, 500, 503]) expect((await kit.fetch(`/api/data?status=${status}`)).status).to.equal(status);
+      expect(contexts()).to.equal(0);
+      expect(fetch.calls.filter((c) => c.url.includes('/api/data'))).to.have.length(4);
+      expect(kit.state).to.equal('ready');
+    });
+
+    it('a signal that aborts while start-up runs, or was aborted already, ends kit.fetch at once and sends nothing', async () => {
+      const answer = gate();
+      const fetch = scriptedFetch(async (call) => (call.url.endsWith('/session') ? (await answer.promise, jsonResponse(sessionBody('tok', 600_000))) : jsonResponse({ ok: true })));
+      const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+      const controller = new AbortController();
+      const pending = kit.fetch('/api/during', { signal: controller.signal }).then(() => 'sent', (error: unknown) => (error as DOMException).name);
+      controller.abort();
+      expect(await Promise.race([pending, tick(1_000).then(() => 'still waiting')])).to.equal('AbortError');
+      answer.open();
+      await kit.started;
+      const aborted = await kit.fetch('/api/after', { signal: AbortSignal.abort() }).then(() => 'sent', (error: unknown) => (error as DOMException).name);
+      expect(aborted).to.equal('AbortError');
+      expect(fetch.calls.map((c) => c.url)).to.deep.equal([`${BACKEND}/session`]);
+    });
+
+    it('a session that looks expired on arrival (the clocks disagree) is used until a 401, not renewed on every call', async () => {
+      // The backend's clock is an hour behind the page's: its ten-minute sessions end before they arrive.
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() - 3_600_000 };
+      const { kit, env, fetch, contexts } = embedded((call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true })));
+      await kit.started;
+      expect((await kit.fetch('/api/a')).status).to.equal(200);
+      expect((await kit.fetch('/api/b')).status).to.equal(200);
+      await tick(50);
+      expect(contexts()).to.equal(0);
+      expect(fetch.calls.slice(1).map((c) => c.authorization)).to.deep.equal(['Bearer tok-1', 'Bearer tok-1']);
+    });
+
+    it('inside the dashboard a token refused with a 401 that no renewal cured is not sent again', async () => {
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+      let available = false;
+      const { kit, fetch } = embedded(
+        (call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({}, call.authorization === 'Bearer tok-1' ? 401 : 200)),
+        {
+          getContext: () => {
+            if (!available) throw new Error('signing service busy');
+            return { context: 'ctx-again' };
+          },
+        },
+      );
+      await kit.started;
+      expect((await rejection(kit.fetch('/api/a'))).code).to.equal('ERR_SESSION_REFRESH_FAILED');
+      available = true;
+      expect((await kit.fetch('/api/b')).status).to.equal(200);
+      expect(fetch.calls.filter((c) => c.url.endsWith('/api/b')).map((c) => c.authorization)).to.deep.equal(['Bearer tok-2'], 'renewed first');
+    });
+
+    it('sends no bearer to an origin that only starts like the backend\'s', async () => {
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+      const { kit, fetch } = embedded((call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true })));
+      await kit.started;
+      await kit.fetch(`${APP_ORIGIN}.evil.example/steal`);
+      await kit.fetch(`${APP_ORIGIN}:8443/other-port`);
+      expect(fetch.calls.slice(1).map((c) => c.authorization)).to.deep.equal([null, null]);
+    });
+
+    it('on the developer\'s site refresh() sends the session\'s bearer with the cookie', async () => {
+      const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
+      const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+      await kit.started;
+      await kit.refresh();
+      expect(fetch.calls.at(-1)).to.include({ method: 'GET', url: `${BACKEND}/session?refresh=1`, credentials: 'include', authorization: 'Bearer tok' });
+    });
+
+    it('inside the dashboard a refresh answered 401 even after a renewal fails, without signing out', async () => {
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+      const serve = backend(state);
+      const { kit, contexts } = embedded((call) =>
+        call.url.endsWith('?refresh=1') ? jsonResponse({ error: { code: 'ERR_SESSION_INVALID', message: 'revoked' } }, 401) : serve(call),
+      );
+      await kit.started;
+      const error = await rejection(kit.refresh());
+      expect([error.code, error.status, contexts()]).to.deep.equal(['ERR_SESSION_INVALID', 401, 1]);
+      expect([kit.state, kit.user]).to.deep.equal(['ready', USER]);
+    });
+
+    it('an error answer is named by the URL it came from', async () => {
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+      const serve = backend(state);
+      const { kit } = embedded((call) => {
+        if (!call.url.endsWith('?refresh=1')) return serve(call);
+        // As a real fetch answers: with its URL, here after a redirect.
+        const answer = new Response('<h1>Bad gateway</h1>', { status: 502 });
+        return Object.defineProperty(answer, 'url', { value: `${APP_ORIGIN}/moved/session?refresh=1` });
+      });
+      await kit.started;
+      expect((await rejection(kit.refresh())).message).to.equal(`The app backend answered 502 at ${APP_ORIGIN}/moved/session?refresh=1`);
+    });
+  });
+
+  describe('start-up, sign-in and sign-out', () => {
+    it('on the developer\'s site a 401 at start-up is signed out whatever its body; a 403 is an error', async () => {
+      const cases: Array<[Response, string, string | undefined]> = [
+        [new Response('<h1>401 Authorization Required</h1>', { status: 401, headers: { 'content-type': 'text/html' } }), 'signed-out', undefined],
+        [jsonResponse({ error: { code: 'ERR_FORBIDDEN', message: 'not for you' } }, 403), 'error', 'ERR_FORBIDDEN'],
+      ];
+      for (const [answer, state, code] of cases) {
+        const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(() => answer));
+        await kit.started;
+        expect([kit.state, kit.error?.code], state).to.deep.equal([state, code]);
+      }
+    });
+
+    it('a start-up read that fails after signOut() leaves the kit signed out, without an error', async () => {
+      const answer = gate();
+      const fetch = scriptedFetch(async (call) => {
+        if (call.method === 'DELETE') return new Response(null, { status: 204 });
+        await answer.promise;
+        return new Response('<h1>Bad gateway</h1>', { status: 502 });
+      });
+      const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+      await kit.signOut();
+      answer.open();
+      await kit.started;
+      expect([kit.state, kit.error]).to.deep.equal(['signed-out', null]);
+    });
+
+    it('signOut() refused by the backend (not 401) rejects with ERR_HTTP and its status, and is signed out all the same', async () => {
+      const fetch = scriptedFetch((call) => (call.method === 'DELETE' ? new Response('<h1>Forbidden</h1>', { status: 403 }) : jsonResponse(sessionBody('tok', 600_000))));
+      const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+      await kit.started;
+      const error = await rejection(kit.signOut());
+      expect([error.code, error.status, error.message]).to.deep.equal(['ERR_HTTP', 403, 'Sign-out answered 403']);
+      expect(kit.state).to.equal('signed-out');
+    });
+
+    it('signIn() inside the dashboard asks it to open the OAuth page; after destroy() it is ERR_NOT_EMBEDDED and navigates nothing', async () => {
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+      const opened: string[] = [];
+      const { kit, env } = embedded(backend(state), { openExternal: ({ url }) => void opened.push(url) });
+      await kit.started;
+      await kit.signIn('/after');
+      expect(opened).to.deep.equal([`${BACKEND}/oauth/start?return_to=%2Fafter`]);
+      kit.destroy();
+      expect((await rejection(kit.signIn())).code).to.equal('ERR_NOT_EMBEDDED');
+      expect(env.navigated).to.deep.equal([]);
+    });
+  });
+
+  describe('inside the dashboard', () => {
+    it('host.resize() without a height sends the document\'s height', async () => {
+      const heights: number[] = [];
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+      const { kit, env } = embedded(backend(state), { resize: ({ height }) => void heights.push(height) }, { autoResize: false });
+      await kit.started;
+      env.height = 777;
+      await kit.host!.resize();
+      expect(heights).to.deep.equal([777]);
+    });
+
+    it('destroy() stops the height observer', async () => {
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+      const { kit, env, spied } = embedded(backend(state));
+      let observing = 0;
+      const observe = env.observeHeight;
+      env.observeHeight = (callback) => {
+        observing++;
+        const stop = observe(callback);
+        return () => {
+          observing--;
+          stop();
+        };
+      };
+      await kit.started;
+      await until(() => spied.added === 1);
+      expect(observing).to.equal(1);
+      kit.destroy();
+      expect(observing).to.equal(0);
+    });
+
+    it('a height whose call failed is not sent again when a newer one is still on its way at the handshake', async () => {
+      const [host, app] = windowPair();
+      const env = fakeEnvironment(LAUNCH, { parent: host, self: app });
+      let observed = false;
+      const observe = env.observeHeight;
+      env.observeHeight = (callback) => ((observed = true), observe(callback));
+      const kit = start(env, scriptedFetch(backend({ entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 })), { bridgeTimeoutMs: 600 });
+      await kit.started;
+      await until(() => observed); // the first height (400) is on its way: nobody answers yet
+      await tick(300);
+      env.resizeTo(500); // the second one leaves 300 ms later
+      await tick(450); // the first has timed out; the second has 150 ms left
+      const heights: number[] = [];
+      const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'ctx' }), resize: ({ height }) => void heights.push(height) }, 600);
+      kits.push({ destroy: () => hostSide.destroy() } as Kit);
+      await hostSide.ready;
+      await tick(300);
+      expect(heights).to.deep.equal([500]);
+    });
+
+    it('a dashboard that answers an empty context: no exchange, state error', async () => {
+      const [host, app] = windowPair();
+      const hostSide = openHostEnd(host, app, { getContext: () => ({ context: '' }) }, 300);
+      kits.push({ destroy: () => hostSide.destroy() } as Kit);
+      const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
+      const kit = start(fakeEnvironment(`${APP_ORIGIN}/embed`, { parent: host, self: app }), fetch, { bridgeTimeoutMs: 300, autoResize: false });
+      await kit.started;
+      expect([kit.state, fetch.calls.length]).to.deep.equal(['error', 0]);
+      expect(kit.error?.code).to.match(/^ERR_BRIDGE_/);
+    });
+  });
+
+  describe('early exchange and registration', () => {
+    const SCRUBBED = `${APP_ORIGIN}/embed?view=1`;
+
+    it('a hand-over that is not the early exchange\'s (no answer promise, no launch URL) is ignored: the kit asks the dashboard', async () => {
+      const genuine = { href: LAUNCH, backend: BACKEND, response: Promise.resolve(jsonResponse(sessionBody('tok-early', 600_000))) };
+      for (const handed of [{ ...genuine, response: {} }, { ...genuine, href: 42 }] as unknown as EarlyLaunch[]) {
+        const [host, app] = windowPair();
+        const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'ctx-from-host' }) }, 300);
+        kits.push({ destroy: () => hostSide.destroy() } as Kit);
+        const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000)));
+        const kit = start(fakeEnvironment(SCRUBBED, { parent: host, self: app, earlyLaunch: handed }), fetch, { autoResize: false });
+        await kit.started;
+        expect(kit.state).to.equal('ready');
+        expect(fetch.calls.map((call) => call.body && JSON.parse(call.body).context)).to.deep.equal(['ctx-from-host']);
+      }
+    });
+
+    it('an early exchange that timed out is ERR_TIMEOUT, naming earlyLaunchScript\'s timeoutMs', async () => {
+      const [host, app] = windowPair();
+      const timedOut = Promise.reject(new DOMException('signal timed out', 'TimeoutError'));
+      const env = fakeEnvironment(SCRUBBED, { parent: host, self: app, earlyLaunch: { href: LAUNCH, backend: BACKEND, response: timedOut } });
+      const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000))), { autoResize: false });
+      await kit.started;
+      expect([kit.state, kit.error?.code, kit.error?.message]).to.deep.equal([
+        'error',
+        'ERR_TIMEOUT',
+        "The app backend did not answer the early exchange in time (earlyLaunchScript's timeoutMs)",
+      ]);
+    });
+
+    it('createKit takes the early exchange\'s hand-over off the window', async () => {
+      const key = Symbol.for(EARLY_LAUNCH_KEY);
+      const handed: EarlyLaunch = { href: location.href, backend: 'https://elsewhere.example/api', response: Promise.resolve(new Response(null, { status: 204 })) };
+      Object.defineProperty(window, key, { value: handed, configurable: true });
+      const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
+      const kit = await createKit({ backend: '/api/marketplace', hostOrigins: [HOST_ORIGIN], fetch });
+      kits.push(kit);
+      expect(key in window).to.equal(false);
+    });
+
+    it('destroying a kit that a newer one replaced leaves the newer one registered', async () => {
+      const options = { backend: '/api/marketplace', hostOrigins: [HOST_ORIGIN], fetch: scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000))) };
+      const warn = console.warn;
+      console.warn = () => undefined;
+      try {
+        const first = await createKit(options);
+        const second = await createKit(options);
+        kits.push(first, second);
+        first.destroy();
+        expect(getKit() === second).to.equal(true);
+      } finally {
+        console.warn = warn;
+      }
+    });
+
+    it('onKitsChanged hears of created and destroyed kits until its stop function is called', async () => {
+      let heard = 0;
+      const stop = onKitsChanged(() => heard++);
+      const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
+      getKit()?.destroy();
+      const kit = await createKit({ backend: '/api/marketplace', hostOrigins: [HOST_ORIGIN], fetch });
+      kit.destroy();
+      expect(heard).to.equal(2);
+      stop();
+      const later = await createKit({ backend: '/api/marketplace', hostOrigins: [HOST_ORIGIN], fetch });
+      later.destroy();
+      expect(heard).to.equal(2);
+    });
   });
 });

@@ -17,6 +17,10 @@ describe('launch parameters', () => {
     });
   });
 
+  it('reads mp_theme=light as well as dark', () => {
+    expect(launch(`mp_context=tok&mp_host=${HOST}&mp_theme=light`)).to.include({ theme: 'light' });
+  });
+
   it('leaves a missing or invalid theme and locale to the kit\'s defaults', () => {
     expect(launch(`mp_context=tok&mp_host=${HOST}&mp_locale=not_a_locale!&mp_theme=neon`)).to.include({ theme: null, locale: null });
     expect(launch(`mp_context=tok&mp_host=${HOST}`)).to.include({ theme: null, locale: null });
@@ -41,6 +45,15 @@ describe('launch parameters', () => {
   it('refuses a launch without a context token', () => {
     const result = launch(`mp_host=${HOST}&mp_theme=dark`);
     expect(result.kind === 'rejected' && result.error.code).to.equal('ERR_INVALID_INPUT');
+    const empty = launch(`mp_context=&mp_host=${HOST}`);
+    expect(empty.kind === 'rejected' && empty.error.code).to.equal('ERR_INVALID_INPUT', 'an empty mp_context is none');
+  });
+
+  it('refuses a launch that has dashboard parameters but no mp_host, even inside an allowed frame', () => {
+    for (const query of ['mp_theme=dark', 'mp_locale=de-DE']) {
+      const result = launch(query);
+      expect(result.kind === 'rejected' && result.error.code, query).to.equal('ERR_HOST_NOT_ALLOWED');
+    }
   });
 
   it('is standalone without mp_* parameters, unless an allowed dashboard frames the page (an in-frame reload)', () => {
@@ -66,6 +79,7 @@ describe('launch parameters', () => {
       ['Your account is locked. Call +1 555 0100', 'invalid_request'],
       ['<img src=x onerror=alert(1)>', 'invalid_request'],
       ['x'.repeat(65), 'invalid_request'],
+      ['', 'invalid_request'],
     ]) {
       expect(launch(`mp_oauth_error=${encodeURIComponent(value!)}`, { framed: false, parentOrigin: undefined }), value).to.deep.equal({ kind: 'standalone', signInError: code });
     }
@@ -77,6 +91,9 @@ describe('launch parameters', () => {
     expect(scrubbedUrl(url)).to.equal('/embed?a=1&b=2&mpx=keep#section');
     expect(hasLaunchParams(new URL(page('a=1')))).to.equal(false);
     expect(scrubbedUrl(new URL('https://app.example/?mp_context=t'))).to.equal('/');
+    // Only names that start with mp_: a parameter of the app's that has mp_ inside stays.
+    const own = new URL(page('amp_x=1&xmp_y=2'));
+    expect([hasLaunchParams(own), scrubbedUrl(own)]).to.deep.equal([false, '/embed?amp_x=1&xmp_y=2#section']);
   });
 
   it('normalises locales', () => {
@@ -84,6 +101,9 @@ describe('launch parameters', () => {
     expect(normalizeLocale('', 'x')).to.equal('x');
     expect(normalizeLocale(null, 'x')).to.equal('x');
     expect(normalizeLocale('x'.repeat(40), 'fallback')).to.equal('fallback');
+    // A well-formed tag longer than the protocol's 35 characters is refused too.
+    expect(normalizeLocale('de-DE-u-ca-gregory-co-phonebk-nu-latn', 'fallback')).to.equal('fallback');
+    expect(normalizeLocale('de-DE-u-ca-gregory-nu-latn', 'fallback')).to.equal('de-DE-u-ca-gregory-nu-latn');
     expect(normalizeLocale('<script>', 'fallback')).to.equal('fallback');
   });
 });
