@@ -51,9 +51,9 @@ function buildSchemas() {
     host: {
       // `theme` and `locale` go beyond DESIGN E: a page loaded again inside the frame has no
       // `mp_theme` / `mp_locale`, so the dashboard says them here.
-      // A locale the kit cannot use is left out, not the context with it (the kit also drops one
-      // that is no language tag).
-      getContext: [Empty, z.object({ context: text(1, 16384), theme: z.optional(z.enum(THEMES)), locale: z.catch(z.optional(text(2, 35)), undefined) })],
+      // Any text as `locale`: the kit leaves out one it cannot use (no language tag, over 35
+      // characters), not the context with it. The message size cap bounds it.
+      getContext: [Empty, z.object({ context: text(1, 16384), theme: z.optional(z.enum(THEMES)), locale: z.optional(z.string()) })],
       resize: [
         z.object({ height: z.number().check(z.refine((value) => value >= 0 && value <= 1_000_000, 'expected 0 to 1000000')) }),
         null,

@@ -177,12 +177,14 @@ describe('host bridge protocol', () => {
     expect(JSON.stringify(sent)).not.to.match(/dashboard-secret|42/);
   });
 
-  it('refuses a getContext answer with an empty context, and leaves out a locale over 35 characters', async () => {
-    let answer: { context: string; locale?: string } = { context: '' };
-    const { appSide } = connect({ getContext: () => answer });
+  it('refuses a getContext answer with an empty context or a locale that is not text; a long one is the kit\'s to drop', async () => {
+    let answer: { context: string; locale?: unknown } = { context: '' };
+    const { appSide } = connect({ getContext: () => answer as { context: string } });
+    expect((await rejection(appSide.call('getContext', {}))).code).to.equal('ERR_BRIDGE_REMOTE');
+    answer = { context: 'ctx', locale: 42 };
     expect((await rejection(appSide.call('getContext', {}))).code).to.equal('ERR_BRIDGE_REMOTE');
     answer = { context: 'ctx', locale: 'de-DE-u-ca-gregory-co-phonebk-nu-latn' };
-    expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'ctx' });
+    expect(await appSide.call('getContext', {})).to.deep.equal(answer);
   });
 
   it('refuses an invalid result from a peer that is not this kit with ERR_BRIDGE_INVALID_MESSAGE', async () => {
