@@ -23,6 +23,13 @@ describe('FakeKit', () => {
     expect(heard).to.equal(4);
   });
 
+  it('decides access with its entitlement in every state, as the real kit does (which keeps it through an error)', () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'pro', features: ['export'] })).setError();
+    expect([kit.has('export'), kit.hasPlan('pro'), kit.access({ feature: 'export' }).granted]).to.deep.equal([true, true, true]);
+    kit.setSignedOut();
+    expect(kit.has('export')).to.equal(false);
+  });
+
   it("rejects upgrade() with ERR_NOT_EMBEDDED on a developer's own site, as the real kit does", async () => {
     const kit = new FakeKit().setSession();
     kit.embedded = false;

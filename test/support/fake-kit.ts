@@ -156,7 +156,8 @@ export class FakeKit extends EventTarget implements Kit {
   }
 
   access(requirement: AccessRequirement): AccessDecision {
-    return checkAccess(this.state === 'ready' ? this.entitlement : null, requirement);
+    // As the real kit: its entitlement, whatever the state (in `error` it keeps the last one).
+    return checkAccess(this.entitlement, requirement);
   }
 
   async refresh(): Promise<void> {

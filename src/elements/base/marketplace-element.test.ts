@@ -141,6 +141,34 @@ describe('finding the kit', () => {
     expect(listeners).to.equal(1);
     el.remove();
   });
+
+  it('stops watching for new kits when removed from the page, and watches again once back', async () => {
+    const watching = new Set<unknown>();
+    const add = window.addEventListener;
+    const remove = window.removeEventListener;
+    window.addEventListener = function (this: Window, type: string, handler: unknown, options?: unknown) {
+      if (type === 'mp-kit-created') watching.add(handler);
+      return add.call(this, type, handler as EventListener, options as AddEventListenerOptions);
+    } as typeof window.addEventListener;
+    window.removeEventListener = function (this: Window, type: string, handler: unknown, options?: unknown) {
+      if (type === 'mp-kit-created') watching.delete(handler);
+      return remove.call(this, type, handler as EventListener, options as EventListenerOptions);
+    } as typeof window.removeEventListener;
+    try {
+      const el = await fixture<MpGate>(html`<mp-gate .kit=${new FakeKit().setSession()}></mp-gate>`);
+      expect(watching.size).to.equal(1);
+      el.remove();
+      expect(watching.size).to.equal(0);
+      document.body.append(el);
+      expect(watching.size).to.equal(1);
+      el.remove();
+      expect(watching.size).to.equal(0);
+    } finally {
+      delete (window as { addEventListener?: unknown }).addEventListener;
+      delete (window as { removeEventListener?: unknown }).removeEventListener;
+    }
+    expect(window.addEventListener).to.equal(add);
+  });
 });
 
 describe('events', () => {

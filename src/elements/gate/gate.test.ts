@@ -711,3 +711,82 @@ describe('<mp-gate>: what mutation testing found unchecked', () => {
     held.resolve();
   });
 });
+
+describe('<mp-gate>: what a second round of mutation testing found unchecked', () => {
+  it('without a feature, the card names it "this feature"', async () => {
+    const el = await gate(new FakeKit().setSession(sampleUser, null), {});
+    expect([part(el, 'heading')!.textContent, part(el, 'text')!.textContent]).to.deep.equal(['Unlock this feature', 'Upgrade your plan to use this feature.']);
+  });
+
+  it('"Update payment" offers the user\'s own past-due plan to the chooser, not the first listed plan', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'business', status: 'past_due' }));
+    const el = await gate(kit, { feature: 'export', plan: 'pro business' });
+    expect(el.access).to.equal('past-due');
+    const request = next(el, 'mp-upgrade-request');
+    part(el, 'action')!.click();
+    expect((await request).plan).to.equal('business');
+    expect(kit.calls.upgrade).to.deep.equal([{ plan: 'business', feature: 'export' }]);
+  });
+
+  it('fires mp-access-change again for the decision it comes back to after the kit\'s error', async () => {
+    const kit = new FakeKit().setSession();
+    const el = await gate(kit);
+    const reasons: string[] = [];
+    el.addEventListener('mp-access-change', (event) => reasons.push(event.reason));
+    kit.setError();
+    await settle(el);
+    expect([el.decision, reasons]).to.deep.equal([null, []]);
+    kit.setSession();
+    await settle(el);
+    expect([el.access, reasons]).to.deep.equal(['granted', ['granted']]);
+  });
+
+  it('a kit found only after "not connected": its first decision is page content, not announced', async () => {
+    const warn = console.warn;
+    console.warn = () => {};
+    MpGate.kitTimeoutMs = 20;
+    let kit: FakeKit | undefined;
+    try {
+      const el = await fixture<MpGate>(html`<mp-gate feature="export"><p id="secret">Secret report</p></mp-gate>`);
+      await waitUntil(() => el.state === 'not-connected', 'the gate never gave up waiting for a kit');
+      await settle(el);
+      kit = new FakeKit().setSession().register();
+      await settle(el);
+      expect([el.access, part(el, 'status')!.textContent]).to.deep.equal(['granted', '']);
+    } finally {
+      kit?.destroy();
+      delete (MpGate as { kitTimeoutMs?: number }).kitTimeoutMs;
+      console.warn = warn;
+    }
+  });
+
+  it('a gate the page made focusable itself keeps its own tabindex when an upgrade gives it the focus', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    kit.scriptUpgrade({ outcome: 'upgraded', entitlement: sampleEntitlement() });
+    const el = await fixture<MpGate>(html`<mp-gate feature="export" tabindex="0" .kit=${kit}><p id="secret">Secret report</p></mp-gate>`);
+    await settle(el);
+    part(el, 'action')!.focus();
+    const done = next(el, 'mp-upgrade');
+    await sendKeys({ press: 'Enter' });
+    await done;
+    await settle(el);
+    expect([isShown(el), document.activeElement === el, el.getAttribute('tabindex')]).to.deep.equal([true, true, '0']);
+    el.blur();
+    expect(el.getAttribute('tabindex')).to.equal('0');
+  });
+
+  it('ignores, with a warning, a strings attribute that is a JSON array rather than an object', async () => {
+    const warnings: string[] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => void warnings.push(args.map(String).join(' '));
+    try {
+      const el = await fixture<MpGate>(html`<mp-gate feature="export" .kit=${new FakeKit().setSession(sampleUser, null)} strings='["Débloquer {feature}"]'></mp-gate>`);
+      await settle(el);
+      expect(part(el, 'heading')!.textContent).to.equal('Unlock export');
+    } finally {
+      console.warn = warn;
+    }
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]).to.contain('strings attribute is not a JSON object');
+  });
+});

@@ -146,3 +146,10 @@ describe('<mp-plan-badge>', () => {
     expect(el.shadowRoot!.querySelector('[role="status"], [aria-live]')).to.equal(null);
   });
 });
+
+describe('<mp-plan-badge>: what mutation testing found unchecked', () => {
+  it('shows the plan id when kit.planNames gives the plan an empty name', async () => {
+    const el = await badge(withEntitlement({}).setPlanNames({ pro: '' }));
+    expect(part(el, 'plan')!.textContent).to.equal('pro');
+  });
+});

@@ -1,7 +1,7 @@
-import { expect, fixture, html } from '@open-wc/testing';
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import '../index.js';
-import type { MpSignInButton } from '../index.js';
+import { MpSignInButton } from '../index.js';
 import { SIGN_IN_NAVIGATION_MS } from '../base/marketplace-element.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { FakeKit } from '../../../test/support/fake-kit.js';
@@ -236,5 +236,38 @@ describe('<mp-sign-in-button>', () => {
     el.strings = new Proxy({}, { get: (_target, key) => (key === 'label' ? 'Connexion' : undefined) });
     await settle(el);
     expect(part(el, 'label')!.textContent).to.equal('Connexion');
+  });
+});
+
+describe('<mp-sign-in-button>: what mutation testing found unchecked', () => {
+  it('once no kit was found ("not connected"), is aria-disabled and lets no click through', async () => {
+    const warn = console.warn;
+    console.warn = () => {};
+    MpSignInButton.kitTimeoutMs = 20;
+    try {
+      const el = await fixture<MpSignInButton>(html`<mp-sign-in-button></mp-sign-in-button>`);
+      await waitUntil(() => el.state === 'not-connected', 'the button never gave up waiting for a kit');
+      await settle(el);
+      let clicks = 0;
+      el.addEventListener('click', () => clicks++);
+      part(el, 'base')!.click();
+      expect([part(el, 'label')!.textContent, part(el, 'base')!.getAttribute('aria-disabled'), clicks]).to.deep.equal(['Not connected to Marketplace', 'true', 0]);
+    } finally {
+      delete (MpSignInButton as { kitTimeoutMs?: number }).kitTimeoutMs;
+      console.warn = warn;
+    }
+  });
+
+  it('a blank busy text counts as none: the busy button keeps a name', async () => {
+    const hold = deferred();
+    const kit = new FakeKit().setSignedOut();
+    kit.onSignIn = () => hold.promise;
+    const el = await button(kit);
+    el.strings = { busy: ' ' };
+    await settle(el);
+    part(el, 'base')!.click();
+    await settle(el);
+    expect([part(el, 'base')!.getAttribute('aria-busy'), part(el, 'label')!.textContent]).to.deep.equal(['true', 'Signing in…']);
+    hold.resolve();
   });
 });

@@ -325,3 +325,49 @@ describe('<mp-upgrade-button>', () => {
     expect(part(el, 'label')!.textContent).to.equal('Go pro');
   });
 });
+
+describe('<mp-upgrade-button>: what mutation testing found unchecked', () => {
+  it('is aria-busy, with its spinner, while its kit starts', async () => {
+    const el = await button(new FakeKit());
+    expect([part(el, 'base')!.getAttribute('aria-busy'), !!part(el, 'spinner')]).to.deep.equal(['true', true]);
+  });
+
+  it('a failure ends when the offer changes to a renewal: "Renew pro", not "Try again"', async () => {
+    const kit = new FakeKit().setSession(sampleUser, basic()).scriptUpgrade({ error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
+    const el = await button(kit, 'pro', '');
+    const failed = next(el, 'mp-error');
+    part(el, 'base')!.click();
+    await failed;
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Could not open the plans. Try again.');
+    kit.setEntitlement(sampleEntitlement({ expires_at: PAST }));
+    await settle(el);
+    expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Renew pro', '']);
+  });
+
+  it('clears the last outcome when the chooser opens again, so that the next one is announced anew', async () => {
+    const hold = deferred();
+    const kit = new FakeKit().setSession(sampleUser, basic()).scriptUpgrade({ outcome: 'dismissed' }).scriptUpgrade({ outcome: 'dismissed', wait: hold.promise });
+    const el = await button(kit);
+    let done = next(el, 'mp-upgrade');
+    part(el, 'base')!.click();
+    await done;
+    await settle(el);
+    expect(part(el, 'status')!.textContent).to.equal('No change to your plan');
+    done = next(el, 'mp-upgrade');
+    part(el, 'base')!.click();
+    await settle(el);
+    expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Opening plans…', '']);
+    hold.resolve();
+    await done;
+    await settle(el);
+    expect(part(el, 'status')!.textContent).to.equal('No change to your plan');
+  });
+
+  it('a kit in error offers the upgrade, not "Current plan", though the real kit still decides with its last entitlement', async () => {
+    const kit = new FakeKit().setSession().setError();
+    expect(kit.access({ plan: 'pro' }).granted).to.equal(true);
+    const el = await button(kit);
+    expect([part(el, 'label')!.textContent, unavailable(part(el, 'base'))]).to.deep.equal(['Upgrade to pro', false]);
+  });
+});

@@ -212,3 +212,14 @@ describe('<mp-usage-meter>: what mutation testing found unchecked', () => {
     expect([text(el), el.hasAttribute('level'), el.shadowRoot!.querySelector('[role="meter"]')]).to.deep.equal(['Unavailable', false, null]);
   });
 });
+
+describe('<mp-usage-meter>: what a second round of mutation testing found unchecked', () => {
+  it('keeps the default thresholds for thresholds that are not finite ("Infinity")', async () => {
+    const kit = usage(850, 1000);
+    const el = await meter(kit, html`<mp-usage-meter .kit=${kit} warning="Infinity" exceeded="Infinity"></mp-usage-meter>`);
+    expect(el.level).to.equal('warning');
+    kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } }));
+    await settle(el);
+    expect(el.level).to.equal('exceeded');
+  });
+});

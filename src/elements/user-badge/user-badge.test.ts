@@ -101,3 +101,36 @@ describe('<mp-user-badge>', () => {
     expect([base.paddingRight, base.paddingLeft]).to.deep.equal(['3.5px', '10.5px'], '0.25em beside the avatar (start), 0.75em after the text');
   });
 });
+
+describe('<mp-user-badge>: what mutation testing found unchecked', () => {
+  const MISSING = 'http://127.0.0.1:9/missing.png';
+  const initialsOf = async (kit: FakeKit) => {
+    const el = await badge(kit);
+    await waitUntil(() => part(el, 'avatar')?.localName === 'span', 'no initials', { timeout: 5000 });
+    return { el, initials: part(el, 'avatar')!.textContent };
+  };
+
+  it('takes the initials of the first two words only', async () => {
+    expect((await initialsOf(new FakeKit().setSession({ ...sampleUser, name: 'Ada King Lovelace', avatar_url: MISSING }))).initials).to.equal('AK');
+  });
+
+  it('shows "?" in place of the avatar when the name gives no initials', async () => {
+    expect((await initialsOf(new FakeKit().setSession({ ...sampleUser, name: ' ', avatar_url: MISSING }))).initials).to.equal('?');
+  });
+
+  it('tries the avatar again when the user gets a new one after a failed load', async () => {
+    const kit = new FakeKit().setSession({ ...sampleUser, avatar_url: MISSING });
+    const { el } = await initialsOf(kit);
+    kit.setUser(user);
+    await settle(el);
+    expect([part(el, 'avatar')!.localName, part(el, 'avatar')!.getAttribute('src')]).to.deep.equal(['img', PIXEL]);
+  });
+
+  it('a kit in error (which keeps its last user) shows "Unavailable", not the last user', async () => {
+    const kit = new FakeKit().setSession(user);
+    const el = await badge(kit);
+    kit.setError();
+    await settle(el);
+    expect(text(el)).to.equal('Unavailable');
+  });
+});
