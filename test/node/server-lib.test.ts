@@ -95,6 +95,7 @@ describe('wholeSecondsOption', () => {
 describe('nowOption', () => {
   it('takes ms since the epoch or a Date, the current time when not given, and refuses anything else', () => {
     assert.equal(nowOption(0, 'now'), 0);
+    assert.equal(nowOption(8.64e15, 'now'), 8.64e15);
     assert.equal(nowOption(1_767_225_600_000, 'now'), 1_767_225_600_000);
     assert.equal(nowOption(new Date('2026-01-01T00:00:00Z'), 'now'), 1_767_225_600_000);
     const before = Date.now();
@@ -104,6 +105,7 @@ describe('nowOption', () => {
       [Number.NaN, 'got NaN'],
       [Infinity, 'got Infinity'],
       [-1, 'got -1'],
+      [8.64e15 + 1, 'got 8640000000000001'],
       [new Date('soon'), 'got Invalid Date'],
       ['1767225600000', 'got "1767225600000"'],
       [true, 'got true'],

@@ -53,11 +53,12 @@ describe('session tokens', () => {
     const { token, expiresAt } = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, ttlSeconds: 60 });
     assert.ok(expiresAt >= Math.floor(before / 1000) * 1000 + 60_000 && expiresAt <= Date.now() + 60_000, `expiresAt ${expiresAt}`);
     assert.equal((await verifySessionToken(token, { secret: SESSION_SECRET, audience: CLIENT_ID })).expiresAt, expiresAt);
-    // The NOW-based token is long expired by the real clock; by a Date of NOW it is not.
-    const old = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: new Date(NOW) });
-    assert.equal(old.expiresAt, NOW + MAX_SESSION_TTL_SECONDS * 1000);
+    // A token of 1970 is expired by the real clock; by a Date of its own time it is not.
+    const then = new Date('1970-01-02T00:00:00Z');
+    const old = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: then });
+    assert.equal(old.expiresAt, then.getTime() + MAX_SESSION_TTL_SECONDS * 1000);
     await assert.rejects(verifySessionToken(old.token, { secret: SESSION_SECRET, audience: CLIENT_ID }), { code: 'ERR_SESSION_EXPIRED' });
-    assert.equal((await verifySessionToken(old.token, { secret: SESSION_SECRET, audience: CLIENT_ID, now: new Date(NOW) })).expiresAt, old.expiresAt);
+    assert.equal((await verifySessionToken(old.token, { secret: SESSION_SECRET, audience: CLIENT_ID, now: then })).expiresAt, old.expiresAt);
   });
 
   it('expires at exp', async () => {

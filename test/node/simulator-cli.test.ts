@@ -19,9 +19,11 @@ async function run(args: string[]): Promise<{ code: number | null; stdout: strin
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
-  const deadline = setTimeout(() => child.kill('SIGTERM'), 10_000);
+  let timedOut = false;
+  const deadline = setTimeout(() => ((timedOut = true), child.kill('SIGTERM')), 10_000);
   const [code] = await once(child, 'exit');
   clearTimeout(deadline);
+  assert.ok(!timedOut, `mpkit ${args.join(' ')} was still running after 10 s: ${stdout}${stderr}`);
   return { code, stdout, stderr };
 }
 

@@ -14,15 +14,18 @@ export function wholeSecondsOption(value: unknown, name: string, max: number): n
   throw new MarketplaceKitError('ERR_CONFIG', `${name} must be a whole number of seconds from 1 to ${max}, got ${shownValue(value)}`);
 }
 
+/** The latest time a `Date` can hold, in ms since the epoch. */
+const LATEST_DATE_MS = 8.64e15;
+
 /**
  * A `now` option (the clock of one call, for tests): milliseconds since the epoch or a `Date`, and
- * the current time when it is not given. Anything else is `ERR_CONFIG`: `NaN` (a `Number()` of an
- * unset variable) or an invalid `Date` would otherwise compare false with every expiry and accept
- * every token.
+ * the current time when it is not given. Anything else is `ERR_CONFIG`, a mistake of the caller's:
+ * `NaN` (a `Number()` of an unset variable) would compare false with every webhook timestamp and
+ * accept them all, and jose refuses a time no `Date` holds as if the token were at fault.
  */
 export function nowOption(value: unknown, name: string): number {
   if (value === undefined) return Date.now();
   const time = value instanceof Date ? value.getTime() : value;
-  if (typeof time === 'number' && Number.isFinite(time) && time >= 0) return time;
+  if (typeof time === 'number' && time >= 0 && time <= LATEST_DATE_MS) return time;
   throw new MarketplaceKitError('ERR_CONFIG', `${name} must be a time in ms since the epoch or a Date, got ${shownValue(value)}`);
 }
