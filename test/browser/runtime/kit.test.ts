@@ -108,8 +108,10 @@ describe('kit on the developer\'s own site', () => {
   });
 
   it('tells listeners when the entitlement ends while the page is open', async () => {
-    const ending = { ...ENTITLEMENT, expires_at: new Date(Date.now() + 200).toISOString() };
-    const kit = start(fakeEnvironment(`${APP_ORIGIN}/account`), scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000, ending))));
+    // It ends 200 ms after the backend answers, not after the test began: a slow start-up must not
+    // use up the time before `has()` is checked.
+    const ending = () => ({ ...ENTITLEMENT, expires_at: new Date(Date.now() + 200).toISOString() });
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/account`), scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000, ending()))));
     await kit.started;
     const seen: boolean[] = [];
     kit.subscribe((k) => seen.push(k.has('reports')));
