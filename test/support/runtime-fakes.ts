@@ -216,6 +216,19 @@ export async function until(check: () => boolean): Promise<void> {
   while (!check()) await tick(5);
 }
 
+/** Runs `work` with `console[kind]` recording its calls instead of printing them; returns the calls. */
+export async function consoleCalls(kind: 'error' | 'warn', work: () => unknown): Promise<unknown[][]> {
+  const calls: unknown[][] = [];
+  const original = console[kind];
+  console[kind] = (...args: unknown[]) => void calls.push(args);
+  try {
+    await work();
+  } finally {
+    console[kind] = original;
+  }
+  return calls;
+}
+
 /** The kit error a promise rejects with; fails the test when it resolves or rejects with anything else. */
 export async function rejection(promise: Promise<unknown>): Promise<MarketplaceKitError> {
   try {

@@ -16,6 +16,18 @@ async function button(kit: FakeKit, plan = 'pro', feature = 'export') {
   return el;
 }
 
+/** A button for pro on a basic plan whose chooser failed to open: it says "Try again". */
+async function failedUpgrade() {
+  const kit = new FakeKit().setSession(sampleUser, basic()).scriptUpgrade({ error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
+  const el = await button(kit, 'pro', '');
+  const failed = next(el, 'mp-error');
+  part(el, 'base')!.click();
+  await failed;
+  await settle(el);
+  expect(part(el, 'label')!.textContent).to.equal('Could not open the plans. Try again.');
+  return { kit, el };
+}
+
 const states = [
   { name: 'loading', kit: () => new FakeKit(), label: 'Upgrade to pro', disabled: true },
   { name: 'ready, on another plan', kit: () => new FakeKit().setSession(sampleUser, basic()), label: 'Upgrade to pro', disabled: false },
@@ -162,13 +174,7 @@ describe('<mp-upgrade-button>', () => {
 
   it('a failure ends when the offer changes: once the user holds the plan, "Current plan", not "Try again"', async () => {
     // The plan chooser timed out, yet the purchase went through: a later refresh shows the plan.
-    const kit = new FakeKit().setSession(sampleUser, basic()).scriptUpgrade({ error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
-    const el = await button(kit, 'pro', '');
-    const failed = next(el, 'mp-error');
-    part(el, 'base')!.click();
-    await failed;
-    await settle(el);
-    expect(part(el, 'label')!.textContent).to.equal('Could not open the plans. Try again.');
+    const { kit, el } = await failedUpgrade();
     kit.setEntitlement(sampleEntitlement({ plan: 'pro' }));
     await settle(el);
     expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Current plan', '']);
@@ -333,13 +339,7 @@ describe('<mp-upgrade-button>: what mutation testing found unchecked', () => {
   });
 
   it('a failure ends when the offer changes to a renewal: "Renew pro", not "Try again"', async () => {
-    const kit = new FakeKit().setSession(sampleUser, basic()).scriptUpgrade({ error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
-    const el = await button(kit, 'pro', '');
-    const failed = next(el, 'mp-error');
-    part(el, 'base')!.click();
-    await failed;
-    await settle(el);
-    expect(part(el, 'label')!.textContent).to.equal('Could not open the plans. Try again.');
+    const { kit, el } = await failedUpgrade();
     kit.setEntitlement(sampleEntitlement({ expires_at: PAST }));
     await settle(el);
     expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Renew pro', '']);

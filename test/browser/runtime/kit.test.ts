@@ -11,6 +11,7 @@ import {
   ENTITLEMENT,
   HOST_ORIGIN,
   USER,
+  consoleCalls,
   fakeEnvironment,
   jsonResponse,
   openHostEnd,
@@ -368,20 +369,15 @@ describe('kit inside the dashboard', () => {
   it('refuses a host outside the allowlist without any request', async () => {
     const fetch = scriptedFetch(() => jsonResponse({}));
     const env = fakeEnvironment(LAUNCH.replace(encodeURIComponent(HOST_ORIGIN), encodeURIComponent('https://evil.example')), { parent: windowPair()[0] });
-    const logged: unknown[] = [];
-    const error = console.error;
-    console.error = (...args: unknown[]) => void logged.push(args[0]);
     let kit!: MarketplaceKit;
-    try {
+    const logged = await consoleCalls('error', async () => {
       kit = start(env, fetch);
       await kit.started;
-    } finally {
-      console.error = error;
-    }
+    });
     expect(kit.state).to.equal('error');
     expect(kit.error?.code).to.equal('ERR_HOST_NOT_ALLOWED');
     expect(logged).to.have.length(1);
-    expect(String(logged[0])).to.match(/^\[marketplace-app-kit\] ERR_HOST_NOT_ALLOWED: .*evil\.example/);
+    expect(String(logged[0]?.[0])).to.match(/^\[marketplace-app-kit\] ERR_HOST_NOT_ALLOWED: .*evil\.example/);
     expect(env.replaced).to.deep.equal(['/embed?view=1']);
     // A retry (the gate's "Try again") stays refused: no cookie session is read in that frame.
     expect((await rejection(kit.refresh())).code).to.equal('ERR_HOST_NOT_ALLOWED');
@@ -721,14 +717,7 @@ describe('kit inside the dashboard', () => {
       { openUpgrade: () => ({ outcome: 'upgraded' }) },
     );
     await kit.started;
-    const logged: unknown[][] = [];
-    const error = console.error;
-    console.error = (...args: unknown[]) => void logged.push(args);
-    try {
-      expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
-    } finally {
-      console.error = error;
-    }
+    const logged = await consoleCalls('error', async () => expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded'));
     expect(logged).to.have.length(1);
     expect((logged[0]![1] as MarketplaceKitError).status).to.equal(502);
     expect([kit.state, kit.entitlement]).to.deep.equal(['ready', ENTITLEMENT]);
@@ -949,14 +938,7 @@ describe('sign-out inside the dashboard', () => {
     await kit.started;
     await kit.signOut();
     const calls = fetch.calls.length;
-    const logged: unknown[][] = [];
-    const error = console.error;
-    console.error = (...args: unknown[]) => void logged.push(args);
-    try {
-      expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded');
-    } finally {
-      console.error = error;
-    }
+    const logged = await consoleCalls('error', async () => expect(await kit.upgrade({ plan: 'pro' })).to.equal('upgraded'));
     expect([kit.state, fetch.calls.length]).to.deep.equal(['signed-out', calls]);
     expect(logged).to.deep.equal([], 'no reload is tried, so none fails');
   });
@@ -1142,16 +1124,11 @@ describe('early exchange (the page sent the start-up request before the kit exis
     const elsewhere = early(Promise.resolve(jsonResponse(sessionBody('tok-elsewhere', 600_000))), 'https://elsewhere.example/api/marketplace');
     const env = fakeEnvironment(SCRUBBED, { parent: host, self: app, parentOrigin: undefined, earlyLaunch: elsewhere });
     const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000)));
-    const warnings: unknown[][] = [];
-    const warn = console.warn;
-    console.warn = (...args: unknown[]) => void warnings.push(args);
-    try {
+    const warnings = await consoleCalls('warn', async () => {
       const kit = start(env, fetch);
       await kit.started;
       expect([kit.state, kit.embedded, kit.theme]).to.deep.equal(['ready', true, 'dark']);
-    } finally {
-      console.warn = warn;
-    }
+    });
     expect(fetch.calls.map((call) => [call.method, call.body && JSON.parse(call.body).context])).to.deep.equal([['POST', 'ctx-from-host']]);
     expect(String(warnings[0]?.[0])).to.contain('https://elsewhere.example/api/marketplace');
   });
@@ -1576,15 +1553,11 @@ describe('kit: what a second mutation run found unchecked', () => {
     it('launch parameters on a page that is not framed are refused: no request, URL scrubbed', async () => {
       const env = fakeEnvironment(LAUNCH);
       const fetch = scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000)));
-      const error = console.error;
-      console.error = () => undefined;
       let kit!: MarketplaceKit;
-      try {
+      await consoleCalls('error', async () => {
         kit = start(env, fetch);
         await kit.started;
-      } finally {
-        console.error = error;
-      }
+      });
       expect([kit.state, kit.error?.code, kit.embedded, fetch.calls.length]).to.deep.equal(['error', 'ERR_HOST_NOT_ALLOWED', false, 0]);
       expect(env.replaced).to.deep.equal(['/embed?view=1']);
     });
@@ -1956,17 +1929,13 @@ describe('kit: what a second mutation run found unchecked', () => {
 
     it('destroying a kit that a newer one replaced leaves the newer one registered', async () => {
       const options = { backend: '/api/marketplace', hostOrigins: [HOST_ORIGIN], fetch: scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000))) };
-      const warn = console.warn;
-      console.warn = () => undefined;
-      try {
+      await consoleCalls('warn', async () => {
         const first = await createKit(options);
         const second = await createKit(options);
         kits.push(first, second);
         first.destroy();
         expect(getKit() === second).to.equal(true);
-      } finally {
-        console.warn = warn;
-      }
+      });
     });
 
     it('onKitsChanged hears of created and destroyed kits until its stop function is called', async () => {
