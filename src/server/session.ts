@@ -6,6 +6,7 @@
 import { errors as jose, jwtVerify, SignJWT } from 'jose';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
+import { shownValue } from '../shared/options.js';
 import { AppId, Profile } from '../shared/schemas.js';
 import { hmacCryptoKey } from './lib/hmac-key.js';
 import { optionsObject } from './lib/options-object.js';
@@ -77,7 +78,7 @@ export interface VerifySessionOptions {
  * const { token, expiresAt } = await signSessionToken({ secret, audience: clientId, user, appId: 'app_1', host: null });
  */
 export async function signSessionToken(options: SignSessionOptions): Promise<{ token: string; expiresAt: number }> {
-  assertSessionSecret(optionsObject(options, 'signSessionToken').secret);
+  checkKeys(optionsObject(options, 'signSessionToken'), 'signSessionToken');
   const now = nowOption(options.now, 'signSessionToken: now');
   const ttl = wholeSecondsOption(options.ttlSeconds, 'signSessionToken: ttlSeconds', MAX_SESSION_TTL_SECONDS);
   const iat = Math.floor(now / 1000);
@@ -101,8 +102,9 @@ export async function signSessionToken(options: SignSessionOptions): Promise<{ t
  * const session = await verifySessionToken(token, { secret, audience: clientId });
  */
 export async function verifySessionToken(token: string, options: VerifySessionOptions): Promise<AppSession> {
-  // A missing or short secret is the app's mistake, never a 401 for every user.
-  assertSessionSecret(optionsObject(options, 'verifySessionToken').secret);
+  // A missing or short secret is the app's mistake, never a 401 for every user; a missing
+  // audience would accept every app's sessions signed with the same secret.
+  checkKeys(optionsObject(options, 'verifySessionToken'), 'verifySessionToken');
   const now = nowOption(options.now, 'verifySessionToken: now');
   let payload: unknown;
   try {
@@ -130,9 +132,17 @@ export async function verifySessionToken(token: string, options: VerifySessionOp
   };
 }
 
-export function assertSessionSecret(secret: unknown): asserts secret is string {
+export function assertSessionSecret(secret: unknown, name = 'sessionSecret'): asserts secret is string {
   if (typeof secret !== 'string' || secret.length < MIN_SESSION_SECRET_LENGTH) {
-    throw new MarketplaceKitError('ERR_CONFIG', `sessionSecret must be at least ${MIN_SESSION_SECRET_LENGTH} characters`);
+    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be at least ${MIN_SESSION_SECRET_LENGTH} characters`);
+  }
+}
+
+/** The secret and the audience (the app's Client ID) of a session token function, or ERR_CONFIG. */
+function checkKeys(options: { secret: unknown; audience: unknown }, caller: string): void {
+  assertSessionSecret(options.secret, `${caller}: secret`);
+  if (typeof options.audience !== 'string' || options.audience === '') {
+    throw new MarketplaceKitError('ERR_CONFIG', `${caller}: audience must be the app's Client ID, got ${shownValue(options.audience)}`);
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { MarketplaceKitError } from '../shared/errors.js';
 import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, type Profile } from '../shared/schemas.js';
 import { optionsObject } from './lib/options-object.js';
 import { nowOption, wholeSecondsOption } from './lib/time-options.js';
@@ -57,6 +58,7 @@ export async function signContextToken(options: SignContextTokenOptions): Promis
  * const body = JSON.stringify({ event: 'user.revoked', timestamp: new Date().toISOString(), data: { user_id: 'usr_1' } });
  * await fetch(webhookUrl, { method: 'POST', body, headers: { 'X-Service-Signature': signWebhookBody(body, secret) } });
  */
-export function signWebhookBody(rawBody: string | Uint8Array, secret: string): string {
-  return `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
+export function signWebhookBody(rawBody: string | Uint8Array | ArrayBuffer, secret: string): string {
+  if (typeof secret !== 'string' || secret === '') throw new MarketplaceKitError('ERR_CONFIG', 'signWebhookBody needs the webhook secret (a non-empty string)');
+  return `sha256=${createHmac('sha256', secret).update(rawBody instanceof ArrayBuffer ? new Uint8Array(rawBody) : rawBody).digest('hex')}`;
 }

@@ -164,9 +164,12 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
   // One secret is checked without building a list: this runs for every delivery.
   const { secret } = options;
   const secrets = options.secrets ?? null;
-  if (secrets === null ? !usableSecret(secret) : !Array.isArray(secrets) || secrets.length === 0 || !secrets.every(usableSecret)) {
+  if (secrets === null ? !usableSecret(secret) : !Array.isArray(secrets) || secrets.length === 0) {
     fail('ERR_WEBHOOK_NO_SECRET', 500, `${caller} needs a non-empty \`secret\` or \`secrets\``);
   }
+  // `secrets: [current, process.env.PREVIOUS]` with the variable unset: say which one.
+  const unusable = secrets === null ? -1 : secrets.findIndex((entry) => !usableSecret(entry));
+  if (unusable >= 0) fail('ERR_WEBHOOK_NO_SECRET', 500, `${caller}: secrets[${unusable}] is empty or not a string; each secret must be a non-empty string`);
   const now = nowOption(options.now, `${caller}: now`);
   const toleranceMs = numberOption(options.toleranceSeconds, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, `${caller}: toleranceSeconds`) * 1000;
   const hex = readSignatureHeader(signatureHeader);
