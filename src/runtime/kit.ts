@@ -809,8 +809,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
     if (signature === this.#signature) return;
     this.#signature = signature;
     for (const listener of [...this.#listeners]) {
-      // A listener may destroy the kit: after that, nobody else is told. One it unsubscribed is
-      // not told either (as with removeEventListener during a dispatch).
+      // A listener may destroy the kit: after that, nobody else is told. One it unsubscribed (and
+      // did not subscribe again) is not told either.
       if (this.#destroyed) return;
       if (!this.#listeners.has(listener)) continue;
       try {
