@@ -22,7 +22,8 @@ export interface NodeAdapterOptions {
   /**
    * Told of what the handler got wrong, which the client sees only as a 5xx: an error it threw
    * that answers 500 or more (anything but the kit's 4xx errors), or an answer that is not a
-   * `Response` (a missing `return`). Default: logged with `console.error`. An `AppBackend` never
+   * `Response` (a missing `return`); for `toExpressMiddleware`, also of a webhook body a parser
+   * consumed first (`ERR_WEBHOOK_BODY_PARSED`). Default: logged with `console.error`. An `AppBackend` never
    * throws: it reports its own errors to `createAppBackend`'s `onError` (which logs by default too).
    */
   onError?(error: unknown, request: Request): void;
@@ -150,7 +151,11 @@ export function toExpressMiddleware(
         // slashes dropped, so `/webhooks/` or `/x/../webhooks` cannot slip a parsed body past the check.
         const url = requestUrl(req, target, options.origin);
         const isWebhook = url.pathname.replace(/\/+$/, '') === `${basePath}/webhooks`;
-        response = await answer(handler, toRequest(req, url, bodyFromParser(expressReq, isWebhook)), options);
+        const body = bodyFromParser(expressReq, isWebhook);
+        // A webhook body a parser consumed is the app's set-up mistake: answered 500 in the
+        // handler's place, so that onError (console.error by default) hears of it like any 5xx.
+        const refused = body instanceof WebhookVerificationError;
+        response = await answer(refused ? () => Promise.reject(body) : handler, toRequest(req, url, refused ? null : body), options);
       } catch (error) {
         response = toErrorResponse(error);
       }
@@ -254,15 +259,18 @@ export function earlyLaunchScript(options: EarlyLaunchOptions): string {
   return `(${earlyLaunch.toString()})(${json});`;
 }
 
-/** What a body parser left: raw bytes or text to use, a parsed value, or nothing. */
-function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | null | undefined {
+/**
+ * What a body parser left: raw bytes or text to use, a parsed value, or nothing (`undefined`: the
+ * body is still to be read). A parsed webhook body gives the error to answer instead.
+ */
+function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | null | undefined | WebhookVerificationError {
   const { body } = req;
   if (typeof body === 'string') return body;
   if (body instanceof Uint8Array) return new Uint8Array(body);
   const consumed = req.readableEnded || (body !== undefined && body !== null);
   if (!consumed) return undefined;
   if (isWebhook) {
-    throw new WebhookVerificationError(
+    return new WebhookVerificationError(
       'ERR_WEBHOOK_BODY_PARSED',
       'A body parser (e.g. express.json()) consumed the webhook body before the kit could read it. The signature covers the exact raw bytes: ' +
         'mount toExpressMiddleware(backend) before express.json(), or use express.raw({ type: "application/json" }) for the webhook path.',

@@ -127,11 +127,16 @@ describe('toExpressMiddleware with a real Express app', () => {
     }
   });
 
-  it('after express.json(): the session route still works, the webhook route fails with ERR_WEBHOOK_BODY_PARSED', async () => {
+  it('after express.json(): the session route still works, the webhook route fails with ERR_WEBHOOK_BODY_PARSED, told to onError', async () => {
     const events: WebhookDelivery[] = [];
+    const reported: string[] = [];
     const app = express();
     app.use(express.json());
-    app.use(toExpressMiddleware(makeBackend(events)));
+    app.use(
+      toExpressMiddleware(makeBackend(events), {
+        onError: (error, request) => void reported.push(`${request.method} ${new URL(request.url).pathname}: ${(error as { code?: string }).code}`),
+      }),
+    );
     const { origin, server } = await listen(app);
     try {
       assert.equal((await newSession(origin)).status, 200);
@@ -148,6 +153,13 @@ describe('toExpressMiddleware with a real Express app', () => {
       const dotted = await rawPost(origin, '/api/marketplace/x/../webhooks', '{"event":"user.authorized"}');
       assert.deepEqual([dotted.status, dotted.body.includes('ERR_WEBHOOK_BODY_PARSED')], [500, true]);
       assert.equal(events.length, 0);
+      // The app's set-up mistake reaches the logs, once per answer; the session route reported nothing.
+      assert.deepEqual(reported, [
+        'POST /api/marketplace/webhooks: ERR_WEBHOOK_BODY_PARSED',
+        'POST /api/marketplace/webhooks/: ERR_WEBHOOK_BODY_PARSED',
+        'POST /api/marketplace/webhooks//: ERR_WEBHOOK_BODY_PARSED',
+        'POST /api/marketplace/webhooks: ERR_WEBHOOK_BODY_PARSED',
+      ]);
     } finally {
       await close(server);
     }
