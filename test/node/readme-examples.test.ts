@@ -1,0 +1,113 @@
+// The README's complete examples type-check as an app developer's project would see them: strict
+// TypeScript, the package installed by name (its exports map and built declarations), a Node
+// project without the DOM library for backend code and a bundler project for page code. An
+// example is checked when the line before its fence says `<!-- checked: node -->` or
+// `<!-- checked: browser -->`; reference blocks that list calls out of context are not marked.
+// What an example leaves to the reader (`yourApp`, `res`, `iframe`, …) is declared below. Needs
+// `npm run build` first, as `npm test` does.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const readme = readFileSync(`${root}README.md`, 'utf8');
+
+type Kind = 'node' | 'browser';
+
+/** The marked examples, named after the README line of their fence so that tsc's errors point there. */
+function checkedExamples(): Array<{ kind: Kind; file: string; code: string }> {
+  const examples: Array<{ kind: Kind; file: string; code: string }> = [];
+  for (const match of readme.matchAll(/^<!-- checked: (\w+) -->\n```(?:ts|js)\n([\s\S]*?)^```$/gm)) {
+    const kind = match[1];
+    assert.ok(kind === 'node' || kind === 'browser', `README: "<!-- checked: ${kind} -->" names neither node nor browser`);
+    const line = readme.slice(0, match.index).split('\n').length + 1;
+    // `export {}`: each example is a module of its own (top-level await, no clashing names).
+    examples.push({ kind, file: `readme-line-${line}.ts`, code: `${match[2]}export {};\n` });
+  }
+  return examples;
+}
+
+const PLACEHOLDERS: Record<Kind, string> = {
+  node: `
+declare function yourApp(request: Request): Promise<Response>;
+declare function forgetUser(userId: string): Promise<void>;
+declare function exportCsv(userId: string): Promise<string>;
+declare function notesOf(userId: string): Promise<string[]>;
+declare const res: import('node:http').ServerResponse;
+declare const request: Request;
+declare const marketplace: import('marketplace-app-kit/server').AppBackend;
+declare const app: import('express').Express;
+declare const express: typeof import('express');
+declare const clientId: string;
+declare const clientSecret: string;
+declare const code: string;
+`,
+  browser: `
+declare function greet(name: string): void;
+declare function showProblem(code: string): void;
+declare function showSignIn(): void;
+declare const exportButton: HTMLButtonElement;
+declare const createKit: typeof import('marketplace-app-kit').createKit;
+declare const iframe: HTMLIFrameElement;
+declare const heading: HTMLElement;
+declare const embedUrl: string;
+declare function mintContextToken(): Promise<string>;
+declare function currentTheme(): 'light' | 'dark';
+declare function currentLocale(): string;
+declare function choosePlan(plan: string | undefined, feature: string | undefined): Promise<'upgraded' | 'dismissed'>;
+declare function showToast(message: string, tone: string | undefined): void;
+`,
+};
+
+const COMPILER_OPTIONS: Record<Kind, object> = {
+  node: { module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], types: ['node'] },
+  browser: { module: 'ESNext', moduleResolution: 'Bundler', lib: ['ES2023', 'DOM', 'DOM.Iterable'], types: [] },
+};
+
+describe('README examples', () => {
+  const examples = checkedExamples();
+  let project = '';
+
+  before(() => {
+    assert.ok(existsSync(`${root}dist/server/index.d.ts`), 'dist is missing (run npm run build)');
+    // A project outside the repository, with the package "installed" as a link to it: imports by
+    // name go through the exports map, as they do for an app.
+    project = mkdtempSync(join(tmpdir(), 'mpkit-readme-'));
+    mkdirSync(join(project, 'node_modules'));
+    symlinkSync(root, join(project, 'node_modules/marketplace-app-kit'), 'dir');
+    for (const name of ['@types', 'express']) symlinkSync(join(root, 'node_modules', name), join(project, 'node_modules', name), 'dir');
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ type: 'module' }));
+    for (const kind of ['node', 'browser'] as const) {
+      mkdirSync(join(project, kind));
+      writeFileSync(join(project, kind, 'placeholders.d.ts'), PLACEHOLDERS[kind]);
+      const compilerOptions = { target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, ...COMPILER_OPTIONS[kind] };
+      writeFileSync(join(project, `tsconfig.${kind}.json`), JSON.stringify({ compilerOptions, include: [`${kind}/*.ts`] }));
+    }
+    for (const { kind, file, code } of examples) writeFileSync(join(project, kind, file), code);
+  });
+
+  after(() => {
+    if (project) rmSync(project, { recursive: true, force: true });
+  });
+
+  it('marks the quick starts and the complete examples, for Node and for the browser', () => {
+    // A marker lost in an edit would silently check less.
+    const count = (kind: Kind) => examples.filter((example) => example.kind === kind).length;
+    assert.ok(count('node') >= 10, `only ${count('node')} Node examples are marked`);
+    assert.ok(count('browser') >= 5, `only ${count('browser')} browser examples are marked`);
+  });
+
+  for (const kind of ['node', 'browser'] as const) {
+    it(`type-checks the ${kind} examples under strict TypeScript against the built package`, async () => {
+      const tsc = `${root}node_modules/typescript/bin/tsc`;
+      const run = promisify(execFile)(process.execPath, [tsc, '-p', `tsconfig.${kind}.json`], { cwd: project });
+      const { stdout } = await run.catch((error: { stdout?: string }) => assert.fail(`README examples do not compile:\n${error.stdout ?? String(error)}`));
+      assert.equal(stdout.trim(), '');
+    });
+  }
+});
