@@ -781,6 +781,14 @@ function readGivenClient(options: AppBackendOptions, siteUrl: string, configErro
   if (client.keyKind !== kind) {
     throw configError(`the client has ${client.keyKind === null ? 'no API key' : `a ${client.keyKind} API key`}, but apiKey is a ${kind} key: create it with the same apiKey`);
   }
+  // The sign-in sends options.clientId to the authorization page and has the client exchange the
+  // code: with other credentials, every sign-in would fail only at its callback.
+  if (client.clientId !== options.clientId) {
+    throw configError(
+      `${client.clientId === null ? 'the client has no clientId and clientSecret' : `the client's clientId is ${JSON.stringify(client.clientId)}`}, ` +
+        `not ${JSON.stringify(options.clientId)}: create it with the same clientId and clientSecret`,
+    );
+  }
 }
 
 /** The options of `createAppBackend` that only go into the client it creates. */

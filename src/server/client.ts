@@ -79,6 +79,8 @@ export interface MarketplaceClient {
   readonly tokenUrl: string;
   /** `test` or `live` from the API key's prefix; null without a key. */
   readonly keyKind: ApiKeyKind | null;
+  /** The Client ID of the OAuth calls; null without both `clientId` and `clientSecret` (they throw `ERR_CONFIG` then). */
+  readonly clientId: string | null;
   /** The authorization page address with fresh `state` and PKCE verifier (seed §4.1). */
   authorizationUrl(options: { redirectUri: string; scope?: string; state?: string; codeVerifier?: string }): AuthorizationRequest;
   /** Exchanges an authorization code (seed §4.2). */
@@ -257,6 +259,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     apiBaseUrl,
     tokenUrl,
     keyKind,
+    clientId: options.clientId && options.clientSecret ? options.clientId : null,
 
     authorizationUrl(authOptions) {
       return buildAuthorizationUrl({ ...authOptions, siteUrl, clientId: credentials().clientId });

@@ -234,7 +234,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
 
   it('GET /session?refresh=1 answers 503 ERR_RATE_LIMITED with Retry-After when the API key is exhausted', async () => {
     const clock = createVirtualClock(NOW);
-    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clock, rateLimit: { limit: 1 } });
+    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, clock, rateLimit: { limit: 1 } });
     const { backend } = backendWith({ clock, client });
     const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
     const refused = await backend(new Request(`${BASE}/session?refresh=1`, { headers: { authorization: `Bearer ${body.session.token}` } }));
@@ -246,7 +246,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
 
   it('POST /session refused for a marketplace failure (503) leaves the context token usable for the retry', async () => {
     const clock = createVirtualClock(NOW);
-    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clock, rateLimit: { limit: 1 } });
+    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, clock, rateLimit: { limit: 1 } });
     const { backend } = backendWith({ clock, client });
     await client.entitlements({ userId: 'usr_other' }); // takes the only slot of the minute
     const request = { context: await contextToken(), host: DASHBOARD };
@@ -261,7 +261,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
 
   it('POST /session: a store whose release throws is reported, and the marketplace failure still answers', async () => {
     const clock = createVirtualClock(NOW);
-    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clock, rateLimit: { limit: 1 } });
+    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, clock, rateLimit: { limit: 1 } });
     const claimed = new Set<string>();
     const errors: unknown[] = [];
     const replayStore = {
@@ -479,9 +479,11 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal((error.cause as Error).message, 'database down');
   });
 
-  it("refuses options that a client of your own would make it ignore, and a client for another marketplace", () => {
-    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY });
+  it("refuses options that a client of your own would make it ignore, and a client for another marketplace or app", () => {
+    const oauth = { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET };
+    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, ...oauth });
     assert.equal(backendWith({ client }).backend.client, client);
+    assert.equal(client.clientId, CLIENT_ID);
     assert.throws(() => backendWith({ client, timeoutMs: 500, fetch }), {
       code: 'ERR_CONFIG',
       message: /^createAppBackend: fetch, timeoutMs would be ignored with your own client: pass them to createMarketplaceClient/,
@@ -489,16 +491,30 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.throws(() => backendWith({ client, entitlementTtlMs: 0 }), { code: 'ERR_CONFIG', message: /entitlementTtlMs would be ignored/ });
     assert.throws(() => backendWith({ client, apiBaseUrl: `${market.siteUrl}/api` }), { code: 'ERR_CONFIG', message: /apiBaseUrl would be ignored/ });
     assert.throws(() => backendWith({ client, tokenPath: '/oauth2/token' }), { code: 'ERR_CONFIG', message: /tokenPath would be ignored/ });
-    const elsewhere = createMarketplaceClient({ siteUrl: 'https://other-marketplace.example', apiKey: API_KEY });
+    const elsewhere = createMarketplaceClient({ siteUrl: 'https://other-marketplace.example', apiKey: API_KEY, ...oauth });
     assert.throws(() => backendWith({ client: elsewhere }), { code: 'ERR_CONFIG', message: /the client is for "https:\/\/other-marketplace\.example"/ });
     assert.throws(() => backendWith({ client, apiKey: 'sk_123' }), { code: 'ERR_CONFIG', message: /test_ \(development\) or live_/ });
     // The same marketplace written differently is the same marketplace.
     for (const siteUrl of [market.siteUrl.replace('http://', 'HTTP://'), `${market.siteUrl}/`]) {
-      assert.equal(backendWith({ client: createMarketplaceClient({ siteUrl, apiKey: API_KEY }) }).backend.client.siteUrl, siteUrl.replace(/\/$/, ''));
+      assert.equal(backendWith({ client: createMarketplaceClient({ siteUrl, apiKey: API_KEY, ...oauth }) }).backend.client.siteUrl, siteUrl.replace(/\/$/, ''));
     }
     // A client without the API key could not load any user's entitlement.
-    assert.throws(() => backendWith({ client: createMarketplaceClient({ siteUrl: market.siteUrl }) }), { code: 'ERR_CONFIG', message: /the client has no API key/ });
+    assert.throws(() => backendWith({ client: createMarketplaceClient({ siteUrl: market.siteUrl, ...oauth }) }), { code: 'ERR_CONFIG', message: /the client has no API key/ });
     assert.throws(() => backendWith({ client, apiKey: 'live_other' }), { code: 'ERR_CONFIG', message: /a test API key, but apiKey is a live key/ });
+    // The sign-in names options.clientId to the marketplace and has the client exchange the code:
+    // a client without OAuth credentials, or another app's, would fail every sign-in at its callback.
+    assert.throws(() => backendWith({ client: createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY }) }), {
+      code: 'ERR_CONFIG',
+      message: new RegExp(`the client has no clientId and clientSecret, not "${CLIENT_ID}"`),
+    });
+    assert.throws(() => backendWith({ client: createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clientId: CLIENT_ID }) }), {
+      code: 'ERR_CONFIG',
+      message: /the client has no clientId and clientSecret/,
+    });
+    assert.throws(() => backendWith({ client: createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clientId: 'cli_other', clientSecret: 'another secret' }) }), {
+      code: 'ERR_CONFIG',
+      message: new RegExp(`the client's clientId is "cli_other", not "${CLIENT_ID}": create it with the same clientId and clientSecret`),
+    });
   });
 
   it('refuses unsafe configuration', () => {
