@@ -184,10 +184,17 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(market.calls.get('/api/v1/entitlements'), 3, 'the burst cost the API key one call');
     assert.deepEqual(clock.sleeps, [REFRESH_MIN_INTERVAL_MS - 1_000], 'one wait, to the end of the interval');
     assert.equal(clock.now(), NOW + REFRESH_MIN_INTERVAL_MS);
+    // The next refresh within the new interval waits for its end in turn: the finished wait is not
+    // handed out again with its old answer.
+    market.entitlements.set(USER.id, { ...ENTITLEMENT, plan: 'lifetime' });
+    clock.advance(1_000);
+    assert.equal((await read('?refresh=1')).entitlement?.plan, 'lifetime');
+    assert.equal(market.calls.get('/api/v1/entitlements'), 4);
+    assert.equal(clock.now(), NOW + 2 * REFRESH_MIN_INTERVAL_MS);
     clock.advance(REFRESH_MIN_INTERVAL_MS);
     market.entitlements.set(USER.id, { ...ENTITLEMENT, plan: 'business' });
     assert.equal((await read('?refresh=1')).entitlement?.plan, 'business', 'reloaded at once 5 s later');
-    assert.equal(market.calls.get('/api/v1/entitlements'), 4);
+    assert.equal(market.calls.get('/api/v1/entitlements'), 5);
   });
 
   it('GET /session?refresh=1 costs one marketplace call for a burst of refreshes, also with an empty cache', async () => {
@@ -332,6 +339,9 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     const refusedToken = await contextToken({ now: NOW + 60_000 });
     const refused = await postSession(backend, { context: refusedToken, host: DASHBOARD });
     assert.deepEqual([refused.status, await errorCode(refused), refused.headers.get('retry-after')], [429, 'ERR_RATE_LIMITED', '240']);
+    clock.advance(500);
+    const later = await postSession(backend, { context: await contextToken({ now: NOW + 60_500 }), host: DASHBOARD });
+    assert.equal(later.headers.get('retry-after'), '240', '239.5 s rounds up: a client that waits as told is not refused again');
     assert.equal((await launch({ now: NOW + 60_000, user: { ...USER, id: 'usr_2' } })).status, 200, 'another user is counted apart');
 
     // The window began with the first exchange: at its end the user may start sessions again, and
@@ -378,8 +388,10 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal((await postSession(backend, { context: await contextToken({ user: { ...USER, id: 'usr_2' } }), host: DASHBOARD })).status, 200);
   });
 
-  it('refuses a body without context or host, and non-JSON', async () => {
+  it('refuses a body without context or host, non-JSON, and a body over 16 KiB', async () => {
     const { backend } = backendWith();
+    const big = await postSession(backend, { context: await contextToken(), host: DASHBOARD, padding: 'x'.repeat(16 * 1024) });
+    assert.deepEqual([big.status, await errorCode(big)], [413, 'ERR_PAYLOAD_TOO_LARGE']);
     const noHost = await postSession(backend, { context: await contextToken() });
     assert.equal(noHost.status, 400);
     assert.equal(await errorCode(noHost), 'ERR_INVALID_INPUT');
@@ -413,6 +425,9 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
 
     const missing = await backend(new Request(`${BASE}/session`));
     assert.equal(await errorCode(missing), 'ERR_SESSION_MISSING');
+    const fresh = SessionResponse.parse(await (await postSession(backend, { context: await contextToken({ now: NOW + 61_000 }), host: DASHBOARD })).json());
+    const lowerCase = await backend(new Request(`${BASE}/session`, { headers: { authorization: `bearer ${fresh.session.token}` } }));
+    assert.equal(lowerCase.status, 200, 'the auth scheme is case-insensitive (RFC 7235)');
     const malformed = await backend(new Request(`${BASE}/session`, { headers: { authorization: 'Basic abc' } }));
     assert.equal(await errorCode(malformed), 'ERR_SESSION_INVALID');
     const tampered = await backend(new Request(`${BASE}/session`, { headers: { authorization: `Bearer ${body.session.token}x` } }));
@@ -1173,6 +1188,9 @@ describe('createAppBackend: cookie sessions, CORS and upstream failures', () => 
     assert.equal((await post(APP)).userId, 'usr_1');
     assert.equal((await post('https://admin.example')).userId, 'usr_1');
     await assert.rejects(post('https://sibling.app.example'), { code: 'ERR_ORIGIN_REFUSED', status: 403, message: /own origin .*"https:\/\/sibling\.app\.example"/ });
+    // Exact origins only: not one that merely starts with the app's, and not the dashboard, which
+    // launches the app but is no origin of its own pages.
+    for (const origin of [`${APP}.evil.example`, `${APP}:8443`, DASHBOARD]) await assert.rejects(post(origin), { code: 'ERR_ORIGIN_REFUSED' }, origin);
     await assert.rejects(post(), { code: 'ERR_ORIGIN_REFUSED', message: /no Origin header/ });
     assert.equal((await backend.requireSession(new Request(`${APP}/api/notes`, { headers: { cookie } }))).userId, 'usr_1', 'GET needs no Origin');
   });
@@ -1185,6 +1203,13 @@ describe('createAppBackend: cookie sessions, CORS and upstream failures', () => 
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), 'http://127.0.0.1:8000');
     assert.match(preflight.headers.get('access-control-allow-headers')!, /authorization/);
+    // The runtime sends credentials (the cookie session) and signs out with DELETE.
+    assert.equal(preflight.headers.get('access-control-allow-credentials'), 'true');
+    assert.deepEqual(new Set(preflight.headers.get('access-control-allow-methods')!.split(/,\s*/)), new Set(['GET', 'POST', 'DELETE']));
+    const allowed = await backend(new Request(`${BASE}/session`, { headers: { origin: 'http://127.0.0.1:8000' } }));
+    assert.deepEqual([allowed.headers.get('access-control-allow-origin'), allowed.headers.get('access-control-allow-credentials')], ['http://127.0.0.1:8000', 'true']);
+    const asHost = await postSession(backend, { context: await contextToken({ host: 'http://127.0.0.1:8000' }), host: 'http://127.0.0.1:8000' });
+    assert.deepEqual([asHost.status, await errorCode(asHost)], [401, 'ERR_CONTEXT_TOKEN_HOST'], 'a CORS origin may call the backend, not launch the app');
     const other = await backend(new Request(`${BASE}/session`, { headers: { origin: 'https://evil.example' } }));
     assert.equal(other.headers.get('access-control-allow-origin'), null);
     const plain = backendWith().backend;
