@@ -288,6 +288,19 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     );
   });
 
+  it('builds its client with the fetch and entitlementTtlMs it is given', async () => {
+    const fetched: string[] = [];
+    const spy: typeof fetch = (input, init) => {
+      fetched.push(new URL(input instanceof Request ? input.url : String(input)).pathname);
+      return fetch(input, init);
+    };
+    const { backend } = backendWith({ fetch: spy, entitlementTtlMs: 0 });
+    const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
+    const headers = { authorization: `Bearer ${body.session.token}` };
+    for (let read = 0; read < 2; read += 1) assert.equal((await backend(new Request(`${BASE}/session`, { headers }))).status, 200);
+    assert.deepEqual(fetched, Array(3).fill('/api/v1/entitlements'), 'through the given fetch, and without a cache every read asks');
+  });
+
   it('answers entitlement null when the marketplace holds none', async () => {
     market.entitlements.delete(USER.id);
     const { backend } = backendWith();
@@ -777,6 +790,11 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     const other = await signIn(backend, 'https://elsewhere.example/');
     const back = await backend(new Request(other.callback, { headers: { cookie: other.cookie } }));
     assert.equal(back.headers.get('location'), '/', 'an origin not in corsOrigins is no place to return to');
+    // The callback checks return_to again: a backend that shares the session secret but not the
+    // CORS origin (another deployment, a narrowed configuration) does not send the user there.
+    const narrowed = backendWith().backend;
+    const moved = await signIn(backend, 'https://site.example/reports');
+    assert.equal((await narrowed(new Request(moved.callback, { headers: { cookie: moved.cookie } }))).headers.get('location'), '/');
   });
 
   it('returns to return_to with mp_oauth_error when the user denies or the exchange fails', async () => {
@@ -790,6 +808,18 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     badCode.searchParams.set('code', 'code_unknown');
     const failed = await backend(new Request(badCode, { headers: { cookie: reused.cookie } }));
     assert.equal(failed.headers.get('location'), '/home?mp_oauth_error=invalid_grant', "the marketplace's RFC 6749 code");
+
+    const codeless = await signIn(backend, '/home');
+    const noCode = new URL(codeless.callback);
+    noCode.searchParams.delete('code');
+    const malformed = await backend(new Request(noCode, { headers: { cookie: codeless.cookie } }));
+    assert.equal(malformed.headers.get('location'), '/home?mp_oauth_error=invalid_request', 'neither code nor error');
+  });
+
+  it('asks for the scope it is given (default identity:read)', async () => {
+    const { backend } = backendWith({ scope: 'identity:read entitlements:read' });
+    const start = await backend(new Request(`${BASE}/oauth/start`));
+    assert.equal(new URL(start.headers.get('location')!).searchParams.get('scope'), 'identity:read entitlements:read');
   });
 
   it('sends back temporarily_unavailable when the marketplace is down or busy, server_error otherwise, never a kit code', async () => {
@@ -817,6 +847,14 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     }
     assert.equal(reported.length, cases.length, 'each failed exchange reaches onError, with the details the page does not get');
     assert.ok(reported.every((error) => error instanceof MarketplaceApiError));
+
+    // A marketplace that does not answer within timeoutMs.
+    const impatient = backendWith({ timeoutMs: 100 }).backend;
+    market.override = null;
+    const { callback, cookie } = await signIn(impatient, '/home');
+    market.override = (_req, res) => void setTimeout(() => sendJson(res, 200, {}), 1_000);
+    const timedOut = await impatient(new Request(callback, { headers: { cookie } }));
+    assert.equal(timedOut.headers.get('location'), '/home?mp_oauth_error=temporarily_unavailable', 'timed out');
   });
 
   it('never copies an error text of its own choosing onto the app page: markup or an overlong value becomes access_denied', async () => {
@@ -1121,6 +1159,8 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.throws(() => backendWith({ webhookSecret: undefined, webhookSecrets: [] }), { code: 'ERR_CONFIG', message });
     assert.throws(() => backendWith({ webhookSecret: undefined, webhookSecrets: ['ok', ''] }), { code: 'ERR_CONFIG', message });
     assert.throws(() => backendWith({ webhooks: false }), { code: 'ERR_CONFIG', message: /exclude each other/ });
+    // Only false means something; true (or a typo's value) is refused rather than read as "on".
+    assert.throws(() => backendWith({ webhooks: true as unknown as false }), { code: 'ERR_CONFIG', message: /webhooks accepts only false/ });
   });
 
   it('with webhooks: false, needs no secret and answers POST /webhooks with 404', async () => {
