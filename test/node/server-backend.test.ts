@@ -1079,7 +1079,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.equal(events.length, 1);
   });
 
-  it('answers 500 when onEvent throws, releases the delivery and handles the retry', async () => {
+  it('answers 500 when onEvent throws, releases the delivery and handles the retry', { timeout: 5_000 }, async () => {
     let fail = true;
     const seen: string[] = [];
     const errors: unknown[] = [];
