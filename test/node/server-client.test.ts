@@ -497,6 +497,21 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
       assert.ok(results.every((r) => r === results[0]));
     });
 
+    it('shares a Bearer load only between callers with the same access token', async () => {
+      // Two users' tokens at once: each must get their own entitlement, never the other's.
+      handler = (req, res) => sendJson(res, 200, { ...ENTITLEMENT, user_id: req.headers.authorization === 'Bearer at_a' ? 'usr_a' : 'usr_b' });
+      const { client: c } = client();
+      const [a, b, againA] = await Promise.all([
+        c.entitlements({ accessToken: 'at_a' }),
+        c.entitlements({ accessToken: 'at_b' }),
+        c.entitlements({ accessToken: 'at_a' }),
+      ]);
+      assert.equal(a?.user_id, 'usr_a');
+      assert.equal(b?.user_id, 'usr_b');
+      assert.equal(againA, a);
+      assert.equal(server.requests.length, 2, 'one request per distinct token');
+    });
+
     /** Holds every upstream request until the test answers it, in whatever order the test picks. */
     function heldAnswers() {
       const held: Array<(plan: string) => void> = [];
