@@ -807,6 +807,27 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     assert.equal(server.requests.filter((r) => r.url.includes('whoami')).length, 1, 'the aborted call sent nothing');
   });
 
+  it('gives back a slot granted in the same tick its caller aborted: the next call is still served', async () => {
+    handler = (_req, res) => sendJson(res, 200, USER);
+    const virtual = createVirtualClock(NOW);
+    const controller = new AbortController();
+    // The pacer reads the clock when a call queues and again right before it grants the slot: an
+    // abort on that second read lands after the pacer's last look at the signal.
+    let reads = 0;
+    const clock = {
+      ...virtual,
+      now: () => {
+        if (++reads === 2) controller.abort();
+        return virtual.now();
+      },
+    };
+    const { client: c } = client({ clock, rateLimit: { limit: 1, windowMs: 1_000 } });
+    await rejects(c.whoami({ userId: 'usr_1', signal: controller.signal }), { code: 'ERR_ABORTED', message: /aborted/ });
+    assert.equal(server.requests.length, 0, 'the aborted call sent nothing');
+    assert.deepEqual(await c.whoami({ userId: 'usr_1' }), USER, 'its slot was given back');
+    assert.deepEqual(virtual.sleeps, [1_000], 'one window after it was given back');
+  });
+
   it('does not pace Bearer-token calls', async () => {
     const { client: c, clock } = client({ rateLimit: { limit: 1 } });
     handler = (_req, res) => sendJson(res, 200, USER);
