@@ -139,6 +139,18 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
     assert.equal(results[0], results[1]);
   });
 
+  it('lets one caller of a shared refresh abort without cancelling it for the others', async () => {
+    handler = (_req, res) => setTimeout(() => sendJson(res, 200, tokenAnswer), 40);
+    const { client: c } = client();
+    const controller = new AbortController();
+    const aborted = c.refresh('rt_1', { signal: controller.signal });
+    const other = c.refresh('rt_1');
+    controller.abort();
+    await rejects(aborted, { code: 'ERR_ABORTED', message: /aborted/ });
+    assert.equal((await other).accessToken, 'at_1');
+    assert.equal(server.requests.length, 1);
+  });
+
   it('answers a refresh token it has just spent with the same tokens instead of sending it again (rotation takes reuse for theft)', async () => {
     let issued = 0;
     handler = (_req, res) => sendJson(res, 200, { ...tokenAnswer, access_token: `at_${++issued}`, refresh_token: `rt_next_${issued}` });
