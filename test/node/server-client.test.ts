@@ -585,6 +585,25 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
       assert.equal(server.requests.length, 3);
     });
 
+    it('a stale load that ends first leaves the fresh load for later callers to join', async () => {
+      const upstream = heldAnswers();
+      const { client: c } = client();
+      const stale = c.entitlements({ userId: 'usr_1' });
+      await upstream.arrived(1);
+      c.invalidate('usr_1');
+      const fresh = c.entitlements({ userId: 'usr_1' });
+      await upstream.arrived(2);
+      upstream.answer(1, 'pro');
+      await stale;
+      const joiner = c.entitlements({ userId: 'usr_1' });
+      // Answers any request a joiner might send of its own, so that the test fails instead of hanging.
+      void upstream.arrived(3).then(() => upstream.answer(3, 'enterprise'));
+      upstream.answer(2, 'business');
+      assert.equal((await joiner)?.plan, 'business');
+      assert.equal(await joiner, await fresh);
+      assert.equal(server.requests.length, 2, 'the joiner sent nothing');
+    });
+
     it('does not cache failures', async () => {
       handler = (_req, res) => res.writeHead(503).end();
       const { client: c } = client();
