@@ -670,6 +670,25 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     await rejects(c.whoami({ accessToken: 'at' }), { code: 'ERR_RATE_LIMITED', status: 429, message: /rate limited/ });
     assert.deepEqual(clock.sleeps, [1_000, 2_000]);
     assert.equal(server.requests.length, 3);
+    const { client: patient, clock: patientClock } = client({ maxRetries: 3 });
+    await rejects(patient.whoami({ accessToken: 'at' }), { code: 'ERR_RATE_LIMITED', status: 429, message: /rate limited/ });
+    assert.deepEqual(patientClock.sleeps, [1_000, 2_000, 4_000], 'each wait doubles');
+  });
+
+  it('a caller that aborts during a backoff gets ERR_ABORTED, and nothing more is sent', async () => {
+    handler = (_req, res) => res.writeHead(429).end();
+    const virtual = createVirtualClock(NOW);
+    const controller = new AbortController();
+    // The caller gives up while the client waits to retry.
+    const clock = {
+      ...virtual,
+      sleep: (ms: number, signal?: AbortSignal) => {
+        controller.abort();
+        return virtual.sleep(ms, signal);
+      },
+    };
+    await rejects(client({ clock }).client.whoami({ accessToken: 'at', signal: controller.signal }), { code: 'ERR_ABORTED', message: /aborted/ });
+    assert.equal(server.requests.length, 1);
   });
 
   it('fails at once when Retry-After is longer than maxRetryWaitMs, and keeps the API key paused', async () => {
