@@ -706,6 +706,20 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     assert.equal(clock.now(), NOW + 60_000, 'the next request waited for the pause');
   });
 
+  it('waits a Retry-After of up to 10 s by default, and fails at once on a longer one', async () => {
+    let calls = 0;
+    handler = (_req, res) => (++calls === 1 ? res.writeHead(429, { 'retry-after': '10' }).end() : sendJson(res, 200, USER));
+    const { client: c, clock } = client();
+    assert.deepEqual(await c.whoami({ accessToken: 'at' }), USER, 'exactly 10 s is waited');
+    assert.deepEqual(clock.sleeps, [10_000]);
+
+    handler = (_req, res) => res.writeHead(429, { 'retry-after': '20' }).end();
+    const { client: d, clock: dClock } = client();
+    await assert.rejects(d.whoami({ accessToken: 'at' }), { code: 'ERR_RATE_LIMITED', retryAfterMs: 20_000 });
+    assert.deepEqual(dClock.sleeps, [], 'nobody waited');
+    assert.equal(server.requests.length, 3, 'the 20 s answer was not retried');
+  });
+
   it('reads a Retry-After longer than a minute as a minute (the limits are per minute), so one wrong answer cannot stop the key for hours', async () => {
     for (const value of ['86400', new Date(NOW + 7 * 86_400_000).toUTCString()]) {
       handler = (_req, res) => res.writeHead(429, { 'retry-after': value }).end();
