@@ -352,10 +352,17 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
     });
   });
 
-  it('needs client credentials for OAuth calls', async () => {
+  it('needs both client credentials for OAuth calls', async () => {
     const c = createMarketplaceClient({ siteUrl: server.url });
     await assert.rejects(c.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), { code: 'ERR_CONFIG' });
     assert.throws(() => c.authorizationUrl({ redirectUri: 'https://app.example/cb' }), { code: 'ERR_CONFIG' });
+    // One without the other is no credential either.
+    for (const half of [{ clientId: CLIENT_ID }, { clientSecret: CLIENT_SECRET }]) {
+      const partial = createMarketplaceClient({ siteUrl: server.url, ...half });
+      await assert.rejects(partial.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), { code: 'ERR_CONFIG', message: /clientId and clientSecret/ }, Object.keys(half)[0]);
+      await assert.rejects(partial.refresh('rt'), { code: 'ERR_CONFIG', message: /clientId and clientSecret/ }, Object.keys(half)[0]);
+    }
+    assert.equal(server.requests.length, 0);
   });
 });
 
