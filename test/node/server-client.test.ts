@@ -421,6 +421,14 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     await assert.rejects(createMarketplaceClient({ siteUrl: server.url }).whoami({ userId: 'usr_1' }), { code: 'ERR_CONFIG', message: /apiKey/ });
   });
 
+  it('refuses an empty userId with ERR_INVALID_INPUT and sends nothing', async () => {
+    // An unset variable would otherwise ask for `?user_id=`, about nobody.
+    const { client: c } = client();
+    await assert.rejects(c.whoami({ userId: '' }), { code: 'ERR_INVALID_INPUT', message: /Pass \{ accessToken \} or \{ userId \} to whoami\(\)/ });
+    await assert.rejects(c.entitlements({ userId: '' }), { code: 'ERR_INVALID_INPUT', message: /to entitlements\(\)/ });
+    assert.equal(server.requests.length, 0);
+  });
+
   it('validates answers with the shared schemas and keeps the API error code', async () => {
     handler = (_req, res) => sendJson(res, 200, { ...USER, id: 'bob' });
     await rejects(client().client.whoami({ accessToken: 'at' }), { code: 'ERR_RESPONSE_INVALID', status: 200, message: /whoami answer.*at id/ });
