@@ -516,6 +516,20 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
       assert.equal(server.requests.length, 5, 'cached per user');
     });
 
+    it('holds at most 10 000 users, dropping the one cached first', async () => {
+      // Answered at once by a fake, and by access token (unpaced): ten thousand real round trips,
+      // or paced calls, would make a slow test. A Bearer answer is cached under its user_id.
+      const byToken: typeof fetch = async (_input, init) => {
+        const userId = new Headers(init?.headers).get('authorization')!.replace('Bearer at_', 'usr_');
+        return new Response(JSON.stringify({ ...ENTITLEMENT, user_id: userId }), { headers: { 'content-type': 'application/json' } });
+      };
+      const { client: c } = client({ fetch: byToken });
+      for (let i = 0; i <= 10_000; i++) await c.entitlements({ accessToken: `at_${i}` });
+      assert.equal(c.isCached('usr_0'), false, 'the first user made room');
+      assert.equal(c.isCached('usr_1'), true);
+      assert.equal(c.isCached('usr_10000'), true);
+    });
+
     it('makes one upstream call for concurrent requests of one user', async () => {
       handler = (_req, res) => setTimeout(() => sendJson(res, 200, ENTITLEMENT), 30);
       const { client: c } = client();
