@@ -99,6 +99,12 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
     });
   });
 
+  it("keeps the answer's scope", async () => {
+    handler = (_req, res) => sendJson(res, 200, { ...tokenAnswer, scope: 'identity:read' });
+    const tokens = await client().client.exchangeCode({ code: 'code_1', redirectUri: 'https://app.example/cb' });
+    assert.deepEqual(tokens, { accessToken: 'at_1', tokenType: 'Bearer', expiresIn: 3600, expiresAt: NOW + 3_600_000, refreshToken: 'rt_1', scope: 'identity:read' });
+  });
+
   it('uses a configured token path (the /api/v1 alias)', async () => {
     handler = (_req, res) => sendJson(res, 200, tokenAnswer);
     await client({ tokenPath: '/api/v1/oauth/token' }).client.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' });
@@ -390,6 +396,15 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     handler = (_req, res) => sendJson(res, 200, USER);
     await client({ apiBaseUrl: `${server.url}/v9/`, fetch: spy }).client.whoami({ userId: 'usr_1' });
     assert.deepEqual(seen, [`${server.url}/v9/whoami?user_id=usr_1`]);
+  });
+
+  it('strips every trailing slash from siteUrl and apiBaseUrl', () => {
+    const c = createMarketplaceClient({ siteUrl: 'https://mp.example//', clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
+    assert.equal(c.siteUrl, 'https://mp.example');
+    assert.equal(c.apiBaseUrl, 'https://mp.example/api/v1');
+    assert.equal(c.tokenUrl, 'https://mp.example/api/oauth/token');
+    assert.match(c.authorizationUrl({ redirectUri: 'https://app.example/cb' }).url, /^https:\/\/mp\.example\/oauth\/authorize\?/);
+    assert.equal(createMarketplaceClient({ siteUrl: 'https://mp.example', apiBaseUrl: 'https://api.mp.example/v1//' }).apiBaseUrl, 'https://api.mp.example/v1');
   });
 
   it('knows the key kind from its prefix and refuses other keys', () => {
