@@ -347,6 +347,10 @@ function assertSameUser(answer: Answer, endpoint: MarketplaceEndpoint, asked: st
  * apiKeyKind('test_abc'); // 'test'
  */
 export function apiKeyKind(apiKey: string): ApiKeyKind {
+  // From plain JavaScript or an untyped config the key may be anything; say so instead of a TypeError.
+  if (typeof apiKey !== 'string') {
+    throw new MarketplaceKitError('ERR_CONFIG', `apiKey must be a string starting with test_ or live_, got ${apiKey === null ? 'null' : typeof apiKey}`);
+  }
   if (apiKey.startsWith('test_') && apiKey.length > 5) return 'test';
   if (apiKey.startsWith('live_') && apiKey.length > 5) return 'live';
   throw new MarketplaceKitError('ERR_CONFIG', 'An API key must start with test_ (development) or live_ (production), as the Developer Console issues them');

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import {
+  apiKeyKind,
   createMarketplaceClient,
   MarketplaceApiError,
+  MarketplaceKitError,
   pkceChallenge,
   REFRESH_REUSE_WINDOW_MS,
   toErrorResponse,
@@ -415,6 +417,18 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     // A prefix alone is no key (an unset variable pasted after it).
     for (const apiKey of ['test_', 'live_']) assert.throws(() => client({ apiKey }), { code: 'ERR_CONFIG' }, apiKey);
     assert.throws(() => client({ siteUrl: 'ftp://x' }), { code: 'ERR_CONFIG' });
+  });
+
+  it('refuses an apiKey that is not a string with ERR_CONFIG, not a TypeError', () => {
+    // From plain JavaScript or an untyped config: null, a number, an unset variable.
+    for (const apiKey of [null, 42, {}]) {
+      assert.throws(
+        () => createMarketplaceClient({ siteUrl: 'https://mp.example', apiKey: apiKey as unknown as string }),
+        (error: unknown) => error instanceof MarketplaceKitError && error.code === 'ERR_CONFIG' && /apiKey must be a string/.test(error.message),
+        String(apiKey),
+      );
+    }
+    assert.throws(() => apiKeyKind(undefined as unknown as string), { code: 'ERR_CONFIG', message: /apiKey must be a string.*got undefined/ });
   });
 
   it('refuses numeric options that are not finite numbers (a NaN retry limit would retry 429s forever)', () => {
