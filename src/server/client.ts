@@ -9,7 +9,7 @@ import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { ExpiringMap } from './lib/expiring-set.js';
 import { answerError, readJsonAnswer, send, untilAborted, type Answer, type Transport } from './lib/http.js';
-import { numberOption } from '../shared/options.js';
+import { numberOption, shownValue } from '../shared/options.js';
 import { optionsObject } from './lib/options-object.js';
 import { Pacer, PacerWaitTooLong, type ReleaseSlot } from './lib/pacer.js';
 import {
@@ -126,6 +126,9 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     throw new MarketplaceKitError('ERR_CONFIG', `createMarketplaceClient: tokenPath must be a path such as /api/oauth/token or an http(s) URL, got ${JSON.stringify(tokenPath)}`);
   }
   const tokenUrl = /^https?:\/\//i.test(tokenPath) ? tokenPath : `${siteUrl}${tokenPath.startsWith('/') ? '' : '/'}${tokenPath}`;
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
+    throw new MarketplaceKitError('ERR_CONFIG', `createMarketplaceClient: fetch must be a function such as globalThis.fetch, got ${shownValue(options.fetch)}`);
+  }
   const clock = options.clock ?? systemClock;
   const transport: Transport = {
     fetch: options.fetch ?? globalThis.fetch.bind(globalThis),

@@ -431,6 +431,12 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     assert.throws(() => apiKeyKind(undefined as unknown as string), { code: 'ERR_CONFIG', message: /apiKey must be a string.*got undefined/ });
   });
 
+  it('refuses a fetch that is not a function at creation, not at the first call', () => {
+    for (const bad of ['nope', null, {}]) {
+      assert.throws(() => client({ fetch: bad as unknown as typeof fetch }), { code: 'ERR_CONFIG', message: /createMarketplaceClient: fetch must be a function/ }, String(bad));
+    }
+  });
+
   it('refuses numeric options that are not finite numbers (a NaN retry limit would retry 429s forever)', () => {
     const numbers = ['timeoutMs', 'maxQueueWaitMs', 'entitlementTtlMs', 'maxRetries', 'maxRetryWaitMs'] as const;
     for (const name of numbers) {
