@@ -603,15 +603,21 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
       };
     }
 
+    /** A load the marketplace holds, made stale by invalidate (a webhook: the plan changed after it was sent), and the fresh load after it. */
+    async function staleAndFreshLoads() {
+      const upstream = heldAnswers();
+      const { client: c } = client();
+      const stale = c.entitlements({ userId: 'usr_1' });
+      await upstream.arrived(1);
+      c.invalidate('usr_1');
+      const fresh = c.entitlements({ userId: 'usr_1' });
+      await upstream.arrived(2);
+      return { upstream, c, stale, fresh };
+    }
+
     for (const order of ['the stale load answers last', 'the stale load answers first'] as const) {
       it(`never caches a load that started before invalidate(userId): ${order}`, async () => {
-        const upstream = heldAnswers();
-        const { client: c } = client();
-        const stale = c.entitlements({ userId: 'usr_1' });
-        await upstream.arrived(1);
-        c.invalidate('usr_1'); // a webhook: the plan changed after the first load was sent
-        const fresh = c.entitlements({ userId: 'usr_1' });
-        await upstream.arrived(2);
+        const { upstream, c, stale, fresh } = await staleAndFreshLoads();
         if (order === 'the stale load answers last') {
           upstream.answer(2, 'business');
           assert.equal((await fresh)?.plan, 'business', 'a caller after invalidate does not join the stale load');
@@ -629,13 +635,7 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     }
 
     it('keeps ignoring a stale load across a second invalidation', async () => {
-      const upstream = heldAnswers();
-      const { client: c } = client();
-      const stale = c.entitlements({ userId: 'usr_1' });
-      await upstream.arrived(1);
-      c.invalidate('usr_1');
-      const fresh = c.entitlements({ userId: 'usr_1' });
-      await upstream.arrived(2);
+      const { upstream, c, stale, fresh } = await staleAndFreshLoads();
       upstream.answer(2, 'business');
       await fresh;
       c.invalidate('usr_1'); // a second webhook while the stale load still runs
@@ -650,13 +650,7 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     });
 
     it('a stale load that ends first leaves the fresh load for later callers to join', async () => {
-      const upstream = heldAnswers();
-      const { client: c } = client();
-      const stale = c.entitlements({ userId: 'usr_1' });
-      await upstream.arrived(1);
-      c.invalidate('usr_1');
-      const fresh = c.entitlements({ userId: 'usr_1' });
-      await upstream.arrived(2);
+      const { upstream, c, stale, fresh } = await staleAndFreshLoads();
       upstream.answer(1, 'pro');
       await stale;
       const joiner = c.entitlements({ userId: 'usr_1' });
