@@ -308,7 +308,8 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       if (userId !== undefined && who.fresh) invalidate(userId);
       if (userId !== undefined && ttlMs > 0) {
         const hit = cache.get(userId);
-        if (hit && hit.expiresAt > clock.now()) return Promise.resolve(hit.value);
+        // An aborted caller is told so, cached answer or not (as refresh does).
+        if (hit && hit.expiresAt > clock.now()) return abortable('entitlements', Promise.resolve(hit.value), who.signal);
       }
       const key = userId !== undefined ? `user:${userId}` : `token:${who.accessToken ?? ''}`;
       let shared = inflight.get(key);

@@ -971,6 +971,14 @@ describe('abort before the call', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.ok(server.requests.every((r) => !r.url.includes('whoami')), 'no whoami was sent');
   });
+
+  it('rejects with ERR_ABORTED when the answer is cached too, as refresh does', async () => {
+    handler = (_req, res) => sendJson(res, 200, ENTITLEMENT);
+    const { client: c } = client();
+    await c.entitlements({ userId: 'usr_1' });
+    assert.equal(c.isCached('usr_1'), true);
+    await rejects(c.entitlements({ userId: 'usr_1', signal: AbortSignal.abort() }), { code: 'ERR_ABORTED', message: /aborted/ });
+  });
 });
 
 describe('a long-lived signal', () => {
