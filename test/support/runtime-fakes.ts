@@ -216,6 +216,22 @@ export async function until(check: () => boolean): Promise<void> {
   while (!check()) await tick(5);
 }
 
+/** Runs `work` with window.setTimeout recording each delay asked for (a delay of 0 or none is left out). */
+export async function timerDelays(work: () => Promise<unknown>): Promise<number[]> {
+  const delays: number[] = [];
+  const setTimer = window.setTimeout;
+  window.setTimeout = ((handler: TimerHandler, ms?: number, ...args: unknown[]) => {
+    if (ms) delays.push(ms);
+    return setTimer(handler, ms, ...args);
+  }) as typeof window.setTimeout;
+  try {
+    await work();
+  } finally {
+    window.setTimeout = setTimer;
+  }
+  return delays;
+}
+
 /** Runs `work` with `console[kind]` recording its calls instead of printing them; returns the calls. */
 export async function consoleCalls(kind: 'error' | 'warn', work: () => unknown): Promise<unknown[][]> {
   const calls: unknown[][] = [];

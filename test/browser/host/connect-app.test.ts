@@ -2,7 +2,7 @@ import { expect } from '@open-wc/testing';
 import { connectApp, type HostConnection } from '../../../src/host/index.js';
 import { BRIDGE_SERVICE_ID } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
-import { until } from '../../support/runtime-fakes.js';
+import { timerDelays, until } from '../../support/runtime-fakes.js';
 
 const packet = (id: number, method: string, params: unknown) =>
   JSON.stringify({ type: 'method', serviceID: BRIDGE_SERVICE_ID, id, method, params, counter: 0 });
@@ -53,6 +53,28 @@ describe('connectApp', () => {
         .to.throw(MarketplaceKitError, /connectApp's timeoutMs/)
         .with.property('code', 'ERR_CONFIG');
     }
+  });
+
+  it('gives each call 5 s to be answered unless timeoutMs says otherwise', async () => {
+    const iframe = document.createElement('iframe');
+    document.body.append(iframe);
+    const connection = connectApp(iframe, { appOrigin: location.origin, handlers: { getContext: () => ({ context: 'c' }) } });
+    cleanup.push(() => iframe.remove());
+    let call!: Promise<unknown>;
+    const delays = await timerDelays(async () => {
+      call = connection.themeChanged('dark').catch((error: MarketplaceKitError) => error.code);
+    });
+    connection.destroy();
+    expect(await call).to.equal('ERR_BRIDGE_CLOSED', 'failed by destroy, not after waiting');
+    expect(delays).to.deep.equal([5_000]);
+  });
+
+  it('refuses an iframe whose document has no window', () => {
+    const detached = document.implementation.createHTMLDocument('no window');
+    const iframe = detached.createElement('iframe');
+    expect(() => connectApp(iframe, { appOrigin: location.origin, handlers: { getContext: () => ({ context: 'c' }) } }))
+      .to.throw(MarketplaceKitError, /in a document/)
+      .with.property('code', 'ERR_CONFIG');
   });
 
   it('calls handlers for messages from the iframe only, after validating their params', async () => {

@@ -20,6 +20,7 @@ import {
   rejection,
   sessionBody,
   tick,
+  timerDelays,
   until,
   windowPair,
   type FakeEnvironment,
@@ -1458,22 +1459,6 @@ describe('kit: what mutation testing found unchecked', () => {
     expect(contexts()).to.equal(2, 'asked the dashboard again');
   });
 });
-
-/** Runs `work` with window.setTimeout recording each delay asked for (a delay of 0 or none is left out). */
-async function timerDelays(work: () => Promise<unknown>): Promise<number[]> {
-  const delays: number[] = [];
-  const setTimer = window.setTimeout;
-  window.setTimeout = ((handler: TimerHandler, ms?: number, ...args: unknown[]) => {
-    if (ms) delays.push(ms);
-    return setTimer(handler, ms, ...args);
-  }) as typeof window.setTimeout;
-  try {
-    await work();
-  } finally {
-    window.setTimeout = setTimer;
-  }
-  return delays;
-}
 
 describe('kit: what a second mutation run found unchecked', () => {
   describe('timeouts and their defaults', () => {
