@@ -246,6 +246,18 @@ describe('simulator: token endpoint', () => {
     TokenResponse.parse(await viaForm.json());
   });
 
+  it('keeps issued token values out of the recorded calls (state snapshot and control API)', async () => {
+    const exchanged = await client.exchangeCode({ code: await codeFor(sim), redirectUri: CALLBACK });
+    const refreshed = await client.refresh(exchanged.refreshToken!);
+    const secrets = [exchanged.accessToken, exchanged.refreshToken!, refreshed.accessToken, refreshed.refreshToken!];
+    const recorded = sim.state().api_calls.filter((call) => call.path.endsWith('/oauth/token') && call.status === 200);
+    assert.ok(recorded.length >= 2);
+    const control = await (await fetch(`${sim.siteUrl}/_simulator/state`)).text();
+    for (const text of [JSON.stringify(sim.state()), control]) {
+      for (const token of secrets) assert.equal(text.includes(token), false, 'a token value was recorded');
+    }
+  });
+
   it('rotates refresh tokens: the new one works, the used one is refused and ends the family', async () => {
     const first = await client.exchangeCode({ code: await codeFor(sim), redirectUri: CALLBACK });
     const second = await client.refresh(first.refreshToken!);
