@@ -358,6 +358,17 @@ describe('simulator: token endpoint', () => {
     assert.match(basicWrong.headers.get('www-authenticate') ?? '', /^Basic/);
   });
 
+  it('refuses a valid form-encoded token request sent as text/plain (a CORS-simple cross-site POST)', async () => {
+    const token = `${sim.siteUrl}/api/oauth/token`;
+    const code = await codeFor(sim);
+    const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: sim.clientId, client_secret: sim.clientSecret });
+    for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'multipart/form-data; boundary=x']) {
+      await oauthError(await fetch(token, { method: 'POST', headers: { 'content-type': type }, body: form.toString() }), 400, 'invalid_request');
+    }
+    // Nothing was read from those bodies: the code is still good.
+    assert.equal((await fetch(token, { method: 'POST', body: form })).status, 200);
+  });
+
   it('ends every token of a user who revokes the app (user.revoked), and only theirs', async () => {
     const katherine = await client.exchangeCode({ code: await codeFor(sim, {}, 'usr_katherine'), redirectUri: CALLBACK });
     const ada = await client.exchangeCode({ code: await codeFor(sim, {}, 'usr_ada'), redirectUri: CALLBACK });
