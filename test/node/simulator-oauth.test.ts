@@ -101,6 +101,8 @@ describe('simulator: authorization page', () => {
       [{ scope: '' }, 'invalid_request'],
       [{ code_challenge: CHALLENGE, code_challenge_method: 'plain' }, 'invalid_request'],
       [{ code_challenge: 'short', code_challenge_method: 'S256' }, 'invalid_request'],
+      // A SHA-256 in base64url is exactly 43 characters: a longer challenge cannot be one.
+      [{ code_challenge: `${CHALLENGE}A`, code_challenge_method: 'S256' }, 'invalid_request'],
       [{ code_challenge_method: 'S256' }, 'invalid_request'],
     ];
     for (const [overrides, error] of cases) {
@@ -318,6 +320,10 @@ describe('simulator: token endpoint', () => {
     await oauthError(await send(await codeFor(sim, { codeChallenge: CHALLENGE }), { code_verifier: `${VERIFIER.slice(0, -1)}x` }), 400, 'invalid_grant');
     await oauthError(await send(await codeFor(sim, { codeChallenge: CHALLENGE }), {}), 400, 'invalid_grant');
     await oauthError(await send(await codeFor(sim), { code_verifier: VERIFIER }), 400, 'invalid_grant');
+    // RFC 7636 §4.1: a verifier is 43 to 128 unreserved characters, even when its challenge matches.
+    const short = 'short-verifier';
+    const shortChallenge = createHash('sha256').update(short).digest('base64url');
+    await oauthError(await send(await codeFor(sim, { codeChallenge: shortChallenge }), { code_verifier: short }), 400, 'invalid_grant');
     assert.equal((await send(await codeFor(sim, { codeChallenge: CHALLENGE }), { code_verifier: VERIFIER })).status, 200);
   });
 
