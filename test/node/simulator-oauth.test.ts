@@ -375,6 +375,34 @@ describe('simulator: token endpoint', () => {
     assert.equal((await fetch(token, { method: 'POST', body: form })).status, 200);
   });
 
+  it('authenticates the client by the exact secret, and by one method only', async () => {
+    const token = `${sim.siteUrl}/api/oauth/token`;
+    const code = await codeFor(sim);
+    const exchange = (extra: Record<string, string>, headers: Record<string, string> = {}) =>
+      postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: sim.clientId, ...extra }, headers);
+    for (const secret of [sim.clientSecret.slice(0, -1), sim.clientSecret.slice(0, 8), `${sim.clientSecret}x`]) {
+      await oauthError(await exchange({ client_secret: secret }), 401, 'invalid_client');
+    }
+    // An Authorization header of another scheme is not ignored in favour of the body credentials.
+    const bearer = await exchange({ client_secret: sim.clientSecret }, { authorization: 'Bearer x' });
+    await oauthError(bearer, 401, 'invalid_client');
+    // None of those spent the code.
+    assert.equal((await exchange({ client_secret: sim.clientSecret })).status, 200);
+  });
+
+  it('form-urldecodes HTTP Basic credentials (RFC 6749 §2.3.1)', async () => {
+    const special = await startTestSimulator({ clientSecret: 'sec+ret %/x' });
+    try {
+      const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
+      const basic = `Basic ${Buffer.from(`${encode(special.clientId)}:${encode(special.clientSecret)}`).toString('base64')}`;
+      const answer = await postJson(`${special.siteUrl}/api/oauth/token`, { grant_type: 'authorization_code', code: await codeFor(special), redirect_uri: CALLBACK }, { authorization: basic });
+      assert.equal(answer.status, 200);
+      TokenResponse.parse(await answer.json());
+    } finally {
+      await special.close();
+    }
+  });
+
   it('ends every token of a user who revokes the app (user.revoked), and only theirs', async () => {
     const katherine = await client.exchangeCode({ code: await codeFor(sim, {}, 'usr_katherine'), redirectUri: CALLBACK });
     const ada = await client.exchangeCode({ code: await codeFor(sim, {}, 'usr_ada'), redirectUri: CALLBACK });
