@@ -349,7 +349,9 @@ describe('simulator: token endpoint', () => {
     await oauthError(await postJson(token, { grant_type: 'authorization_code', redirect_uri: CALLBACK, ...good }), 400, 'invalid_request');
     await oauthError(await postJson(token, { grant_type: 'refresh_token', ...good }), 400, 'invalid_request');
     await oauthError(await postJson(token, { grant_type: 'refresh_token', refresh_token: 'mprt_unknown', ...good }), 400, 'invalid_grant');
-    await oauthError(await postJson(token, { grant_type: 'authorization_code', code: 5, ...good }), 400, 'invalid_request');
+    // JSON parameters must be strings (a complete request otherwise, so only the type can be the reason).
+    await oauthError(await postJson(token, { grant_type: 'authorization_code', code: 5, redirect_uri: CALLBACK, ...good }), 400, 'invalid_request');
+    await oauthError(await postJson(token, { grant_type: 'authorization_code', code: await codeFor(sim), redirect_uri: CALLBACK, client_id: sim.clientId, client_secret: 123 }), 400, 'invalid_request');
     await oauthError(await postJson(token, ['grant_type']), 400, 'invalid_request');
     await oauthError(await fetch(token, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":' }), 400, 'invalid_request');
     await oauthError(await fetch(token, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ grant_type: 'authorization_code', ...good }) }), 400, 'invalid_request');
