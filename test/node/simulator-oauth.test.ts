@@ -137,6 +137,15 @@ describe('simulator: authorization page', () => {
       redirect: 'manual',
     });
     assert.equal(foreign.status, 403);
+    // An opaque origin (sandboxed frame, data: URL, cross-site redirect) is not the simulator's origin either.
+    const opaque = await fetch(`${sim.siteUrl}/oauth/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'null' },
+      body: new URLSearchParams({ form_token: formToken, decision: 'approve', user_id: 'usr_ada' }),
+      redirect: 'manual',
+    });
+    assert.equal(opaque.status, 403);
+    assert.equal(opaque.headers.get('location'), null);
     const notAForm = await fetch(`${sim.siteUrl}/oauth/authorize`, {
       method: 'POST',
       headers: { 'content-type': 'text/plain' },
