@@ -91,6 +91,21 @@ describe('simulator: authorization page', () => {
     const missing = await fetch(`${sim.siteUrl}/oauth/authorize?redirect_uri=${encodeURIComponent(CALLBACK)}`, { redirect: 'manual' });
     assert.equal(missing.status, 400);
     assert.equal(missing.headers.get('location'), null);
+    // A repeated client_id or redirect_uri is ambiguous: no value of it is trusted, not even a right first one.
+    const repeats: [string, string, RegExp][] = [
+      ['client_id', sim.clientId, /Unknown application/],
+      ['client_id', 'client_other', /Unknown application/],
+      ['redirect_uri', CALLBACK, /Redirect URI not registered/],
+      ['redirect_uri', 'https://evil.example/callback', /Redirect URI not registered/],
+    ];
+    for (const [name, value, page] of repeats) {
+      const url = new URL(authorizeUrl(sim, { state: 's' }));
+      url.searchParams.append(name, value);
+      const response = await fetch(url, { redirect: 'manual' });
+      assert.equal(response.status, 400, `${name}=${value}`);
+      assert.equal(response.headers.get('location'), null, `${name}=${value}`);
+      assert.match(await response.text(), page);
+    }
   });
 
   it('redirects other errors to the app with error and state', async () => {
@@ -124,7 +139,18 @@ describe('simulator: authorization page', () => {
     twoStates.searchParams.append('state', 'other');
     const refused = await fetch(twoStates, { redirect: 'manual' });
     assert.equal(refused.status, 302);
-    assert.equal(new URL(refused.headers.get('location')!).searchParams.get('error'), 'invalid_request');
+    const refusedLocation = new URL(refused.headers.get('location')!);
+    assert.equal(refusedLocation.searchParams.get('error'), 'invalid_request');
+    assert.equal(refusedLocation.searchParams.get('state'), null, 'neither of two states is echoed');
+    for (const name of ['code_challenge', 'code_challenge_method']) {
+      const twice = new URL(authorizeUrl(sim, { state: 'st', codeChallenge: CHALLENGE }));
+      twice.searchParams.append(name, twice.searchParams.get(name)!);
+      const answer = await fetch(twice, { redirect: 'manual' });
+      assert.equal(answer.status, 302, name);
+      const location = new URL(answer.headers.get('location')!);
+      assert.equal(location.searchParams.get('error'), 'invalid_request', name);
+      assert.equal(location.searchParams.get('state'), 'st');
+    }
   });
 
   it('accepts each form token once, and only from its own origin', async () => {
