@@ -25,6 +25,9 @@ async function oauthError(response: Response, status: number, error: string): Pr
   const body = OAuthErrorBody.parse(await response.json());
   assert.equal(body.error, error);
   assert.equal(typeof body.error_description, 'string');
+  // RFC 6749 §5.2 answers are not cached, by HTTP/1.0 caches either.
+  assert.equal(response.headers.get('cache-control'), 'no-store');
+  assert.equal(response.headers.get('pragma'), 'no-cache');
 }
 
 describe('simulator: authorization page', () => {
@@ -114,6 +117,7 @@ describe('simulator: authorization page', () => {
       [{ response_type: '' }, 'invalid_request'],
       [{ scope: 'admin:write' }, 'invalid_scope'],
       [{ scope: '' }, 'invalid_request'],
+      [{ scope: ' ' }, 'invalid_scope'],
       [{ code_challenge: CHALLENGE, code_challenge_method: 'plain' }, 'invalid_request'],
       [{ code_challenge: 'short', code_challenge_method: 'S256' }, 'invalid_request'],
       // A SHA-256 in base64url is exactly 43 characters: a longer challenge cannot be one.
@@ -268,6 +272,7 @@ describe('simulator: token endpoint', () => {
     });
     assert.equal(viaJson.status, 200);
     assert.equal(viaJson.headers.get('cache-control'), 'no-store');
+    assert.equal(viaJson.headers.get('pragma'), 'no-cache');
     const body = TokenResponse.parse(await viaJson.json());
     assert.equal(body.expires_in, 3600);
     assert.equal(body.token_type, 'Bearer');
@@ -438,6 +443,32 @@ describe('simulator: token endpoint', () => {
     } finally {
       await special.close();
     }
+  });
+
+  it('gives expires_in from accessTokenTtlSeconds', async () => {
+    const short = await startTestSimulator({ accessTokenTtlSeconds: 120 });
+    try {
+      const answer = await postJson(`${short.siteUrl}/api/oauth/token`, {
+        grant_type: 'authorization_code',
+        code: await codeFor(short),
+        redirect_uri: CALLBACK,
+        client_id: short.clientId,
+        client_secret: short.clientSecret,
+      });
+      assert.equal(answer.status, 200);
+      assert.equal(TokenResponse.parse(await answer.json()).expires_in, 120);
+    } finally {
+      await short.close();
+    }
+  });
+
+  it('answers a token request over 64 KB in the OAuth error shape', async () => {
+    const response = await fetch(`${sim.siteUrl}/api/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'authorization_code', code: 'x'.repeat(70_000) }),
+    });
+    await oauthError(response, 413, 'invalid_request');
   });
 
   it('ends every token of a user who revokes the app (user.revoked), and only theirs', async () => {
