@@ -49,6 +49,14 @@ describe('simulator: authorization page', () => {
     assert.match(response.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
     assert.equal(response.headers.get('x-frame-options'), 'DENY');
     assert.match(response.headers.get('content-security-policy') ?? '', /form-action 'self' http:\/\/127\.0\.0\.1:9/);
+    // Scripts: only the simulator's own and the page's nonce; nothing inline without it, no eval.
+    const directives = (response.headers.get('content-security-policy') ?? '').split(';').map((d) => d.trim());
+    const scriptSrc = directives.filter((d) => d.startsWith('script-src '));
+    assert.equal(scriptSrc.length, 1);
+    assert.match(scriptSrc[0]!, /^script-src 'self' 'nonce-[A-Za-z0-9+/]{22}==' *$/);
+    assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+    const errorPage = await fetch(authorizeUrl(sim, { clientId: 'client_other' }), { redirect: 'manual' });
+    assert.equal(errorPage.headers.get('x-content-type-options'), 'nosniff');
   });
 
   it('approve redirects with a code and the state; deny with access_denied and the state', async () => {
@@ -286,6 +294,13 @@ describe('simulator: token endpoint', () => {
     });
     assert.equal(viaForm.status, 200);
     TokenResponse.parse(await viaForm.json());
+    // Media types are case-insensitive (RFC 9110 §8.3.1).
+    const mixedCase = await fetch(`${sim.siteUrl}/api/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'Application/X-WWW-Form-Urlencoded; Charset=UTF-8' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: await codeFor(sim), redirect_uri: CALLBACK, client_id: sim.clientId, client_secret: sim.clientSecret }).toString(),
+    });
+    assert.equal(mixedCase.status, 200);
   });
 
   it('keeps issued token values out of the recorded calls (state snapshot and control API)', async () => {
