@@ -3,13 +3,35 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { Profile } from '../../src/shared/schemas.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 function start(args: string[]): ChildProcessWithoutNullStreams {
   return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { stdio: 'pipe' });
+}
+
+/** Each test that keeps a simulator running gets at most this long, so a regression fails instead of hanging. */
+const RUNNING = { timeout: 20_000 };
+
+/**
+ * Starts the CLI for one test and stops it however the test ends: `finally` covers a failed
+ * assertion, the test's abort signal covers its timeout (a `finally` never runs after one).
+ */
+async function withCli(t: TestContext, args: string[], use: (child: ChildProcessWithoutNullStreams) => Promise<void>): Promise<void> {
+  const child = start(args);
+  const kill = () => child.kill('SIGKILL');
+  t.signal.addEventListener('abort', kill, { once: true });
+  try {
+    await use(child);
+  } finally {
+    t.signal.removeEventListener('abort', kill);
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  }
 }
 
 /** Runs the CLI to its end; one still running after 10 s is stopped, so a test expecting an exit fails instead of hanging. */
@@ -40,48 +62,51 @@ function readUntil(child: ChildProcessWithoutNullStreams, until: RegExp): Promis
 }
 
 describe('mpkit CLI', () => {
-  it('--json prints exactly one JSON line once ready; Ctrl-C stops it cleanly', async () => {
-    const child = start(['simulate', '--port', '0', '--json', '--app-url', 'http://127.0.0.1:5999/', '--redirect-uri', 'http://127.0.0.1:5999/cb', '--redirect-uri', 'http://127.0.0.1:5999/cb2']);
-    const output = await readUntil(child, /\n/);
-    const lines = output.trimEnd().split('\n');
-    assert.equal(lines.length, 1);
-    const info = JSON.parse(lines[0]!);
-    assert.deepEqual(Object.keys(info), ['site_url', 'base_url', 'dashboard_url', 'client_id', 'client_secret', 'test_api_key', 'live_api_key', 'webhook_secret', 'users']);
-    assert.match(info.site_url, /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.equal(info.base_url, `${info.site_url}/api/v1`);
-    assert.equal(info.dashboard_url, `${info.site_url}/dashboard`);
-    assert.match(info.test_api_key, /^test_/);
-    assert.match(info.live_api_key, /^live_/);
-    for (const user of info.users) Profile.parse(user);
+  it('--json prints exactly one JSON line once ready; Ctrl-C stops it cleanly', RUNNING, async (t) => {
+    const args = ['simulate', '--port', '0', '--json', '--app-url', 'http://127.0.0.1:5999/', '--redirect-uri', 'http://127.0.0.1:5999/cb', '--redirect-uri', 'http://127.0.0.1:5999/cb2'];
+    await withCli(t, args, async (child) => {
+      const output = await readUntil(child, /\n/);
+      const lines = output.trimEnd().split('\n');
+      assert.equal(lines.length, 1);
+      const info = JSON.parse(lines[0]!);
+      assert.deepEqual(Object.keys(info), ['site_url', 'base_url', 'dashboard_url', 'client_id', 'client_secret', 'test_api_key', 'live_api_key', 'webhook_secret', 'users']);
+      assert.match(info.site_url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal(info.base_url, `${info.site_url}/api/v1`);
+      assert.equal(info.dashboard_url, `${info.site_url}/dashboard`);
+      assert.match(info.test_api_key, /^test_/);
+      assert.match(info.live_api_key, /^live_/);
+      for (const user of info.users) Profile.parse(user);
 
-    const whoami = await fetch(`${info.base_url}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': info.test_api_key } });
-    assert.equal(whoami.status, 200);
-    const config = await (await fetch(`${info.site_url}/_simulator/config`)).json();
-    assert.deepEqual(config.redirect_uris, ['http://127.0.0.1:5999/cb', 'http://127.0.0.1:5999/cb2']);
+      const whoami = await fetch(`${info.base_url}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': info.test_api_key } });
+      assert.equal(whoami.status, 200);
+      const config = await (await fetch(`${info.site_url}/_simulator/config`)).json();
+      assert.deepEqual(config.redirect_uris, ['http://127.0.0.1:5999/cb', 'http://127.0.0.1:5999/cb2']);
 
-    let rest = '';
-    child.stdout.on('data', (chunk) => (rest += chunk));
-    child.kill('SIGINT');
-    const [code] = await once(child, 'exit');
-    assert.equal(code, 0);
-    assert.equal(rest, '');
-    await assert.rejects(fetch(`${info.site_url}/dashboard`));
+      let rest = '';
+      child.stdout.on('data', (chunk) => (rest += chunk));
+      child.kill('SIGINT');
+      const [code] = await once(child, 'exit');
+      assert.equal(code, 0);
+      assert.equal(rest, '');
+      await assert.rejects(fetch(`${info.site_url}/dashboard`));
+    });
   });
 
-  it('prints the URLs and the made-up credentials for people, and uses fixed ones when given', async () => {
-    const child = start(['simulate', '--port', '0', '--client-id', 'client_fixed', '--test-api-key', 'test_fixed']);
-    const output = await readUntil(child, /Ctrl-C/);
-    for (const label of ['Site URL', 'Dashboard', 'Client ID', 'Client Secret', 'Test API key', 'Live API key', 'Webhook secret']) {
-      assert.match(output, new RegExp(label));
-    }
-    assert.match(output, /Client ID\s+client_fixed/);
-    assert.match(output, /Test API key\s+test_fixed/);
-    assert.match(output, /usr_grace\s+Grace Hopper, pro_monthly \(trialing\)/);
-    child.kill('SIGTERM');
-    assert.deepEqual(await once(child, 'exit'), [0, null]);
+  it('prints the URLs and the made-up credentials for people, and uses fixed ones when given', RUNNING, async (t) => {
+    await withCli(t, ['simulate', '--port', '0', '--client-id', 'client_fixed', '--test-api-key', 'test_fixed'], async (child) => {
+      const output = await readUntil(child, /Ctrl-C/);
+      for (const label of ['Site URL', 'Dashboard', 'Client ID', 'Client Secret', 'Test API key', 'Live API key', 'Webhook secret']) {
+        assert.match(output, new RegExp(label));
+      }
+      assert.match(output, /Client ID\s+client_fixed/);
+      assert.match(output, /Test API key\s+test_fixed/);
+      assert.match(output, /usr_grace\s+Grace Hopper, pro_monthly \(trialing\)/);
+      child.kill('SIGTERM');
+      assert.deepEqual(await once(child, 'exit'), [0, null]);
+    });
   });
 
-  it('uses every credential and URL it is given', async () => {
+  it('uses every credential and URL it is given', RUNNING, async (t) => {
     const fixed = {
       'client-id': 'client_cli',
       'client-secret': 'secret_cli_0123456789',
@@ -90,8 +115,7 @@ describe('mpkit CLI', () => {
       'webhook-secret': 'whsec_cli_0123456789',
     };
     const flags = Object.entries(fixed).flatMap(([flag, value]) => [`--${flag}`, value]);
-    const child = start(['simulate', '--port', '0', '--json', ...flags, '--app-url', 'http://127.0.0.1:5999/embed', '--webhook-url', 'http://127.0.0.1:5998/hooks']);
-    try {
+    await withCli(t, ['simulate', '--port', '0', '--json', ...flags, '--app-url', 'http://127.0.0.1:5999/embed', '--webhook-url', 'http://127.0.0.1:5998/hooks'], async (child) => {
       const info = JSON.parse(await readUntil(child, /\n/));
       assert.deepEqual(
         [info.client_id, info.client_secret, info.test_api_key, info.live_api_key, info.webhook_secret],
@@ -104,10 +128,7 @@ describe('mpkit CLI', () => {
         webhook_url: 'http://127.0.0.1:5998/hooks',
         redirect_uris: ['http://127.0.0.1:5999/api/marketplace/oauth/callback'],
       });
-    } finally {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
+    });
   });
 
   it('tries port 4010 when no --port is given, and says what to do when it is taken', async () => {
@@ -128,9 +149,8 @@ describe('mpkit CLI', () => {
     }
   });
 
-  it('--rate-limit N answers the N+1st API call of a minute with 429', async () => {
-    const child = start(['simulate', '--port', '0', '--json', '--rate-limit', '2']);
-    try {
+  it('--rate-limit N answers the N+1st API call of a minute with 429', RUNNING, async (t) => {
+    await withCli(t, ['simulate', '--port', '0', '--json', '--rate-limit', '2'], async (child) => {
       const info = JSON.parse(await readUntil(child, /\n/));
       const call = () => fetch(`${info.base_url}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': info.test_api_key } });
       assert.deepEqual([(await call()).status, (await call()).status], [200, 200]);
@@ -140,10 +160,7 @@ describe('mpkit CLI', () => {
       // The limit is for every kind of caller, the live key included.
       const live = () => fetch(`${info.base_url}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': info.live_api_key } });
       assert.deepEqual([(await live()).status, (await live()).status, (await live()).status], [200, 200, 429]);
-    } finally {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
+    });
   });
 
   it('--help shows the usage for mpkit and mpkit simulate', async () => {
