@@ -240,20 +240,37 @@ describe('simulator: webhook retries', () => {
     }
   });
 
-  it('stops retrying when the simulator closes', async () => {
+  it('stops retrying when the simulator closes', { timeout: 10_000 }, async (t) => {
     let answered!: () => void;
     const firstAttempt = new Promise<void>((resolve) => (answered = resolve));
     const receiver = await startReceiver((_request, res) => {
       res.writeHead(500).end();
       answered();
     });
-    const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: 60_000 });
-    const sent = sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
-    await firstAttempt;
-    await sim.close();
-    const result = await sent;
-    assert.equal(result.outcome, 'failed');
-    assert.equal(result.attempts, 1);
-    await receiver.close();
+    // Two attempts 5 s apart: a close that does not end the wait is seen within 2 s below, and the
+    // retry it leaves behind is over 5 s later, so a regression neither hangs the run nor lingers.
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: 5_000, webhookMaxAttempts: 2 });
+    const cleanUp = async () => {
+      await sim.close();
+      await receiver.close();
+    };
+    t.signal.addEventListener('abort', () => void cleanUp(), { once: true });
+    try {
+      const sent = sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
+      await firstAttempt;
+      await sim.close();
+      let deadline: NodeJS.Timeout | undefined;
+      const result = await Promise.race([
+        sent,
+        new Promise<never>((_resolve, reject) => {
+          deadline = setTimeout(() => reject(new Error('the delivery was still waiting to retry 2 s after close()')), 2_000);
+        }),
+      ]).finally(() => clearTimeout(deadline));
+      assert.equal(result.outcome, 'failed');
+      assert.equal(result.attempts, 1);
+      assert.equal(receiver.received.length, 1);
+    } finally {
+      await cleanUp();
+    }
   });
 });
