@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { verifyContextToken } from '../../src/server/index.js';
@@ -20,6 +22,32 @@ async function apiError(response: Response, status: number, code?: string): Prom
   const { error } = ApiErrorBody.parse(await response.json());
   if (code) assert.equal(error.code, code);
   return error.message;
+}
+
+/** The events of a Server-Sent Events body, as `[name, parsed data]`; ends when the body ends. */
+async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<[string, any]> {
+  const decoder = new TextDecoder();
+  let text = '';
+  for await (const chunk of body) {
+    text += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = text.indexOf('\n\n')) !== -1) {
+      const block = text.slice(0, end);
+      text = text.slice(end + 2);
+      const name = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (name && data !== undefined) yield [name, JSON.parse(data)];
+    }
+  }
+}
+
+/** The data of the next `name` event, skipping others; throws if the stream ends first. */
+async function nextEvent(events: AsyncGenerator<[string, any]>, name: string): Promise<any> {
+  for (;;) {
+    const { value, done } = await events.next();
+    if (done) throw new Error(`the stream ended before an ${name} event`);
+    if (value[0] === name) return value[1];
+  }
 }
 
 /** Writes raw bytes to the simulator and returns the first response line (or '' when closed). */
@@ -144,19 +172,36 @@ describe('simulator: control API', () => {
     await apiError(await send(sim, 'POST', '/_simulator/context', {}), 400);
   });
 
-  it('streams entitlement changes as Server-Sent Events', async () => {
+  it('streams entitlement and config changes as Server-Sent Events, and stops writing once the client leaves', { timeout: 5_000 }, async (t) => {
+    const write = t.mock.method(ServerResponse.prototype, 'write');
     const controller = new AbortController();
+    // A test that times out never reaches its `finally`; the abort also ends a read waiting for an event.
+    t.signal.addEventListener('abort', () => controller.abort(), { once: true });
     const response = await fetch(`${sim.siteUrl}/_simulator/stream`, { signal: controller.signal });
-    assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
-    const reader = response.body!.getReader();
-    await send(sim, 'PUT', '/_simulator/users/usr_alan/entitlement', { status: 'expired' });
-    let text = '';
-    while (!text.includes('event: entitlement')) text += new TextDecoder().decode((await reader.read()).value);
-    while (!text.includes('\n\n', text.indexOf('event: entitlement'))) text += new TextDecoder().decode((await reader.read()).value);
-    const data = text.slice(text.indexOf('event: entitlement')).split('\n')[1]!.replace(/^data: /, '');
-    assert.equal(JSON.parse(data).user_id, 'usr_alan');
-    assert.equal(JSON.parse(data).entitlement.status, 'expired');
-    controller.abort();
+    try {
+      assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+      const events = sseEvents(response.body!);
+      await send(sim, 'PUT', '/_simulator/users/usr_alan/entitlement', { status: 'expired' });
+      const change = await nextEvent(events, 'entitlement');
+      assert.equal(change.user_id, 'usr_alan');
+      assert.equal(change.entitlement.status, 'expired');
+
+      const webhook = 'http://127.0.0.1:9/stream-hooks';
+      assert.equal((await send(sim, 'PUT', '/_simulator/config', { webhook_url: webhook })).status, 200);
+      assert.deepEqual(await nextEvent(events, 'config'), { app_url: null, webhook_url: webhook, redirect_uris: [CALLBACK] });
+      await send(sim, 'PUT', '/_simulator/config', { webhook_url: null });
+
+      // The simulator's end of this stream: the response that wrote the opening `retry:` line.
+      const streamResponse = write.mock.calls.find((call) => String(call.arguments[0]).startsWith('retry:'))!.this as ServerResponse;
+      const closed = once(streamResponse, 'close');
+      controller.abort();
+      await closed;
+      const writesBefore = write.mock.calls.filter((call) => call.this === streamResponse).length;
+      await send(sim, 'PUT', '/_simulator/users/usr_alan/entitlement', { status: 'active' });
+      assert.equal(write.mock.calls.filter((call) => call.this === streamResponse).length, writesBefore, 'wrote to a stream whose client had left');
+    } finally {
+      controller.abort();
+    }
   });
 
   it('refuses other origins and answers unknown routes and methods with JSON errors', async () => {
