@@ -153,9 +153,14 @@ describe('simulator: control API', () => {
     assert.deepEqual(await changed.json(), { app_url: 'http://127.0.0.1:9/app/', webhook_url: null, redirect_uris: [other] });
     assert.equal((await fetch(authorizeUrl(sim, { redirectUri: other }))).status, 200);
     assert.equal((await fetch(authorizeUrl(sim), { redirect: 'manual' })).status, 400);
-    for (const body of [{ redirect_uris: 'x' }, { redirect_uris: ['/relative'] }, { redirect_uris: ['http://a/#frag'] }, { app_url: 'javascript:alert(1)' }, { webhook_url: 'ftp://x/' }, { port: 1 }]) {
+    for (const body of [{ redirect_uris: 'x' }, { redirect_uris: ['/relative'] }, { redirect_uris: ['http://a/#frag'] }, { redirect_uris: ['http://a/cb#'] }, { app_url: 'javascript:alert(1)' }, { webhook_url: 'ftp://x/' }, { port: 1 }]) {
       await apiError(await send(sim, 'PUT', '/_simulator/config', body), 400);
     }
+    // A change with one bad field changes nothing, not even the good fields.
+    const kept = await (await send(sim, 'GET', '/_simulator/config')).json();
+    await apiError(await send(sim, 'PUT', '/_simulator/config', { app_url: 'http://127.0.0.1:9/changed/', webhook_url: 'ftp://x/' }), 400);
+    await apiError(await send(sim, 'PUT', '/_simulator/config', { redirect_uris: ['http://127.0.0.1:9/ok', 'nope'] }), 400);
+    assert.deepEqual(await (await send(sim, 'GET', '/_simulator/config')).json(), kept);
     await send(sim, 'PUT', '/_simulator/config', { redirect_uris: [CALLBACK], app_url: null });
     assert.deepEqual(await (await send(sim, 'GET', '/_simulator/config')).json(), { app_url: null, webhook_url: null, redirect_uris: [CALLBACK] });
   });
