@@ -60,6 +60,17 @@ describe('simulator: webhook deliveries', () => {
     const authorized = await sim.sendEvent('user.authorized', { user_id: 'usr_alan' });
     assert.equal(authorized.outcome, 'delivered');
     assert.equal(sim.entitlement('usr_alan'), null);
+    // A plan the simulator does not know: active, no features, the free limit, no expiry.
+    const unknownPlan = await sim.sendEvent('subscription.created', { user_id: 'usr_alan', plan: 'enterprise' });
+    assert.deepEqual(unknownPlan.entitlement, {
+      user_id: 'usr_alan',
+      app_id: sim.appId,
+      plan: 'enterprise',
+      status: 'active',
+      features: [],
+      usage: { api_calls: 0, limit: 100 },
+      expires_at: null,
+    });
     const monthly = await sim.sendEvent('subscription.created', { user_id: 'usr_alan', plan: 'pro_monthly' });
     assert.equal(monthly.entitlement?.status, 'active');
     assert.match(monthly.entitlement?.expires_at ?? '', /Z$/);
@@ -85,6 +96,9 @@ describe('simulator: webhook deliveries', () => {
       [{ event: 'subscription.created', data: { user_id: 'usr_nobody', plan: 'free' } }, 404],
       [{ event: 'user.revoked', data: {} }, 400],
       [{ event: 'user.revoked', data: [] }, 400],
+      [{ event: 'app.custom_thing', data: [] }, 400],
+      [{ event: 'x'.repeat(201), data: {} }, 400],
+      [{ event: 'user.revoked', data: { user_id: 'ada' } }, 400],
       [{ event: '', data: {} }, 400],
       [{ event: 7 }, 400],
       [{ event: 'user.revoked', data: { user_id: 'usr_ada' }, extra: 1 }, 400],
