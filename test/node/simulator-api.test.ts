@@ -186,3 +186,26 @@ describe('simulator: rate limits', () => {
     }
   });
 });
+
+describe('simulator: authorization code replay', () => {
+  it('a used code replayed after it expired, while the simulator still remembers it, still revokes the tokens it gave', async (t) => {
+    // Only the simulator's minute sweep runs on setInterval; fetch keeps real timers.
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    const clock = virtualClock();
+    const sim = await startTestSimulator({ clock: clock.now });
+    try {
+      const client = createMarketplaceClient({ siteUrl: sim.siteUrl, clientId: sim.clientId, clientSecret: sim.clientSecret });
+      const code = await codeFor(sim);
+      const { accessToken } = await client.exchangeCode({ code, redirectUri: CALLBACK });
+      const whoami = () => fetch(`${sim.baseUrl}/whoami`, { headers: { authorization: `Bearer ${accessToken}` } });
+      assert.equal((await whoami()).status, 200);
+      // The code lived 60 s; a used one is kept an hour past that to catch a late replay.
+      clock.advance(5 * 60_000);
+      t.mock.timers.tick(60_000);
+      await assert.rejects(client.exchangeCode({ code, redirectUri: CALLBACK }), { code: 'ERR_OAUTH' });
+      await apiError(await whoami(), 401, 'invalid_token');
+    } finally {
+      await sim.close();
+    }
+  });
+});
