@@ -4,7 +4,10 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, it, type TestContext } from 'node:test';
+import { createMarketplaceClient } from '../../src/server/index.js';
 import { Profile } from '../../src/shared/schemas.js';
+import type { Simulator } from '../../src/simulator/index.js';
+import { codeFor } from '../support/simulator-harness.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
@@ -163,6 +166,22 @@ describe('mpkit CLI', () => {
     });
   });
 
+  it('--rate-limit N limits OAuth access tokens too, and each API call is logged as a line', RUNNING, async (t) => {
+    const callback = 'http://127.0.0.1:9/callback';
+    const args = ['simulate', '--port', '0', '--rate-limit', '2', '--client-id', 'client_cli', '--client-secret', 'secret_cli_0123456789', '--redirect-uri', callback];
+    await withCli(t, args, async (child) => {
+      const output = await readUntil(child, /Ctrl-C/);
+      const siteUrl = /Site URL\s+(\S+)/.exec(output)![1]!;
+      const logged = readUntil(child, /\b200 POST \/api\/oauth\/token\b/);
+      const sim = { siteUrl, clientId: 'client_cli' } as Simulator;
+      const client = createMarketplaceClient({ siteUrl, clientId: 'client_cli', clientSecret: 'secret_cli_0123456789' });
+      const { accessToken } = await client.exchangeCode({ code: await codeFor(sim, { redirectUri: callback }), redirectUri: callback });
+      await logged;
+      const call = async () => (await fetch(`${siteUrl}/api/v1/whoami`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
+      assert.deepEqual([await call(), await call(), await call()], [200, 200, 429]);
+    });
+  });
+
   it('--help shows the usage for mpkit and mpkit simulate', async () => {
     for (const args of [['--help'], ['simulate', '--help'], ['-h']]) {
       const { code, stdout } = await run(args);
@@ -172,7 +191,7 @@ describe('mpkit CLI', () => {
     }
   });
 
-  it('answers a bad flag, value or command with the usage and a non-zero exit', async () => {
+  it('answers a bad flag, value or command with the usage and exit code 2', async () => {
     const cases: [string[], RegExp][] = [
       [['simulate', '--bogus'], /Unknown option '--bogus'/],
       [['simulate', '--port', 'eighty'], /--port must be a whole number/],
@@ -180,7 +199,7 @@ describe('mpkit CLI', () => {
       [['simulate', '--port', '65536'], /--port must be a whole number/],
       [['simulate', '--app-url', 'not-a-url'], /--app-url must be an absolute http\(s\) URL/],
       [['simulate', '--redirect-uri', 'javascript:alert(1)'], /--redirect-uri must be an absolute http\(s\) URL/],
-      [['simulate', '--test-api-key', 'live_x'], /must start with test_/],
+      [['simulate', '--webhook-url', 'ftp://x'], /--webhook-url must be an absolute http\(s\) URL/],
       [['simulate', '--rate-limit', '0'], /--rate-limit must be a whole number, 1 or more/],
       [['simulate', '--rate-limit', '5/min'], /--rate-limit must be a whole number, 1 or more/],
       [['simulate', 'extra'], /Unexpected argument "extra"/],
@@ -190,10 +209,16 @@ describe('mpkit CLI', () => {
     await Promise.all(
       cases.map(async ([args, message]) => {
         const { code, stderr, stdout } = await run(args);
-        assert.notEqual(code, 0, args.join(' '));
+        assert.equal(code, 2, args.join(' '));
         assert.match(stderr, message, args.join(' '));
+        assert.match(stderr, /Usage: mpkit simulate \[options\]/, args.join(' '));
         assert.equal(stdout, '');
       }),
     );
+    // A key with the wrong prefix is refused by startSimulator itself: exit 1 and its message, no usage.
+    const wrongKey = await run(['simulate', '--test-api-key', 'live_x']);
+    assert.equal(wrongKey.code, 1);
+    assert.match(wrongKey.stderr, /must start with test_/);
+    assert.equal(wrongKey.stdout, '');
   });
 });
