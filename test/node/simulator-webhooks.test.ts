@@ -145,6 +145,27 @@ describe('simulator: webhook deliveries', () => {
     }
   });
 
+  it('tells subscribers of each API call and each finished delivery', async () => {
+    const events: SimulatorEvent[] = [];
+    const unsubscribe = sim.subscribe((event) => events.push(event));
+    try {
+      const whoami = await fetch(`${sim.baseUrl}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': sim.testApiKey } });
+      assert.equal(whoami.status, 200);
+      const result = await sim.sendEvent('app.subscriber_check', { n: 1 });
+      const call = events.find((event) => event.type === 'api_call');
+      assert.ok(call, 'no api_call event');
+      assert.equal(call.data.status, 200);
+      assert.equal(call.data.path, '/api/v1/whoami?user_id=usr_ada');
+      const delivery = events.find((event) => event.type === 'delivery');
+      assert.ok(delivery, 'no delivery event');
+      assert.equal(delivery.data.event, 'app.subscriber_check');
+      assert.equal(delivery.data.outcome, 'delivered');
+      assert.equal(delivery.data.id, result.delivery.id);
+    } finally {
+      unsubscribe();
+    }
+  });
+
   it('records a delivery as skipped when no webhook URL is configured, still changing the entitlement', async () => {
     sim.configure({ webhook_url: null });
     try {
@@ -162,12 +183,14 @@ describe('simulator: webhook retries', () => {
   it('retries a failing receiver with backoff, re-stamping and re-signing each attempt', async () => {
     const clock = virtualClock();
     let calls = 0;
+    const arrivals: number[] = [];
     const receiver = await startReceiver((_request, res) => {
       calls += 1;
+      arrivals.push(performance.now());
       clock.advance(1000);
       res.writeHead(calls < 3 ? 503 : 200).end(calls < 3 ? 'busy' : 'ok');
     });
-    const sim = await startTestSimulator({ webhookUrl: receiver.url, clock: clock.now, webhookBackoffMs: 20 });
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, clock: clock.now, webhookBackoffMs: 100 });
     try {
       const started = Date.now();
       const result = await sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
@@ -175,8 +198,11 @@ describe('simulator: webhook retries', () => {
       assert.equal(result.attempts, 3);
       assert.deepEqual(result.delivery.attempts.map((a) => a.status), [503, 503, 200]);
       assert.equal(result.delivery.attempts[0]?.body, 'busy');
-      // Backoff 20 ms then 40 ms.
-      assert.ok(Date.now() - started >= 60);
+      // Backoff 100 ms then 200 ms: each wait at least that, and short of the next one's length.
+      assert.ok(Date.now() - started >= 300);
+      const waits = [arrivals[1]! - arrivals[0]!, arrivals[2]! - arrivals[1]!];
+      assert.ok(waits[0]! >= 99 && waits[0]! < 200, `first wait ${waits[0]} ms`);
+      assert.ok(waits[1]! >= 199 && waits[1]! < 400, `second wait ${waits[1]} ms`);
       const bodies = receiver.received.map((r) => JSON.parse(r.body) as { timestamp: string });
       assert.equal(new Set(bodies.map((b) => b.timestamp)).size, 3);
       for (const r of receiver.received) assert.equal(r.headers['x-service-signature'], signWebhookBody(r.body, FIXED.webhookSecret));
@@ -220,6 +246,56 @@ describe('simulator: webhook retries', () => {
       await sim.close();
       await redirecting.close();
       await elsewhere.close();
+    }
+  });
+
+  it('counts a 300 answer as a failed attempt', async () => {
+    const receiver = await startReceiver((_request, res) => void res.writeHead(300).end());
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookMaxAttempts: 1 });
+    try {
+      const result = await sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
+      assert.deepEqual({ outcome: result.outcome, status: result.status, attempts: result.attempts }, { outcome: 'failed', status: 300, attempts: 1 });
+    } finally {
+      await sim.close();
+      await receiver.close();
+    }
+  });
+
+  it('gives up on an attempt the receiver does not answer within webhookTimeoutMs', { timeout: 10_000 }, async (t) => {
+    const receiver = await startReceiver(() => new Promise<void>(() => {}));
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookTimeoutMs: 100, webhookMaxAttempts: 1 });
+    const cleanUp = async () => {
+      await sim.close();
+      await receiver.close();
+    };
+    t.signal.addEventListener('abort', () => void cleanUp(), { once: true });
+    try {
+      let deadline: NodeJS.Timeout | undefined;
+      const result = await Promise.race([
+        sim.sendEvent('user.authorized', { user_id: 'usr_ada' }),
+        new Promise<never>((_resolve, reject) => {
+          deadline = setTimeout(() => reject(new Error('the attempt was still waiting 3 s after its 100 ms timeout')), 3_000);
+        }),
+      ]).finally(() => clearTimeout(deadline));
+      assert.equal(result.outcome, 'failed');
+      assert.equal(result.status, null);
+      assert.equal(result.attempts, 1);
+      assert.ok(result.delivery.attempts[0]!.error);
+    } finally {
+      await cleanUp();
+    }
+  });
+
+  it('gives each attempt 10 s by default', async (t) => {
+    const timeout = t.mock.method(AbortSignal, 'timeout');
+    const receiver = await startReceiver((_request, res) => void res.writeHead(204).end());
+    const sim = await startTestSimulator({ webhookUrl: receiver.url });
+    try {
+      assert.equal((await sim.sendEvent('user.authorized', { user_id: 'usr_ada' })).outcome, 'delivered');
+      assert.deepEqual(timeout.mock.calls.map((call) => call.arguments[0]), [10_000]);
+    } finally {
+      await sim.close();
+      await receiver.close();
     }
   });
 
