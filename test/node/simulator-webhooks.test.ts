@@ -190,7 +190,7 @@ describe('simulator: webhook retries', () => {
       clock.advance(1000);
       res.writeHead(calls < 3 ? 503 : 200).end(calls < 3 ? 'busy' : 'ok');
     });
-    const sim = await startTestSimulator({ webhookUrl: receiver.url, clock: clock.now, webhookBackoffMs: 100 });
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, clock: clock.now, webhookBackoffMs: 500 });
     try {
       const started = Date.now();
       const result = await sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
@@ -198,11 +198,12 @@ describe('simulator: webhook retries', () => {
       assert.equal(result.attempts, 3);
       assert.deepEqual(result.delivery.attempts.map((a) => a.status), [503, 503, 200]);
       assert.equal(result.delivery.attempts[0]?.body, 'busy');
-      // Backoff 100 ms then 200 ms: each wait at least that, and short of the next one's length.
-      assert.ok(Date.now() - started >= 300);
+      // Backoff 500 ms then 1 s: each wait at least that, and short of the next one's length (a
+      // doubling counted from the wrong attempt waits 1 s then 2 s); half a second of slack for a busy machine.
+      assert.ok(Date.now() - started >= 1500);
       const waits = [arrivals[1]! - arrivals[0]!, arrivals[2]! - arrivals[1]!];
-      assert.ok(waits[0]! >= 99 && waits[0]! < 200, `first wait ${waits[0]} ms`);
-      assert.ok(waits[1]! >= 199 && waits[1]! < 400, `second wait ${waits[1]} ms`);
+      assert.ok(waits[0]! >= 499 && waits[0]! < 1000, `first wait ${waits[0]} ms`);
+      assert.ok(waits[1]! >= 999 && waits[1]! < 2000, `second wait ${waits[1]} ms`);
       const bodies = receiver.received.map((r) => JSON.parse(r.body) as { timestamp: string });
       assert.equal(new Set(bodies.map((b) => b.timestamp)).size, 3);
       for (const r of receiver.received) assert.equal(r.headers['x-service-signature'], signWebhookBody(r.body, FIXED.webhookSecret));
