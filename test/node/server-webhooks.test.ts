@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import {
   createMemoryReplayStore,
@@ -94,6 +95,17 @@ describe('verifyWebhook (DESIGN D)', () => {
     await verifyWebhook(raw, ` sha256=${signature.slice(7).toUpperCase()} `, options());
   });
 
+  it('verifies a body given as a DataView or a typed array over part of a larger buffer', async () => {
+    const raw = Buffer.from(body());
+    const signature = signWebhookBody(raw, WEBHOOK_SECRET);
+    const buffer = new ArrayBuffer(raw.length + 16);
+    new Uint8Array(buffer).fill(0x20).set(raw, 8);
+    await verifyWebhook(new DataView(buffer, 8, raw.length), signature, options());
+    const bytes = new Int8Array(buffer).subarray(8, 8 + raw.length);
+    assert.equal(bytes.byteOffset, 8);
+    await verifyWebhook(bytes, signature, options());
+  });
+
   it('passes unknown event kinds on as generic events', async () => {
     const raw = body({ event: 'plan.renamed', data: { from: 'a', to: 'b' } });
     const delivery = await verifyWebhook(raw, signWebhookBody(raw, WEBHOOK_SECRET), options());
@@ -124,6 +136,16 @@ describe('verifyWebhook (DESIGN D)', () => {
         message: /64 hex/,
         status: 401,
       },
+      {
+        // Otherwise the copy would verify under a new replay key (the first 64 digits are compared, the key is all of them).
+        name: 'malformed header (a correct signature with characters appended)',
+        run: (o) => verifyWebhook(raw, `${good}00`, o),
+        code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED',
+        message: /64 hex/,
+        status: 401,
+      },
+      { name: 'malformed header (sha512= prefix, same length)', run: (o) => verifyWebhook(raw, good.replace('sha256=', 'sha512='), o), code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED', message: /sha256=/, status: 401 },
+      { name: 'malformed header (xxxxxx= prefix, same length)', run: (o) => verifyWebhook(raw, good.replace('sha256=', 'xxxxxx='), o), code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED', message: /sha256=/, status: 401 },
       { name: 'malformed header (not a string)', run: (o) => verifyWebhook(raw, [good] as never, o), code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED', message: /form/, status: 401 },
       { name: 'tampered body', run: (o) => verifyWebhook(raw.replace('pro', 'max'), good, o), code: 'ERR_WEBHOOK_SIGNATURE_MISMATCH', message: /does not match/, status: 401 },
       { name: 'tampered body (one extra space)', run: (o) => verifyWebhook(`${raw} `, good, o), code: 'ERR_WEBHOOK_SIGNATURE_MISMATCH', message: /does not match/, status: 401 },
@@ -195,6 +217,36 @@ describe('verifyWebhook (DESIGN D)', () => {
         status: 400,
       },
       {
+        name: 'timestamp an HTTP date (Fri, 01 May 2026 12:00:00 GMT)',
+        run: (o) => {
+          const text = body({ timestamp: 'Fri, 01 May 2026 12:00:00 GMT' });
+          return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
+        },
+        code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
+        message: /ISO 8601/,
+        status: 400,
+      },
+      {
+        name: 'timestamp a date without a time (2026-05-01)',
+        run: (o) => {
+          const text = body({ timestamp: '2026-05-01' });
+          return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
+        },
+        code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
+        message: /ISO 8601/,
+        status: 400,
+      },
+      {
+        name: 'timestamp no time zone (2026-05-01T12:00:00)',
+        run: (o) => {
+          const text = body({ timestamp: '2026-05-01T12:00:00' });
+          return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
+        },
+        code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
+        message: /ISO 8601/,
+        status: 400,
+      },
+      {
         name: 'stale timestamp (301 s old)',
         run: (o) => {
           const text = body({ timestamp: '2026-05-01T11:54:59Z' });
@@ -228,6 +280,28 @@ describe('verifyWebhook (DESIGN D)', () => {
         run: (o) => verifyWebhook(raw, good, { ...o, secret: undefined, secrets: [WEBHOOK_SECRET, ''] }),
         code: 'ERR_WEBHOOK_NO_SECRET',
         message: /^verifyWebhook: secrets\[1\] is empty or not a string; each secret must be a non-empty string$/,
+        status: 500,
+      },
+      {
+        // Otherwise the empty key would be tried: a body signed with it would verify.
+        name: 'a list of secrets whose first is empty (the body signed with the empty key)',
+        run: (o) => verifyWebhook(raw, `sha256=${createHmac('sha256', '').update(raw).digest('hex')}`, { ...o, secret: undefined, secrets: ['', WEBHOOK_SECRET] }),
+        code: 'ERR_WEBHOOK_NO_SECRET',
+        message: /^verifyWebhook: secrets\[0\] is empty or not a string/,
+        status: 500,
+      },
+      {
+        name: 'a list of secrets with a missing one (an unset variable)',
+        run: (o) => verifyWebhook(raw, good, { ...o, secret: undefined, secrets: [WEBHOOK_SECRET, undefined as unknown as string] }),
+        code: 'ERR_WEBHOOK_NO_SECRET',
+        message: /^verifyWebhook: secrets\[1\] is empty or not a string/,
+        status: 500,
+      },
+      {
+        name: 'a list of secrets with a number',
+        run: (o) => verifyWebhook(raw, good, { ...o, secret: undefined, secrets: [WEBHOOK_SECRET, 42 as unknown as string] }),
+        code: 'ERR_WEBHOOK_NO_SECRET',
+        message: /^verifyWebhook: secrets\[1\] is empty or not a string/,
         status: 500,
       },
       {
@@ -308,6 +382,33 @@ describe('verifyWebhook (DESIGN D)', () => {
     await verifyWebhook(next, signWebhookBody(next, WEBHOOK_SECRET), options(store));
   });
 
+  it('holds a delivery dated in the future until its timestamp has left the window, not now', async () => {
+    // Sent at NOW + 240 s: acceptable until NOW + 540 s, so still held at NOW + 302 s.
+    const store = createMemoryReplayStore();
+    const raw = body({ timestamp: '2026-05-01T12:04:00Z' });
+    const signature = signWebhookBody(raw, WEBHOOK_SECRET);
+    await verifyWebhook(raw, signature, options(store));
+    await rejects(verifyWebhook(raw, signature, options(store, { now: NOW + 302_000 })), 'ERR_WEBHOOK_DUPLICATE', /already received/, 409);
+  });
+
+  it('a replay with only some hex letters in upper case is still a duplicate', async () => {
+    const store = createMemoryReplayStore();
+    const raw = body();
+    const signature = signWebhookBody(raw, WEBHOOK_SECRET);
+    assert.match(signature.slice(7), /f/, 'the signature holds an f to upper-case');
+    await verifyWebhook(raw, signature, options(store));
+    await rejects(verifyWebhook(raw, `sha256=${signature.slice(7).replaceAll('f', 'F')}`, options(store)), 'ERR_WEBHOOK_DUPLICATE', /already received/, 409);
+  });
+
+  it('an empty delivery id names no delivery: two different deliveries with id "" are both handled', async () => {
+    const store = countingStore();
+    for (const raw of [body({ id: '' }), body({ id: '', timestamp: '2026-05-01T12:00:01Z' })]) {
+      const delivery = await verifyWebhook(raw, signWebhookBody(raw, WEBHOOK_SECRET), options(store));
+      assert.equal(delivery.id, '');
+    }
+    assert.ok(!store.claims.some((key) => key.startsWith('webhook:id:')), 'no id key claimed');
+  });
+
   it('treats re-signed retries carrying the same delivery id as duplicates', async () => {
     const store = countingStore();
     const first = body({ id: 'dlv_1' });
@@ -374,6 +475,21 @@ describe('verifyWebhook (DESIGN D)', () => {
     assert.equal(store.releases.length, 1, 'a second release() does nothing');
     await rejects(receiveWebhook(raw, signature, options(store)), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
     assert.equal(retry.delivery.event, 'subscription.created');
+  });
+
+  it('receiveWebhook’s release() rejects when the store fails to release, whether it throws or rejects', async () => {
+    const raw = body({ id: 'dlv_5' });
+    const signature = signWebhookBody(raw, WEBHOOK_SECRET);
+    const releases: Array<() => Promise<void>> = [
+      () => Promise.reject(new Error('release failed')),
+      () => {
+        throw new Error('release failed');
+      },
+    ];
+    for (const release of releases) {
+      const received = await receiveWebhook(raw, signature, options({ claim: () => true, release }));
+      await assert.rejects(received.release(), /release failed/);
+    }
   });
 
   it('releases the signature it claimed when the id claim fails, so the retry is no duplicate', async () => {
