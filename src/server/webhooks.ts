@@ -178,7 +178,7 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
   }
 
   const delivery = parseBody(bytes);
-  const sentAt = TIMESTAMP_PATTERN.test(delivery.timestamp) ? Date.parse(delivery.timestamp) : Number.NaN;
+  const sentAt = timestampMs(delivery.timestamp);
   if (Number.isNaN(sentAt)) fail('ERR_WEBHOOK_TIMESTAMP_INVALID', 400, 'The delivery timestamp is not an ISO 8601 date-time');
   if (Math.abs(now - sentAt) > toleranceMs) {
     const direction = sentAt < now ? 'old' : 'far in the future';
@@ -195,6 +195,25 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
   // Claimed one millisecond past the window: a delivery accepted at its very edge (|now - sent| =
   // tolerance) must still be held then, when the store counts only claims that expire later than now.
   return { delivery, store: options.replayStore ?? defaultStore, keys, now, expiresAt: sentAt + toleranceMs + 1 };
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * The time of a timestamp of the form TIMESTAMP_PATTERN, or NaN. Date.parse rolls an impossible
+ * day over (April 31 is read as May 1), so a day past the 28th is checked against its month.
+ */
+function timestampMs(timestamp: string): number {
+  if (!TIMESTAMP_PATTERN.test(timestamp)) return Number.NaN;
+  const day = Number(timestamp.slice(8, 10));
+  if (day > 28) {
+    const year = Number(timestamp.slice(0, 4));
+    const month = Number(timestamp.slice(5, 7));
+    const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+    // A month out of range (00, 13) is refused by Date.parse.
+    if (day > (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 31))) return Number.NaN;
+  }
+  return Date.parse(timestamp);
 }
 
 function duplicate(): never {

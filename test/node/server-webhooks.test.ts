@@ -247,6 +247,36 @@ describe('verifyWebhook (DESIGN D)', () => {
         status: 400,
       },
       {
+        name: 'timestamp April 31, which Date.parse reads as May 1 (2026-04-31T12:00:00Z)',
+        run: (o) => {
+          const text = body({ timestamp: '2026-04-31T12:00:00Z' });
+          return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
+        },
+        code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
+        message: /ISO 8601/,
+        status: 400,
+      },
+      {
+        name: 'timestamp February 30 of a common year (2026-02-30T12:00:00Z)',
+        run: (o) => {
+          const text = body({ timestamp: '2026-02-30T12:00:00Z' });
+          return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
+        },
+        code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
+        message: /ISO 8601/,
+        status: 400,
+      },
+      {
+        name: 'timestamp February 29 of a common year, with an offset (2026-02-29T12:00:00+02:00)',
+        run: (o) => {
+          const text = body({ timestamp: '2026-02-29T12:00:00+02:00' });
+          return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
+        },
+        code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
+        message: /ISO 8601/,
+        status: 400,
+      },
+      {
         name: 'stale timestamp (301 s old)',
         run: (o) => {
           const text = body({ timestamp: '2026-05-01T11:54:59Z' });
@@ -336,6 +366,20 @@ describe('verifyWebhook (DESIGN D)', () => {
     const signature = signWebhookBody(text, WEBHOOK_SECRET);
     await verifyWebhook(text, signature, options(undefined, { toleranceSeconds: 60 }));
     await rejects(verifyWebhook(text, signature, options(undefined, { toleranceSeconds: 59 })), 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE', /tolerance 59 s/, 400);
+  });
+
+  it('accepts the last day of every month and February 29 of leap years, and refuses the day after', async () => {
+    const wide = { toleranceSeconds: 200 * 365 * 86_400 };
+    const valid = ['2026-01-31', '2026-02-28', '2026-03-31', '2026-04-30', '2026-06-30', '2026-07-31', '2026-08-31', '2026-09-30', '2026-11-30', '2026-12-31', '2024-02-29', '2000-02-29'];
+    for (const day of valid) {
+      const text = body({ timestamp: `${day}T23:30:00-01:00` });
+      const delivery = await verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), options(undefined, wide));
+      assert.equal(delivery.timestamp.slice(0, 10), day);
+    }
+    for (const day of ['2026-06-31', '2026-09-31', '2026-11-31', '2100-02-29', '1900-02-29', '2024-02-30']) {
+      const text = body({ timestamp: `${day}T00:00:00Z` });
+      await rejects(verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), options(undefined, wide)), 'ERR_WEBHOOK_TIMESTAMP_INVALID', /ISO 8601/, 400);
+    }
   });
 
   it('refuses a tolerance or clock that is not a finite number with ERR_CONFIG, before looking at the delivery', async () => {
