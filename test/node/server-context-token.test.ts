@@ -185,5 +185,15 @@ describe('verifyContextToken (DESIGN A, B)', () => {
 
   it('refuses to run without its configuration', async () => {
     await assert.rejects(verifyContextToken(await sign(), verifyOptions({ clientSecret: '' })), { code: 'ERR_CONFIG' });
+    await assert.rejects(verifyContextToken(await sign(), verifyOptions({ clientId: '' })), { code: 'ERR_CONFIG' });
+    await assert.rejects(verifyContextToken(await sign(), verifyOptions({ issuer: '' })), { code: 'ERR_CONFIG' });
+  });
+
+  it('fails closed when host is given but empty or null (it is not treated as "not given")', async () => {
+    for (const host of ['', null]) {
+      const replayStore = createMemoryReplayStore();
+      const options = verifyOptions({ replayStore, host: host as unknown as string });
+      await rejects(verifyContextToken(await sign({ jti: 'jti-host-empty-1' }), options), 'ERR_CONTEXT_TOKEN_HOST', /mp_host/);
+    }
   });
 });
