@@ -61,6 +61,16 @@ describe('session tokens', () => {
     assert.equal((await verifySessionToken(old.token, { secret: SESSION_SECRET, audience: CLIENT_ID, now: then })).expiresAt, old.expiresAt);
   });
 
+  it('takes a session secret of 32 characters and refuses one of 31, when signing and when verifying', async () => {
+    const sign = (secret: string) => signSessionToken({ secret, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, ttlSeconds: 60, now: NOW });
+    const secret32 = 'k'.repeat(32);
+    const { token } = await sign(secret32);
+    assert.equal((await verifySessionToken(token, { secret: secret32, audience: CLIENT_ID, now: NOW })).userId, USER.id);
+    const secret31 = 'k'.repeat(31);
+    await assert.rejects(sign(secret31), { code: 'ERR_CONFIG', message: /at least 32 characters/ });
+    await assert.rejects(verifySessionToken(token, { secret: secret31, audience: CLIENT_ID, now: NOW }), { code: 'ERR_CONFIG', message: /at least 32 characters/ });
+  });
+
   it('expires at exp', async () => {
     const token = await craft();
     await assert.rejects(verify(token, (IAT + 60) * 1000), { code: 'ERR_SESSION_EXPIRED' });
