@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { AccessDeniedError, assertAccess } from '../../src/server/access.js';
 import { checkAccess, hasAccess, isOverQuota } from '../../src/shared/access.js';
 import { NOW, accessCases } from '../support/access-cases.js';
 
@@ -18,5 +19,42 @@ describe('access rules', () => {
     assert.equal(isOverQuota(e), false);
     assert.equal(isOverQuota({ ...e, usage: { api_calls: 5, limit: 5 } }), true);
     assert.equal(isOverQuota(null), false);
+  });
+});
+
+describe('assertAccess (server side, same rules)', () => {
+  for (const c of accessCases) {
+    it(`${c.name}: ${c.reason === 'granted' ? 'passes' : `throws 403 ${c.reason}`}`, () => {
+      if (c.reason === 'granted') {
+        assertAccess(c.entitlement, c.requirement, NOW);
+        return;
+      }
+      assert.throws(
+        () => assertAccess(c.entitlement, c.requirement, NOW),
+        (error: unknown) => {
+          assert.ok(error instanceof AccessDeniedError, `expected AccessDeniedError, got ${String(error)}`);
+          assert.equal(error.code, 'ERR_ACCESS_DENIED');
+          assert.equal(error.status, 403);
+          assert.equal(error.reason, c.reason);
+          return true;
+        },
+      );
+    });
+  }
+
+  it('refuses a metered call at the usage limit with reason over_quota, and lets one below it through', () => {
+    const e = { user_id: 'usr_1', app_id: 'app_1', plan: 'pro', features: ['export'], usage: { api_calls: 5, limit: 5 } };
+    assertAccess({ ...e, usage: { api_calls: 4, limit: 5 } }, { metered: true }, NOW);
+    assertAccess(e, {}, NOW); // unmetered: the quota does not matter
+    assert.throws(
+      () => assertAccess(e, { metered: true }, NOW),
+      (error: unknown) => {
+        assert.ok(error instanceof AccessDeniedError);
+        assert.equal(error.status, 403);
+        assert.equal(error.reason, 'over_quota');
+        assert.deepEqual(error.toJSON(), { error: { code: 'ERR_ACCESS_DENIED', message: 'Access denied: the usage limit is reached', reason: 'over_quota' } });
+        return true;
+      },
+    );
   });
 });
