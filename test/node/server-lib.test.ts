@@ -1,13 +1,19 @@
 // The server module's small building blocks, on their own: what the handlers' tests reach only
 // through one path each.
 import assert from 'node:assert/strict';
-import { getEventListeners } from 'node:events';
+import { getEventListeners, once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
+import * as z from 'zod/mini';
 import { MarketplaceKitError } from '../../src/shared/errors.js';
 import { createMemoryReplayStore } from '../../src/server/index.js';
 import { linkSignals } from '../../src/server/lib/abort.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
+import { readJsonAnswer, parseRetryAfter, send, MAX_RETRY_AFTER_MS } from '../../src/server/lib/http.js';
 import { optionsObject } from '../../src/server/lib/options-object.js';
+import { MarketplaceApiError } from '../../src/server/api-error.js';
+import { systemClock } from '../../src/server/lib/clock.js';
 import { nowOption, wholeSecondsOption } from '../../src/server/lib/time-options.js';
 
 describe('linkSignals', () => {
@@ -126,5 +132,67 @@ describe('numeric options', () => {
       code: 'ERR_CONFIG',
       message: /must be a finite number of at least 1, got "50000"$/,
     });
+  });
+});
+
+describe('send: redirects', () => {
+  for (const status of [307, 308]) {
+    it(`does not follow a ${status} (the client_secret is not re-POSTed to its target): the answer is a typed error`, async () => {
+      const seen: string[] = [];
+      const server = createServer((request, response) => {
+        seen.push(`${request.method} ${request.url}`);
+        request.resume();
+        if (request.url === '/oauth/token') {
+          response.writeHead(status, { location: '/elsewhere' }).end();
+        } else {
+          response.writeHead(200, { 'content-type': 'application/json' }).end('{"access_token":"stolen"}');
+        }
+      });
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      try {
+        const { port } = server.address() as AddressInfo;
+        const answer = await send({ fetch, timeoutMs: 5000, clock: systemClock }, 'token', `http://127.0.0.1:${port}/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=authorization_code&client_secret=s3cret',
+        });
+        assert.equal(answer.status, status);
+        assert.throws(
+          () => readJsonAnswer(answer, 'token', z.object({ access_token: z.string() }), Date.now()),
+          (error: unknown) => error instanceof MarketplaceApiError && error.code === 'ERR_HTTP' && error.status === status,
+        );
+        assert.deepEqual(seen, ['POST /oauth/token'], 'the redirect target received no request');
+      } finally {
+        server.closeAllConnections();
+        server.close();
+      }
+    });
+  }
+});
+
+describe('parseRetryAfter', () => {
+  const now = Date.UTC(1994, 10, 6, 8, 49, 0);
+
+  it('reads an HTTP date in the past as no wait at all (0 ms, never negative)', () => {
+    assert.equal(parseRetryAfter('Sun, 06 Nov 1994 08:48:00 GMT', now), 0);
+    assert.equal(parseRetryAfter('Sunday, 06-Nov-94 08:48:00 GMT', now), 0);
+    assert.equal(parseRetryAfter('Sun Nov  6 08:48:00 1994', now), 0);
+    assert.equal(parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT', now), 37_000);
+    assert.equal(parseRetryAfter('Sun, 06 Nov 1994 09:49:37 GMT', now), MAX_RETRY_AFTER_MS);
+  });
+
+  it('reads the asctime form as GMT, whatever the time zone of the machine', () => {
+    const saved = process.env.TZ;
+    try {
+      for (const tz of ['America/New_York', 'Asia/Tokyo', 'UTC']) {
+        process.env.TZ = tz;
+        if (tz !== 'UTC') assert.notEqual(new Date(now).getTimezoneOffset(), 0, `TZ=${tz} took effect`);
+        assert.equal(parseRetryAfter('Sun Nov  6 08:49:37 1994', now), 37_000, tz);
+      }
+    } finally {
+      if (saved === undefined) delete process.env.TZ;
+      else process.env.TZ = saved;
+    }
   });
 });
