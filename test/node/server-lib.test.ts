@@ -12,9 +12,11 @@ import { linkSignals } from '../../src/server/lib/abort.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
 import { readJsonAnswer, parseRetryAfter, send, MAX_RETRY_AFTER_MS } from '../../src/server/lib/http.js';
 import { optionsObject } from '../../src/server/lib/options-object.js';
+import { Pacer } from '../../src/server/lib/pacer.js';
 import { MarketplaceApiError } from '../../src/server/api-error.js';
 import { systemClock } from '../../src/server/lib/clock.js';
 import { nowOption, wholeSecondsOption } from '../../src/server/lib/time-options.js';
+import { NOW, createVirtualClock } from '../support/server-http.js';
 
 describe('linkSignals', () => {
   it('aborts with the reason of the source that aborted first', () => {
@@ -194,5 +196,41 @@ describe('parseRetryAfter', () => {
       if (saved === undefined) delete process.env.TZ;
       else process.env.TZ = saved;
     }
+  });
+});
+
+describe('Pacer', () => {
+  it('keeps the longer of two 429 pauses: 30 s then 5 s sends nothing before 30 s', async () => {
+    const clock = createVirtualClock(NOW);
+    const pacer = new Pacer(10, 60_000, clock);
+    pacer.pauseUntil(NOW + 30_000);
+    pacer.pauseUntil(NOW + 5_000);
+    const release = await pacer.acquire();
+    assert.equal(clock.now(), NOW + 30_000);
+    release();
+  });
+
+  it('gives no slot to a caller that aborted while queued: the next caller gets it at once', async () => {
+    const clock = createVirtualClock(NOW);
+    const pacer = new Pacer(1, 60_000, clock);
+    const controller = new AbortController();
+    const aborted = pacer.acquire(controller.signal);
+    controller.abort(new Error('caller gave up'));
+    await assert.rejects(aborted, /caller gave up/);
+    const release = await pacer.acquire();
+    assert.deepEqual([clock.now(), clock.sleeps], [NOW, []], 'the slot was free');
+    release();
+  });
+
+  it('holds a slot one window after its first release: a second release does not move that on', async () => {
+    const clock = createVirtualClock(NOW);
+    const pacer = new Pacer(1, 1000, clock);
+    const release = await pacer.acquire();
+    release();
+    clock.advance(500);
+    release();
+    clock.advance(500);
+    (await pacer.acquire())();
+    assert.deepEqual([clock.now(), clock.sleeps], [NOW + 1000, []], 'free one window after the first release');
   });
 });
