@@ -1,15 +1,19 @@
 // The server module's small building blocks, on their own: what the handlers' tests reach only
 // through one path each.
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { getEventListeners, once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import * as z from 'zod/mini';
 import { MarketplaceKitError } from '../../src/shared/errors.js';
-import { createMemoryReplayStore } from '../../src/server/index.js';
+import { ReplayStoreFullError, createMemoryReplayStore } from '../../src/server/index.js';
 import { linkSignals } from '../../src/server/lib/abort.js';
+import { readLimited } from '../../src/server/lib/body.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
+import { ExpiringMap } from '../../src/server/lib/expiring-set.js';
+import { hmacCryptoKey, hmacKey } from '../../src/server/lib/hmac-key.js';
 import { readJsonAnswer, parseRetryAfter, send, MAX_RETRY_AFTER_MS } from '../../src/server/lib/http.js';
 import { optionsObject } from '../../src/server/lib/options-object.js';
 import { Pacer } from '../../src/server/lib/pacer.js';
@@ -232,5 +236,62 @@ describe('Pacer', () => {
     clock.advance(500);
     (await pacer.acquire())();
     assert.deepEqual([clock.now(), clock.sleeps], [NOW + 1000, []], 'free one window after the first release');
+  });
+});
+
+describe('readLimited', () => {
+  const tooLarge = () => new Error('too large');
+  async function* chunks(...sizes: number[]) {
+    for (const size of sizes) yield new Uint8Array(size).fill(7);
+  }
+
+  it('accepts a body of exactly the limit, declared and streamed', async () => {
+    assert.equal((await readLimited(chunks(2, 2), '4', 4, tooLarge)).byteLength, 4);
+    assert.equal((await readLimited(chunks(4), null, 4, tooLarge)).byteLength, 4);
+    assert.equal((await readLimited(chunks(1, 3), undefined, 4, tooLarge)).byteLength, 4);
+  });
+
+  it('refuses one byte more, declared (before reading) or streamed', async () => {
+    let read = false;
+    async function* watched() {
+      read = true;
+      yield new Uint8Array(1);
+    }
+    await assert.rejects(readLimited(watched(), '5', 4, tooLarge), /too large/);
+    assert.equal(read, false, 'a declared length over the limit is refused before reading');
+    await assert.rejects(readLimited(chunks(2, 3), null, 4, tooLarge), /too large/);
+    await assert.rejects(readLimited(chunks(4, 1), '4', 4, tooLarge), /too large/, 'a body longer than its declared length is cut at the limit');
+  });
+});
+
+describe('hmacKey', () => {
+  const secret = 'sécret-ünïcode-✓-密钥';
+
+  it('keys a non-ASCII secret by its UTF-8 bytes, as node:crypto and WebCrypto do with the string', async () => {
+    const body = 'payload';
+    const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex');
+    assert.equal(createHmac('sha256', secret).update(body).digest('hex'), expected, 'node:crypto reads a string key as UTF-8');
+    assert.equal(createHmac('sha256', hmacKey(secret)).update(body).digest('hex'), expected);
+    const web = await hmacCryptoKey(secret);
+    const signature = new Uint8Array(await crypto.subtle.sign('HMAC', web, new TextEncoder().encode(body)));
+    assert.equal(Buffer.from(signature).toString('hex'), expected);
+    assert.equal(await crypto.subtle.verify('HMAC', web, signature, new TextEncoder().encode(body)), true, 'sign then verify round-trips');
+  });
+});
+
+describe('ExpiringMap fullness', () => {
+  it('has room again at exactly fullUntil; the memory replay store then accepts a claim', async () => {
+    const map = new ExpiringMap<true>(2);
+    map.set('a', true, NOW + 100);
+    map.set('b', true, NOW + 200);
+    assert.equal(map.fullUntil, NOW + 100);
+    assert.equal(map.isFull(NOW + 99), true);
+    assert.equal(map.isFull(NOW + 100), false);
+
+    const store = createMemoryReplayStore({ maxEntries: 2 });
+    assert.equal(await store.claim('a', NOW + 100, NOW), true);
+    assert.equal(await store.claim('b', NOW + 200, NOW), true);
+    assert.throws(() => store.claim('c', NOW + 300, NOW + 99), (error: unknown) => error instanceof ReplayStoreFullError);
+    assert.equal(await store.claim('c', NOW + 300, NOW + 100), true);
   });
 });
