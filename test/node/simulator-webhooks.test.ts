@@ -1,10 +1,27 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { createMemoryReplayStore, isKitError, verifyWebhook, type WebhookDelivery } from '../../src/server/index.js';
 import { signWebhookBody } from '../../src/server/signers.js';
 import type { Simulator, SimulatorEvent } from '../../src/simulator/index.js';
 import { exponentialBackoff } from '../../src/simulator/webhooks.js';
 import { FIXED, postJson, startReceiver, startTestSimulator, virtualClock, type Receiver } from '../support/simulator-harness.js';
+
+/** Closes the simulator and the receiver when the test ends, also when it times out (its finally block does not run then). */
+function closedAtEnd(t: TestContext, sim: Simulator, receiver: Receiver): () => Promise<void> {
+  const close = async () => {
+    await sim.close();
+    await receiver.close();
+  };
+  t.signal.addEventListener('abort', () => void close(), { once: true });
+  return close;
+}
+
+/** What `work` settles with, or a rejection saying `what` after `ms`. */
+async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let deadline: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => (deadline = setTimeout(() => reject(new Error(what)), ms)));
+  return Promise.race([work, late]).finally(() => clearTimeout(deadline));
+}
 
 describe('simulator: webhook deliveries', () => {
   let sim: Simulator;
@@ -265,19 +282,9 @@ describe('simulator: webhook retries', () => {
   it('gives up on an attempt the receiver does not answer within webhookTimeoutMs', { timeout: 10_000 }, async (t) => {
     const receiver = await startReceiver(() => new Promise<void>(() => {}));
     const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookTimeoutMs: 100, webhookMaxAttempts: 1 });
-    const cleanUp = async () => {
-      await sim.close();
-      await receiver.close();
-    };
-    t.signal.addEventListener('abort', () => void cleanUp(), { once: true });
+    const cleanUp = closedAtEnd(t, sim, receiver);
     try {
-      let deadline: NodeJS.Timeout | undefined;
-      const result = await Promise.race([
-        sim.sendEvent('user.authorized', { user_id: 'usr_ada' }),
-        new Promise<never>((_resolve, reject) => {
-          deadline = setTimeout(() => reject(new Error('the attempt was still waiting 3 s after its 100 ms timeout')), 3_000);
-        }),
-      ]).finally(() => clearTimeout(deadline));
+      const result = await within(sim.sendEvent('user.authorized', { user_id: 'usr_ada' }), 3_000, 'the attempt was still waiting 3 s after its 100 ms timeout');
       assert.equal(result.outcome, 'failed');
       assert.equal(result.status, null);
       assert.equal(result.attempts, 1);
@@ -341,22 +348,12 @@ describe('simulator: webhook retries', () => {
     // Two attempts 5 s apart: a close that does not end the wait is seen within 2 s below, and the
     // retry it leaves behind is over 5 s later, so a regression neither hangs the run nor lingers.
     const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: 5_000, webhookMaxAttempts: 2 });
-    const cleanUp = async () => {
-      await sim.close();
-      await receiver.close();
-    };
-    t.signal.addEventListener('abort', () => void cleanUp(), { once: true });
+    const cleanUp = closedAtEnd(t, sim, receiver);
     try {
       const sent = sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
       await firstAttempt;
       await sim.close();
-      let deadline: NodeJS.Timeout | undefined;
-      const result = await Promise.race([
-        sent,
-        new Promise<never>((_resolve, reject) => {
-          deadline = setTimeout(() => reject(new Error('the delivery was still waiting to retry 2 s after close()')), 2_000);
-        }),
-      ]).finally(() => clearTimeout(deadline));
+      const result = await within(sent, 2_000, 'the delivery was still waiting to retry 2 s after close()');
       assert.equal(result.outcome, 'failed');
       assert.equal(result.attempts, 1);
       assert.equal(receiver.received.length, 1);
