@@ -26,6 +26,8 @@ describe('simulator: /whoami and /entitlements', () => {
     assert.deepEqual(profile, { id: 'usr_ada', email: 'ada@example.test', name: 'Ada Lovelace', avatar_url: `${sim.siteUrl}/avatars/usr_ada.svg` });
     const avatar = await fetch(profile.avatar_url);
     assert.equal(avatar.headers.get('content-type'), 'image/svg+xml');
+    // An SVG opened on its own is a document: it may run nothing and load nothing.
+    assert.equal(avatar.headers.get('content-security-policy'), "default-src 'none'; style-src 'unsafe-inline'");
     assert.match(await avatar.text(), /^<svg[^>]+>.*AL<\/text><\/svg>$/);
 
     const entitlements = await get('/entitlements?user_id=usr_katherine', { 'x-api-key': sim.liveApiKey });
