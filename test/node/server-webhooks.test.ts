@@ -246,36 +246,17 @@ describe('verifyWebhook (DESIGN D)', () => {
         message: /ISO 8601/,
         status: 400,
       },
-      {
-        name: 'timestamp April 31, which Date.parse reads as May 1 (2026-04-31T12:00:00Z)',
-        run: (o) => {
-          const text = body({ timestamp: '2026-04-31T12:00:00Z' });
+      // Impossible calendar days, which Date.parse would roll over into the next month.
+      ...['2026-04-31T12:00:00Z', '2026-02-30T12:00:00Z', '2026-02-29T12:00:00+02:00'].map((timestamp) => ({
+        name: `timestamp on an impossible day (${timestamp})`,
+        run: (o: VerifyWebhookOptions) => {
+          const text = body({ timestamp });
           return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
         },
         code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
         message: /ISO 8601/,
         status: 400,
-      },
-      {
-        name: 'timestamp February 30 of a common year (2026-02-30T12:00:00Z)',
-        run: (o) => {
-          const text = body({ timestamp: '2026-02-30T12:00:00Z' });
-          return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
-        },
-        code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
-        message: /ISO 8601/,
-        status: 400,
-      },
-      {
-        name: 'timestamp February 29 of a common year, with an offset (2026-02-29T12:00:00+02:00)',
-        run: (o) => {
-          const text = body({ timestamp: '2026-02-29T12:00:00+02:00' });
-          return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
-        },
-        code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
-        message: /ISO 8601/,
-        status: 400,
-      },
+      })),
       {
         name: 'stale timestamp (301 s old)',
         run: (o) => {
