@@ -210,6 +210,20 @@ describe('simulator: authorization page', () => {
     }
   });
 
+  it('proposes Ada, the first user, until another is chosen on the dashboard or on this page', async () => {
+    const fresh = await startTestSimulator();
+    try {
+      const checked = async () => (await (await fetch(authorizeUrl(fresh))).text()).match(/value="(usr_\w+)" checked/g);
+      assert.deepEqual(await checked(), ['value="usr_ada" checked']);
+      // The dashboard opens on the same user: its script starts from current_user_id.
+      assert.equal((await (await fetch(`${fresh.siteUrl}/_simulator/state`)).json()).current_user_id, 'usr_ada');
+      await authorize(fresh, {}, 'approve', 'usr_grace');
+      assert.deepEqual(await checked(), ['value="usr_grace" checked']);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('proposes the user last chosen, on the dashboard or on this page', async () => {
     const checked = async () => (await (await fetch(authorizeUrl(sim))).text()).match(/value="(usr_\w+)" checked/)?.[1];
     await postJson(`${sim.siteUrl}/_simulator/context`, { user_id: 'usr_katherine' });
