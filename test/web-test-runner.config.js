@@ -23,6 +23,9 @@ export default {
   concurrency: 1,
   filterBrowserLogs: ({ args }) => !String(args[0]).includes('Lit is in dev mode'),
   testFramework: { config: { timeout: 10000 } },
+  // A failing assertion about a DOM node is reported as a failure, not as a file that never ends.
+  testRunnerHtml: (testFramework) =>
+    `<!doctype html><html><body><script type="module" src="/test/support/clonable-failures.js"></script><script type="module" src="${testFramework}"></script></body></html>`,
   browsers: [chromeLauncher({ launchOptions: { executablePath: chromiumPath(), headless: true, args: chromiumArgs } })],
   // Registered as config middleware so that it runs before the runner's own static file serving.
   middleware: [
