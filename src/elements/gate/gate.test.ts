@@ -55,6 +55,12 @@ const states: { name: string; kit: () => FakeKit; attrs?: Parameters<typeof gate
   },
   { name: 'signed out', kit: () => new FakeKit().setSignedOut(), state: 'signed-out', access: 'locked', heading: 'Sign in to use export' },
   { name: 'kit in error', kit: () => new FakeKit().setError(), state: 'error', heading: 'Could not check your access' },
+  {
+    name: 'launch refused',
+    kit: () => new FakeKit().setError(new MarketplaceKitError('ERR_HOST_NOT_ALLOWED', 'not in hostOrigins')),
+    state: 'error',
+    heading: 'Could not check your access',
+  },
 ];
 
 describe('<mp-gate>', () => {
@@ -291,6 +297,22 @@ describe('<mp-gate>', () => {
     expect(kit.calls.signIn).to.deep.equal([location.href]);
   });
 
+  it('offers no retry after a refused launch, which a refresh cannot change, and says where to open the app', async () => {
+    for (const code of ['ERR_HOST_NOT_ALLOWED', 'ERR_INVALID_INPUT'] as const) {
+      const kit = new FakeKit().setError(new MarketplaceKitError(code, 'refused'));
+      const el = await gate(kit);
+      expect(part(el, 'action'), code).to.equal(null);
+      expect(part(el, 'text')!.textContent).to.equal('Open this app from the marketplace dashboard.');
+      el.strings = { refusedText: 'Open Acme from your dashboard.' };
+      await settle(el);
+      expect(part(el, 'text')!.textContent).to.equal('Open Acme from your dashboard.');
+    }
+    // Any other error keeps its retry.
+    const el = await gate(new FakeKit().setError(new MarketplaceKitError('ERR_NETWORK', 'offline')));
+    expect(part(el, 'action')!.textContent!.trim()).to.equal('Try again');
+    expect(part(el, 'text')!.textContent).to.equal('Please try again.');
+  });
+
   it('retries a kit in error with kit.refresh()', async () => {
     const kit = new FakeKit().setError();
     kit.onRefresh = (k) => void k.setSession();
@@ -491,6 +513,26 @@ describe('<mp-gate>', () => {
     await settle(el);
     expect([part(el, 'detail')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['That did not work. Please try again.', 'That did not work. Please try again.']);
     await expect(el).to.be.accessible();
+  });
+
+  it('trying the card\'s action again does not announce the unchanged card; failing again says so again', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    const answers = [deferred(), deferred()];
+    for (const answer of answers) kit.scriptUpgrade({ wait: answer.promise, error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
+    const el = await gate(kit);
+    const said: string[] = [];
+    for (const answer of answers) {
+      const failed = next(el, 'mp-error');
+      part(el, 'action')!.click();
+      await settle(el);
+      said.push(part(el, 'status')!.textContent!);
+      answer.resolve();
+      await failed;
+      await settle(el);
+      said.push(part(el, 'status')!.textContent!);
+    }
+    // While the chooser opens again, the region is emptied rather than reading "Unlock export" as news.
+    expect(said).to.deep.equal(['', 'That did not work. Please try again.', '', 'That did not work. Please try again.']);
   });
 
   it('out of the page, does not render nor act; put back, it uses the kit it was given meanwhile', async () => {

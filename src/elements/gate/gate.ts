@@ -44,6 +44,7 @@ export type GateStrings = BaseStrings & {
   signedOutText: string;
   errorHeading: string;
   errorText: string;
+  refusedText: string;
   upgrade: string;
   renew: string;
   updatePayment: string;
@@ -55,9 +56,17 @@ interface Card {
   heading: string;
   text: string;
   detail?: string;
-  action: string;
-  run: () => unknown;
+  /** The button, unless nothing the user does here can help. */
+  action?: string;
+  run?: () => unknown;
 }
+
+/**
+ * The kit's errors for a launch it refused (a dashboard origin not in `hostOrigins`, launch
+ * parameters outside a frame, no context token). A refresh fails with the same error, so the
+ * card offers no retry.
+ */
+const REFUSED_LAUNCH: ReadonlySet<string> = new Set(['ERR_HOST_NOT_ALLOWED', 'ERR_INVALID_INPUT']);
 
 /**
  * @summary Shows its content only when the user's entitlement grants the `feature` and `plan`,
@@ -118,6 +127,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     signedOutText: 'Sign in with your Marketplace account.',
     errorHeading: 'Could not check your access',
     errorText: 'Please try again.',
+    refusedText: 'Open this app from the marketplace dashboard.',
     upgrade: 'Upgrade',
     renew: 'Renew',
     updatePayment: 'Update payment',
@@ -165,6 +175,8 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   private _said = '';
   /** The live region's text: the last change of `_said` since the gate settled. */
   private _announcement = '';
+  /** The heading of the card rendered last; '' when no card was. */
+  private _heading = '';
 
   constructor() {
     super();
@@ -223,10 +235,12 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   override render() {
     // One outer template for every look: the live region stays the same node, so a screen reader
     // announces its new text (a live region just inserted is often not read).
+    const heading = this._heading;
     const [body, said] = this._body();
-    // Only a change is news: a render for another reason (a theme, a usage count) says nothing new.
+    // Only a change is news: a render for another reason (a theme, a usage count) says nothing new,
+    // and neither does the failure line giving way to the same card as its action runs again.
     if (said !== this._said) {
-      if (this._settled) this._announcement = said;
+      if (this._settled) this._announcement = said === heading && heading === this._heading ? '' : said;
       this._said = said;
     }
     return html`${body}<span part="status" class="sr-only" role="status">${this._announcement}</span>`;
@@ -235,21 +249,25 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   /** What the gate shows, and what its live region says. */
   private _body(): [unknown, string] {
     const state = this.state;
+    this._heading = '';
     if (this.decision?.granted) return [html`<slot></slot>`, this._t('unlocked')];
     if (state === 'loading' || state === 'not-connected') {
       const text = this._t(state === 'loading' ? 'loading' : 'notConnected');
       return [html`<div part="base loading" class="muted" aria-busy=${state === 'loading'}>${text}</div>`, text];
     }
     const card = this._card();
+    this._heading = card.heading;
     if (this._failed) card.detail = this._t('failed');
     const said = this._failed ? card.detail! : card.heading;
     const content = html`<div part="base card" role="group" aria-labelledby="heading">
       <p part="heading" id="heading">${card.heading}</p>
       <p part="text">${card.text}</p>
       ${card.detail ? html`<p part="detail" class="muted">${card.detail}</p>` : nothing}
-      <button part="action" type="button" aria-busy=${this._busy} @click=${card.run}>
-        ${this._busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}${card.action}
-      </button>
+      ${card.run
+        ? html`<button part="action" type="button" aria-busy=${this._busy} @click=${card.run}>
+            ${this._busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}${card.action}
+          </button>`
+        : nothing}
     </div>`;
     if (state === 'error') return [content, said];
     // Page content in the `locked` slot says what it says: the hidden card's heading is not announced.
@@ -274,7 +292,10 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     // The card's button: a blank text counts as none.
     const name = (key: keyof GateStrings) => this._name(key, values);
     const upgrade = (plan = plans?.[0]) => () => this._upgrade(plan, this._feature);
-    if (this.state === 'error') return { heading: t('errorHeading'), text: t('errorText'), action: name('retry'), run: this._handleRetry };
+    if (this.state === 'error') {
+      if (REFUSED_LAUNCH.has(kit?.error?.code ?? '')) return { heading: t('errorHeading'), text: t('refusedText') };
+      return { heading: t('errorHeading'), text: t('errorText'), action: name('retry'), run: this._handleRetry };
+    }
     if (this.state === 'signed-out') {
       return { heading: t('signedOutHeading'), text: t('signedOutText'), action: name('signIn'), run: () => this._signIn() };
     }
