@@ -285,7 +285,12 @@ export class MarketplaceKit extends EventTarget implements Kit {
         console.warn(`[marketplace-app-kit] The early exchange went to ${handed.backend}, not to this kit's backend ${this.#backend.base}: asking the dashboard for a new context.`);
         launch = { ...launch, context: null };
       }
-      if (launch.kind === 'embedded') this.embedded = true;
+      if (launch.kind === 'embedded') {
+        this.embedded = true;
+        // The bridge is there at once, for an mp-kit-created listener too: its first call opens it.
+        this.#hostOrigin = launch.host;
+        this.#host = this.#hostFacade();
+      }
       this.#cookieLaunch = launch.kind === 'standalone';
     } finally {
       // Scrub before anything is sent, even after a configuration error: the context token must
@@ -363,12 +368,25 @@ export class MarketplaceKit extends EventTarget implements Kit {
 
   async signIn(returnTo?: string): Promise<void> {
     const url = new URL(`${this.#backend.base}/oauth/start`);
-    url.searchParams.set('return_to', returnTo ?? this.#env.href());
+    url.searchParams.set('return_to', this.#resolve(returnTo));
     if (this.embedded) {
       // OAuth pages refuse to be framed: the dashboard opens them at top level.
       await this.#requireHost().openExternal(url.href);
     } else {
       this.#env.navigate(url.href);
+    }
+  }
+
+  /**
+   * Where sign-in returns, as an absolute URL: relative to this page, not to the backend, which may
+   * be on another origin. What is no URL goes as it is, for the backend to refuse.
+   */
+  #resolve(returnTo: string | undefined): string {
+    const page = this.#env.href();
+    try {
+      return new URL(returnTo ?? page, page).href;
+    } catch {
+      return String(returnTo);
     }
   }
 
@@ -435,9 +453,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
         if (isKitError(error) && error.status === 401) return null;
         throw error;
       });
-    } else if (launch.kind === 'embedded') {
-      this.#hostOrigin = launch.host;
-      if (launch.context) request = adopted ? this.#backend.adopt(adopted) : this.#exchange(launch.context);
+    } else if (launch.kind === 'embedded' && launch.context) {
+      request = adopted ? this.#backend.adopt(adopted) : this.#exchange(launch.context);
     }
     // Nothing was awaited so far, so the request above left inside the constructor.
     await null;
@@ -459,7 +476,6 @@ export class MarketplaceKit extends EventTarget implements Kit {
     const openBridge = () => void (this.#host && this.#connect().catch(() => undefined));
     try {
       if (launch.kind === 'embedded') {
-        this.#host = this.#hostFacade();
         // A slow start-up must not keep the dashboard's calls (a theme change, say) waiting for
         // the handshake past their timeout: the bridge opens after a while in any case.
         this.#openTimer = setTimeout(openBridge, BRIDGE_OPEN_AT_LATEST_MS);

@@ -239,7 +239,7 @@ describe('runtime launch inside the dashboard', () => {
     const dashboard = await launch();
     await dashboard.app.evaluate(() => (window as unknown as AppWindow).kit.signIn('/after'));
     const call = (await dashboard.calls()).find((c) => c.method === 'openExternal');
-    assert.equal(call?.params?.['url'], `${harness.appOrigin}/api/marketplace/oauth/start?return_to=%2Fafter`);
+    assert.equal(call?.params?.['url'], `${harness.appOrigin}/api/marketplace/oauth/start?return_to=${encodeURIComponent(`${harness.appOrigin}/after`)}`);
   });
 });
 

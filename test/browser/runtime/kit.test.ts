@@ -203,6 +203,22 @@ describe('kit on the developer\'s own site', () => {
     expect(otherOrigin?.error?.message).to.match(/^The app backend at https:\/\/api\.example\/api\/marketplace could not be reached: .*another origin .*corsOrigins/);
   });
 
+  it('signIn resolves a relative return address against the page, not the backend on another origin', async () => {
+    const env = fakeEnvironment('https://site.example/account?tab=1');
+    const fetch = scriptedFetch(() => jsonResponse({ error: { code: 'ERR_SESSION_MISSING', message: 'none' } }, 401));
+    const kit = start(env, fetch, { backend: 'https://api.example/api/marketplace' });
+    await kit.started;
+    await kit.signIn('/reports');
+    await kit.signIn('../up?x=1');
+    // No URL at all: sent as it is, for the backend to refuse (it returns to "/").
+    await kit.signIn('http://[');
+    expect(env.navigated.map((href) => new URL(href).searchParams.get('return_to'))).to.deep.equal([
+      'https://site.example/reports',
+      'https://site.example/up?x=1',
+      'http://[',
+    ]);
+  });
+
   it('times out a backend that never answers', async () => {
     // Answers only by rejecting when the kit's timeout aborts the request.
     const hanging: typeof globalThis.fetch = (_input, init) =>
@@ -222,7 +238,7 @@ describe('kit on the developer\'s own site', () => {
     await kit.signIn('/welcome');
     expect(env.navigated).to.deep.equal([
       `${BACKEND}/oauth/start?return_to=${encodeURIComponent(`${APP_ORIGIN}/account?tab=2`)}`,
-      `${BACKEND}/oauth/start?return_to=%2Fwelcome`,
+      `${BACKEND}/oauth/start?return_to=${encodeURIComponent(`${APP_ORIGIN}/welcome`)}`,
     ]);
     await kit.signOut();
     expect(kit.state).to.equal('signed-out');
@@ -435,6 +451,18 @@ describe('kit inside the dashboard', () => {
       [`${APP_ORIGIN}/api/other`, 'Bearer tok-1', null],
       ['https://third-party.example/pixel', null, null],
     ]);
+  });
+
+  it('kit.fetch gives your API\'s answers as they are: an error status resolves, a network failure is fetch\'s TypeError', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const offline = new TypeError('Failed to fetch');
+    const { kit } = embedded((call) =>
+      call.url.endsWith('/session') ? backend(state)(call) : call.url.endsWith('/down') ? Promise.reject(offline) : new Response('<h1>Oops</h1>', { status: 500 }),
+    );
+    await kit.started;
+    expect((await kit.fetch('/api/broken')).status).to.equal(500);
+    expect(await kit.fetch('/api/down').then(() => 'resolved', (error: unknown) => error)).to.equal(offline);
+    expect(kit.state).to.equal('ready');
   });
 
   it('kit.fetch keeps the bearer from the page\'s origin when the backend is elsewhere, unless bearerOrigins lists it', async () => {
@@ -1791,13 +1819,27 @@ describe('kit: what a second mutation run found unchecked', () => {
       expect(kit.state).to.equal('signed-out');
     });
 
+    it('kit.host is there as soon as the kit exists: a call made at once (an mp-kit-created listener) reaches the dashboard', async () => {
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+      const asked: unknown[] = [];
+      const { kit } = embedded(backend(state), { openUpgrade: (params) => (asked.push(params), { outcome: 'dismissed' }) });
+      const host = kit.host;
+      const outcome = kit.upgrade({ plan: 'pro' });
+      expect(host === null, 'kit.host right after the kit was created').to.equal(false);
+      expect(await outcome).to.equal('dismissed');
+      expect(asked).to.deep.equal([{ plan: 'pro' }]);
+      await kit.started;
+      expect(kit.host).to.equal(host);
+      expect(kit.state).to.equal('ready');
+    });
+
     it('signIn() inside the dashboard asks it to open the OAuth page; after destroy() it is ERR_NOT_EMBEDDED and navigates nothing', async () => {
       const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
       const opened: string[] = [];
       const { kit, env } = embedded(backend(state), { openExternal: ({ url }) => void opened.push(url) });
       await kit.started;
       await kit.signIn('/after');
-      expect(opened).to.deep.equal([`${BACKEND}/oauth/start?return_to=%2Fafter`]);
+      expect(opened).to.deep.equal([`${BACKEND}/oauth/start?return_to=${encodeURIComponent(`${APP_ORIGIN}/after`)}`]);
       kit.destroy();
       expect((await rejection(kit.signIn())).code).to.equal('ERR_NOT_EMBEDDED');
       expect(env.navigated).to.deep.equal([]);
