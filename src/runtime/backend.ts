@@ -21,6 +21,17 @@ export interface BackendClient {
 
 const SERVER_CODE = /^ERR_[A-Z0-9_]{1,60}$/;
 
+/** `work`, unless `signal` aborts first: then its reason (an `AbortError`, as `fetch` rejects). */
+export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 /** `pageOrigin`: the page's own origin, to tell a backend on another origin (CORS) in messages. */
 export function createBackendClient(base: string, fetchImpl: typeof fetch, timeoutMs: number, pageOrigin: string): BackendClient {
   // A browser hides why a cross-origin request failed; the likeliest reason is named instead.
@@ -40,7 +51,9 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
   const send = async (url: string, init: RequestInit): Promise<Response> => {
     try {
       // No Referer: the page URL is the app's business, not the backend's (and never the launch).
-      return await fetchImpl(url, { ...init, referrerPolicy: 'no-referrer', signal: AbortSignal.timeout(timeoutMs) });
+      // The wait ends at the timeout even if a custom fetch does not honour the signal.
+      const signal = AbortSignal.timeout(timeoutMs);
+      return await unlessAborted(fetchImpl(url, { ...init, referrerPolicy: 'no-referrer', signal }), signal);
     } catch (error) {
       throw failure(error);
     }

@@ -11,7 +11,7 @@ import { MarketplaceKitError, isKitError } from '../shared/errors.js';
 import { MAX_TIMER_MS, numberOption } from '../shared/options.js';
 import { assertOrigin } from '../shared/origin.js';
 import { prepareSessionSchema, type Entitlement, type Profile, type SessionResponse, type Theme } from '../shared/schemas.js';
-import { createBackendClient, type BackendClient } from './backend.js';
+import { createBackendClient, unlessAborted, type BackendClient } from './backend.js';
 import { loadHostLink } from './host-link-loader.js';
 import { hasLaunchParams, normalizeLocale, readLaunch, scrubbedUrl, type Launch } from './launch.js';
 import { unregisterKit } from './registry.js';
@@ -32,17 +32,6 @@ const RENEW_RETRY_MS = 5_000;
 const bridgeClosed = () => new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed: the kit was destroyed');
 const noSession = () =>
   new MarketplaceKitError('ERR_SESSION_MISSING', 'There is no session: the user is not signed in, signed out, or the kit was destroyed');
-
-/** `work`, unless `signal` aborts first: then its reason (an `AbortError`, as `fetch` rejects). */
-function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work;
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    if (signal.aborted) return abort();
-    signal.addEventListener('abort', abort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
-  });
-}
 
 /**
  * A copy of `names` that answers only its own keys (`planNames.constructor` is undefined), or

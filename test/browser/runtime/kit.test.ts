@@ -219,6 +219,13 @@ describe('kit on the developer\'s own site', () => {
     ]);
   });
 
+  it('times out a backend that never answers even when a custom fetch ignores the abort signal', async () => {
+    const deaf: typeof globalThis.fetch = () => new Promise(() => undefined);
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), deaf, { timeoutMs: 50 });
+    await kit.started;
+    expect([kit.state, kit.error?.code, kit.error?.message]).to.deep.equal(['error', 'ERR_TIMEOUT', 'The app backend did not answer within 50 ms']);
+  });
+
   it('times out a backend that never answers', async () => {
     // Answers only by rejecting when the kit's timeout aborts the request.
     const hanging: typeof globalThis.fetch = (_input, init) =>
