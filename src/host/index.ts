@@ -38,13 +38,15 @@ export interface HostHandlers {
    * reload, a link to another page of the app) has no `mp_theme` / `mp_locale` to read them from.
    */
   getContext(): Awaitable<{ context: string; theme?: Theme; locale?: string }>;
-  resize?(params: { height: number }): Awaitable<void>;
-  navigate?(params: { path: string }): Awaitable<void>;
+  // The calls without a result answer null whatever these return (a toast library's id, say);
+  // only a throw or a rejection is heard.
+  resize?(params: { height: number }): unknown;
+  navigate?(params: { path: string }): unknown;
   /** Only absolute http(s) URLs reach this handler. */
-  openExternal?(params: { url: string }): Awaitable<void>;
+  openExternal?(params: { url: string }): unknown;
   openUpgrade?(params: { plan?: string; feature?: string }): Awaitable<{ outcome: 'upgraded' | 'dismissed' }>;
-  toast?(params: { message: string; tone?: 'info' | 'success' | 'warning' | 'error' }): Awaitable<void>;
-  setTitle?(params: { title: string }): Awaitable<void>;
+  toast?(params: { message: string; tone?: 'info' | 'success' | 'warning' | 'error' }): unknown;
+  setTitle?(params: { title: string }): unknown;
 }
 
 export interface ConnectAppOptions {

@@ -60,7 +60,8 @@ declare function mintContextToken(): Promise<string>;
 declare function currentTheme(): 'light' | 'dark';
 declare function currentLocale(): string;
 declare function choosePlan(plan: string | undefined, feature: string | undefined): Promise<'upgraded' | 'dismissed'>;
-declare function showToast(message: string, tone: string | undefined): void;
+// Returns an id, as toast libraries do: a result-less handler may return anything.
+declare function showToast(message: string, tone: string | undefined): string;
 `,
 };
 
