@@ -216,39 +216,17 @@ describe('verifyWebhook (DESIGN D)', () => {
         message: /ISO 8601/,
         status: 400,
       },
-      {
-        name: 'timestamp an HTTP date (Fri, 01 May 2026 12:00:00 GMT)',
-        run: (o) => {
-          const text = body({ timestamp: 'Fri, 01 May 2026 12:00:00 GMT' });
-          return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
-        },
-        code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
-        message: /ISO 8601/,
-        status: 400,
-      },
-      {
-        name: 'timestamp a date without a time (2026-05-01)',
-        run: (o) => {
-          const text = body({ timestamp: '2026-05-01' });
-          return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
-        },
-        code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
-        message: /ISO 8601/,
-        status: 400,
-      },
-      {
-        name: 'timestamp no time zone (2026-05-01T12:00:00)',
-        run: (o) => {
-          const text = body({ timestamp: '2026-05-01T12:00:00' });
-          return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
-        },
-        code: 'ERR_WEBHOOK_TIMESTAMP_INVALID',
-        message: /ISO 8601/,
-        status: 400,
-      },
-      // Impossible calendar days, which Date.parse would roll over into the next month.
-      ...['2026-04-31T12:00:00Z', '2026-02-30T12:00:00Z', '2026-02-29T12:00:00+02:00'].map((timestamp) => ({
-        name: `timestamp on an impossible day (${timestamp})`,
+      // Not ISO 8601 with a zone, or a day no calendar has (Date.parse would roll it over into the
+      // next month): refused whatever the tolerance.
+      ...[
+        ['an HTTP date', 'Fri, 01 May 2026 12:00:00 GMT'],
+        ['a date without a time', '2026-05-01'],
+        ['no time zone', '2026-05-01T12:00:00'],
+        ['on an impossible day', '2026-04-31T12:00:00Z'],
+        ['on an impossible day', '2026-02-30T12:00:00Z'],
+        ['on an impossible day', '2026-02-29T12:00:00+02:00'],
+      ].map(([what, timestamp]) => ({
+        name: `timestamp ${what} (${timestamp})`,
         run: (o: VerifyWebhookOptions) => {
           const text = body({ timestamp });
           return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), { ...o, toleranceSeconds: 365 * 86_400 });
