@@ -72,6 +72,29 @@ describe('<mp-usage-meter>', () => {
     expect(part(el, 'status')!.textContent).to.equal('', 'back from signed out: the old "Limit reached" is not said again');
   });
 
+  it('announces a level reached while the kit was in error, from the live region it kept', async () => {
+    const kit = usage(100, 1000);
+    const el = await meter(kit);
+    const status = part(el, 'status')!;
+    kit.setError();
+    await settle(el);
+    expect(text(el)).to.equal('Unavailable');
+    expect(part(el, 'status') === status, 'the live region stays while the error shows').to.equal(true);
+    kit.setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } }));
+    await settle(el);
+    expect(part(el, 'status') === status, 'the same live region').to.equal(true);
+    expect(status.textContent).to.equal('Limit reached');
+    kit.setError();
+    await settle(el);
+    expect(status.textContent).to.equal('', 'nothing old to say while the error shows');
+    kit.setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 1100, limit: 1000 } }));
+    await settle(el);
+    expect(status.textContent).to.equal('', 'the same level as before the error is not news');
+    kit.setSession({ ...sampleUser, id: 'usr_other' }, sampleEntitlement({ usage: { api_calls: 900, limit: 1000 } }));
+    await settle(el);
+    expect([part(el, 'message')!.textContent, status.textContent]).to.deep.equal(['Approaching your limit (90%)', ''], "another user's first level is page content");
+  });
+
   it('keeps its track and fill, and buttons their outline, in forced colors (high contrast)', async () => {
     const el = await meter(usage(500, 1000));
     const button = await fixture<HTMLElement>(html`<mp-upgrade-button .kit=${usage(500, 1000)} plan="business"></mp-upgrade-button>`);

@@ -94,6 +94,8 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `value`, `warningText`, `exceededText`, `none`, `signedOut`, `loading`, `error`, `notConnected`. */
   declare strings: Partial<UsageMeterStrings> | undefined;
   private declare _announcement: string;
+  /** The level last shown, and to whom; kept while the kit is in error. */
+  private _shown: { user: string; level: UsageLevel } | undefined;
 
   constructor() {
     super();
@@ -114,11 +116,19 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     const ratio = this._ratio;
     const exceeded = threshold(this.exceeded, DEFAULT_THRESHOLDS.exceeded);
     const warning = threshold(this.warning, DEFAULT_THRESHOLDS.warning);
-    const before = this.level;
     this.level = ratio === undefined ? undefined : ratio >= exceeded ? 'exceeded' : ratio >= warning ? 'warning' : 'ok';
-    // Announced: a new level after the first one (that one is page content), not every new percentage.
-    if (before && this.level && this.level !== before) this._announcement = this._message() ?? '';
-    else if (!this.level) this._announcement = ''; // no figures (signed out, say): nothing old to say when they return
+    const user = this._kit?.user?.id;
+    if (this.level) {
+      // Announced: a new level after the first one (that one is page content), not every new
+      // percentage. The level shown before an error counts: the limit reached meanwhile is news.
+      const before = user && this._shown?.user === user ? this._shown.level : undefined;
+      this._announcement = before && this.level !== before ? (this._message() ?? '') : '';
+      if (user) this._shown = { user, level: this.level };
+    } else {
+      // No figures: nothing old to say when they return. Signed out, the next user starts afresh.
+      this._announcement = '';
+      if (!user) this._shown = undefined;
+    }
   }
 
   protected override updated(changed: PropertyValues): void {
@@ -146,6 +156,12 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   }
 
   override render() {
+    // The live region stays in place whatever the element shows, so that a level reached while
+    // the kit was in error is announced when the figures return.
+    return html`${this._figures()}<span part="status" class="sr-only" role="status">${this._announcement}</span>`;
+  }
+
+  private _figures() {
     const usage = this._kit?.entitlement?.usage;
     const ratio = this._ratio;
     if (!usage || ratio === undefined) return this._notice(this.state === 'ready' ? 'none' : this.state === 'signed-out' ? 'signedOut' : undefined);
@@ -170,7 +186,6 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
         <div part="indicator" .style=${`width:${Math.min(ratio, 1) * 100}%`}></div>
       </div>
       <div part="message">${this._message() ?? nothing}</div>
-      <span part="status" class="sr-only" role="status">${this._announcement}</span>
     </div>`;
   }
 }
