@@ -308,6 +308,27 @@ describe('moved to another document (an iframe, a Picture-in-Picture window)', (
       el.remove();
     }
   });
+  it('keeps the focus there: a gate that an upgrade unlocks takes it in its own document', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic' }));
+    kit.scriptUpgrade({ outcome: 'upgraded', entitlement: sampleEntitlement({ plan: 'pro' }) });
+    const el = await fixture<MpGate>(html`<mp-gate .kit=${kit} plan="pro"></mp-gate>`);
+    const frame = document.createElement('iframe');
+    document.body.append(frame);
+    try {
+      const doc = frame.contentDocument!;
+      doc.body.append(el);
+      await settle(el);
+      part(el, 'action')!.focus();
+      expect(el.shadowRoot!.activeElement === part(el, 'action'), "the card's button has the focus").to.equal(true);
+      part(el, 'action')!.click();
+      await waitUntil(() => el.access === 'granted', 'the upgrade unlocks the gate');
+      await settle(el);
+      expect(doc.activeElement === el, 'the gate has the focus in the frame').to.equal(true);
+    } finally {
+      frame.remove();
+      el.remove();
+    }
+  });
 });
 
 describe('data in a sentence (bidi isolation)', () => {

@@ -325,13 +325,15 @@ export class MpGate extends MarketplaceElement<GateStrings> {
    */
   private _keepFocus(): void {
     if (!this._hadFocus || this.shadowRoot?.activeElement) return;
-    const active = document.activeElement;
+    // The gate's own document: it may have been moved into an iframe's or a Picture-in-Picture window's.
+    const doc = this.ownerDocument;
+    const active = doc.activeElement;
     // Page content whose slot is no longer rendered keeps the focus until the browser notices.
     const hidden = active && this.contains(active) && typeof active.checkVisibility === 'function' && !active.checkVisibility();
-    if (active && active !== document.body && !hidden) return; // the page moved the focus elsewhere itself
+    if (active && active !== doc.body && !hidden) return; // the page moved the focus elsewhere itself
     // Inside the dashboard the plan chooser has the focus, in the parent page: it is left there,
     // and the gate takes it when it comes back (`_handleFocusOut`).
-    if (document.hasFocus()) this._takeFocus();
+    if (doc.hasFocus()) this._takeFocus();
   }
 
   /**
@@ -343,15 +345,16 @@ export class MpGate extends MarketplaceElement<GateStrings> {
    */
   private _handleFocusOut = () => {
     setTimeout(() => {
-      if (document.hasFocus() || this._focusAway || !this.isConnected) return;
+      const doc = this.ownerDocument;
+      if (doc.hasFocus() || this._focusAway || !this.isConnected) return;
       const away = new AbortController();
       this._focusAway = away;
       const back = () => {
         away.abort();
         this._focusAway = undefined;
-        if (document.activeElement === document.body) this._takeFocus();
+        if (doc.activeElement === doc.body) this._takeFocus();
       };
-      addEventListener('focus', back, { signal: away.signal });
+      doc.defaultView?.addEventListener('focus', back, { signal: away.signal });
     });
   };
 
@@ -364,7 +367,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     // The gate takes the focus for once: the attribute goes with it, or at once if it did not take.
     this.tabIndex = -1;
     this.focus({ preventScroll: true });
-    if (document.activeElement === this) this.addEventListener('blur', () => this.removeAttribute('tabindex'), { once: true });
+    if (this.ownerDocument.activeElement === this) this.addEventListener('blur', () => this.removeAttribute('tabindex'), { once: true });
     else this.removeAttribute('tabindex');
   }
 
