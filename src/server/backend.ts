@@ -651,10 +651,12 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     const url = new URL(request.url);
     const path = url.pathname === basePath ? '/' : url.pathname.startsWith(`${basePath}/`) ? url.pathname.slice(basePath.length) : null;
     if (path === null) throw new MarketplaceKitError('ERR_NOT_FOUND', `${url.pathname} is outside ${basePath || '/'}`, { status: 404 });
-    const methods = routes[path.replace(/\/+$/, '') || '/'];
+    const methods = ownValue(routes, path.replace(/\/+$/, '') || '/');
     if (!methods) throw new MarketplaceKitError('ERR_NOT_FOUND', `No route ${request.method} ${url.pathname}`, { status: 404 });
     if (request.method === 'OPTIONS' && config.corsOrigins.size > 0) return new Response(null, { status: 204 });
-    const handler = methods[request.method];
+    // Own keys only: a runtime that passes any method name on (Deno, Bun, Workers) must not find
+    // `constructor` or `toString` among the routes.
+    const handler = ownValue(methods, request.method);
     if (!handler) {
       const response = toErrorResponse(
         new MarketplaceKitError('ERR_METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}`, { status: 405 }),
@@ -809,6 +811,11 @@ function readWebhookSecrets(options: AppBackendOptions, configError: (message: s
     throw configError('webhookSecret (or webhookSecrets during a rotation) is required; pass webhooks: false if the app receives no webhooks');
   }
   return [...given];
+}
+
+/** `record[key]` when it is the record's own: never an inherited `constructor` or `toString`. */
+function ownValue<T>(record: Partial<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 function redirect(location: string): Response {

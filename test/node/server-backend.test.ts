@@ -475,6 +475,19 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(await errorCode(wrongMethod), 'ERR_METHOD_NOT_ALLOWED');
   });
 
+  it("answers 405 to a method named like an object's own (constructor, toString), never echoing the request", async () => {
+    // node:http refuses such methods before the handler; Request-native runtimes (Deno, Bun,
+    // Workers) and direct calls pass them on.
+    const { backend } = backendWith({ corsOrigins: ['http://127.0.0.1:8000'] });
+    for (const method of ['constructor', 'toString', '__proto__', 'valueOf', 'hasOwnProperty']) {
+      const headers = { origin: 'http://127.0.0.1:8000', cookie: '__Host-mp_session=secret-session-token' };
+      const answer: unknown = await backend(new Request(`${BASE}/session`, { method, headers }));
+      assert.ok(answer instanceof Response, `${method}: a Response`);
+      assert.deepEqual([answer.status, answer.headers.get('cookie'), await errorCode(answer)], [405, null, 'ERR_METHOD_NOT_ALLOWED'], method);
+      assert.equal(answer.headers.get('allow'), 'POST, GET, DELETE');
+    }
+  });
+
   it('tells onError of signatures that match no secret (a wrong or rotated secret), not of other 4xx', async () => {
     const errors: unknown[] = [];
     const { backend } = backendWith({ onError: (error) => errors.push(error) });
