@@ -41,6 +41,7 @@ export interface HostHandlers {
   // The calls without a result answer null whatever these return (a toast library's id, say);
   // only a throw or a rejection is heard.
   resize?(params: { height: number }): unknown;
+  /** Only a path that starts with one `/` and has no `.` or `..` segment reaches this handler. */
   navigate?(params: { path: string }): unknown;
   /** Only absolute http(s) URLs reach this handler. */
   openExternal?(params: { url: string }): unknown;

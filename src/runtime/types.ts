@@ -22,7 +22,10 @@ export type UpgradeOutcome = 'upgraded' | 'dismissed';
 export interface HostBridge {
   /** Tells the dashboard the app's height; without an argument, measures the document. */
   resize(height?: number): Promise<void>;
-  /** Mirrors the app's route (`/reports/7`) into the dashboard's address bar. */
+  /**
+   * Mirrors the app's route (`/reports/7`) into the dashboard's address bar. A path that does not
+   * start with one `/`, or has a `.` or `..` segment, rejects with `ERR_INVALID_INPUT`.
+   */
   navigate(path: string): Promise<void>;
   /** Opens a URL at top level (OAuth pages, checkout), since those cannot be framed. */
   openExternal(url: string): Promise<void>;

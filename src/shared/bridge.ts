@@ -43,8 +43,14 @@ function buildSchemas() {
     }, 'expected an absolute http(s) URL'),
   );
 
-  /** An app route mirrored into the dashboard URL: starts with one `/` (never `//host`). */
-  const AppPath = text(0, 2048).check(matches(/^\/(?![/\\])[^\s]*$/, 'expected a path starting with one /'));
+  /**
+   * An app route mirrored into the dashboard URL: starts with one `/` (never `//host`), and has
+   * no `.` or `..` segment (a dashboard that appends it to its own path would leave it).
+   */
+  const AppPath = text(0, 2048).check(
+    matches(/^\/(?![/\\])[^\s]*$/, 'expected a path starting with one /'),
+    z.refine((value) => !/[/\\](\.|%2e){1,2}([/\\]|$)/i.test(value.replace(/[?#].*/s, '')), 'expected no . or .. segment'),
+  );
 
   return {
     /** Methods the dashboard exposes and the app calls: `[params, result]`. */

@@ -134,13 +134,22 @@ describe('host bridge protocol', () => {
       expect((await rejection(appSide.call('openExternal', { url }))).code).to.equal('ERR_INVALID_INPUT');
     }
     // A browser reads /\host as //host: protocol-relative too.
-    for (const path of ['//evil.example', '/\\evil.example']) {
+    // A dot segment would leave the dashboard's own prefix: /apps/notes/../../settings.
+    for (const path of ['//evil.example', '/\\evil.example', '/..', '/../settings', '/a/./b', '/a/..\\b', '/%2e%2E/x', '/.%2e', '/a/..?q']) {
       expect((await rejection(appSide.call('navigate', { path }))).code, path).to.equal('ERR_INVALID_INPUT');
     }
     expect((await rejection(appSide.call('resize', { height: -1 }))).code).to.equal('ERR_INVALID_INPUT');
     expect((await rejection(appSide.call('openExternal', { url: `https://a.example/${'x'.repeat(4096)}` }))).code).to.equal('ERR_INVALID_INPUT');
     expect((await rejection(appSide.call('openUpgrade', { plan: 'p'.repeat(101) }))).code).to.equal('ERR_INVALID_INPUT');
     expect((await rejection(appSide.call('setTitle', { title: 't'.repeat(201) }))).code).to.equal('ERR_INVALID_INPUT');
+  });
+
+  it('passes on app routes whose dots are not whole segments, or are in the query or fragment', async () => {
+    const paths: string[] = [];
+    const { appSide } = connect({ getContext: () => ({ context: 'c' }), navigate: ({ path }) => void paths.push(path) });
+    const routes = ['/', '/reports/7', '/v1.2/notes.md', '/.well-known', '/a/...', '/a..b', '/q?next=../x', '/r#/../y'];
+    for (const path of routes) await appSide.call('navigate', { path });
+    expect(paths).to.deep.equal(routes);
   });
 
   it('turns handler failures and missing handlers into ERR_BRIDGE_REMOTE without stacks', async () => {
