@@ -117,7 +117,10 @@ export async function sendEvent(ctx: SimulatorContext, event: string, input: Rec
   if (known) {
     const userId = requireUser(ctx, data.user_id);
     const current = ctx.state.entitlements.get(userId) ?? null;
-    if (event === 'subscription.cancelled' && data.plan === undefined && current) data.plan = current.plan;
+    if (event === 'subscription.cancelled' && data.plan === undefined) {
+      if (!current) throw new ApiError(400, 'invalid_request', `${userId} holds no entitlement to cancel: give the cancelled plan as data.plan.`);
+      data.plan = current.plan;
+    }
     try {
       parseOrThrow(KnownWebhookDelivery, { event, timestamp: utcSeconds(ctx.clock()), data }, `${event} event`);
     } catch (error) {
@@ -245,12 +248,15 @@ export async function postContext(ctx: SimulatorContext, req: IncomingMessage, r
 /** `GET /_simulator/stream`: Server-Sent Events of every change, for the dashboard. */
 export function stream(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse, open: Set<ServerResponse>): void {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
-  res.write('retry: 2000\n\n');
-  const unsubscribe = ctx.state.subscribe((event) => {
-    res.write(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
-  });
+  // Nothing is written once the stream has ended: `close()` ends it, and the webhook deliveries it
+  // stops report their outcome after that.
+  const send = (chunk: string) => {
+    if (!res.writableEnded && !res.destroyed) res.write(chunk);
+  };
+  send('retry: 2000\n\n');
+  const unsubscribe = ctx.state.subscribe((event) => send(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`));
   // Keeps proxies and the browser from timing the idle stream out.
-  const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+  const heartbeat = setInterval(() => send(': keep-alive\n\n'), 15_000);
   heartbeat.unref();
   open.add(res);
   const end = () => {

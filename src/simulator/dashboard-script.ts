@@ -240,7 +240,8 @@ export const DASHBOARD_SCRIPT = String.raw`
   }
 
   function syncEventPlan() {
-    $('event-plan').disabled = !$('event-kind').value.startsWith('subscription.');
+    // A cancellation cancels the user's current plan.
+    $('event-plan').disabled = $('event-kind').value !== 'subscription.created';
   }
 
   function time(iso) {

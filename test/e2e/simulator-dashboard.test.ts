@@ -219,7 +219,11 @@ describe('simulator dashboard', () => {
     assert.deepEqual(sim.entitlement('usr_grace')?.usage, { api_calls: 50, limit: 50 });
     await frame.waitForFunction(() => (window as unknown as AppWindow).kit.entitlement !== null);
 
+    assert.equal(await page.isEnabled('#event-plan'), false, 'the initial event is user.authorized: no plan');
+    await page.selectOption('#event-kind', 'subscription.created');
+    assert.equal(await page.isEnabled('#event-plan'), true);
     await page.selectOption('#event-kind', 'subscription.cancelled');
+    assert.equal(await page.isEnabled('#event-plan'), false, "a cancellation cancels the user's own plan: the field does not offer another");
     await page.click('#event-form button[type="submit"]');
     await page.waitForSelector('#event-result:has-text("delivered")');
     assert.equal(sim.entitlement('usr_grace')?.status, 'cancelled');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { ServerResponse } from 'node:http';
-import { connect } from 'node:net';
+import { ServerResponse, createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { verifyContextToken } from '../../src/server/index.js';
 import { ApiErrorBody, Entitlement } from '../../src/shared/schemas.js';
@@ -206,6 +206,34 @@ describe('simulator: control API', () => {
       assert.equal(write.mock.calls.filter((call) => call.this === streamResponse).length, writesBefore, 'wrote to a stream whose client had left');
     } finally {
       controller.abort();
+    }
+  });
+
+  it('closes with an event stream open while a webhook retry waits: the delivery it stops is not written to the ended stream', { timeout: 10_000 }, async (t) => {
+    const crashes: unknown[] = [];
+    const crash = (error: unknown) => crashes.push(error);
+    process.on('uncaughtException', crash);
+    const controller = new AbortController();
+    t.signal.addEventListener('abort', () => controller.abort(), { once: true });
+    try {
+      const failing = createServer((_req, res) => res.writeHead(500).end());
+      failing.listen(0, '127.0.0.1');
+      await once(failing, 'listening');
+      t.after(() => failing.close());
+      const { port } = failing.address() as AddressInfo;
+      const closing = await startSimulator({ port: 0, webhookUrl: `http://127.0.0.1:${port}/hooks`, webhookBackoffMs: 2_000 });
+      const response = await fetch(`${closing.siteUrl}/_simulator/stream`, { signal: controller.signal });
+      assert.equal(response.status, 200);
+      // The first attempt fails; the delivery then waits 2 s for its retry.
+      const delivery = closing.sendEvent('subscription.created', { user_id: 'usr_ada', plan: 'pro_annual' });
+      await once(failing, 'request');
+      await closing.close();
+      assert.equal((await delivery).outcome, 'failed');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(crashes, []);
+    } finally {
+      controller.abort();
+      process.off('uncaughtException', crash);
     }
   });
 

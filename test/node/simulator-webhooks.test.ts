@@ -72,6 +72,11 @@ describe('simulator: webhook deliveries', () => {
     assert.deepEqual(verified.at(-1)?.data, { user_id: 'usr_alan', plan: 'lifetime' });
     await sim.sendEvent('user.revoked', { user_id: 'usr_alan' });
     assert.equal(sim.entitlement('usr_alan'), null);
+    // Nothing to cancel: the plan cannot default to the current one.
+    await assert.rejects(sim.sendEvent('subscription.cancelled', { user_id: 'usr_alan' }), {
+      status: 400,
+      message: 'usr_alan holds no entitlement to cancel: give the cancelled plan as data.plan.',
+    });
     const entitlements = await fetch(`${sim.baseUrl}/entitlements?user_id=usr_alan`, { headers: { 'x-api-key': sim.testApiKey } });
     assert.equal(entitlements.status, 404);
     const authorized = await sim.sendEvent('user.authorized', { user_id: 'usr_alan' });
