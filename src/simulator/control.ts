@@ -21,8 +21,11 @@ function requireUser(ctx: SimulatorContext, userId: unknown): string {
   return userId;
 }
 
-function rejectUnknownFields(body: Record<string, unknown>, allowed: readonly string[]): void {
-  const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
+/** `within`: the field whose object `body` is (`usage`), to name unknown fields by their path. */
+function rejectUnknownFields(body: Record<string, unknown>, allowed: readonly string[], within?: string): void {
+  const unknown = Object.keys(body)
+    .filter((key) => !allowed.includes(key))
+    .map((key) => (within ? `${within}.${key}` : key));
   if (unknown.length > 0) throw new ApiError(400, 'invalid_request', `Unknown field(s): ${unknown.join(', ')}. Allowed: ${allowed.join(', ')}.`);
 }
 
@@ -73,6 +76,8 @@ export async function putEntitlement(ctx: SimulatorContext, req: IncomingMessage
   if (usage !== undefined && (typeof usage !== 'object' || usage === null || Array.isArray(usage))) {
     throw new ApiError(400, 'invalid_request', 'usage must be an object with api_calls and/or limit.');
   }
+  // A misspelt figure (`apiCalls`) would otherwise change nothing and answer 200.
+  if (usage) rejectUnknownFields(usage as Record<string, unknown>, ['api_calls', 'limit'], 'usage');
   const merged = { ...base, ...body, usage: { ...(base.usage as object), ...(usage ?? {}) } };
   let entitlement: Entitlement;
   try {

@@ -131,6 +131,9 @@ describe('simulator: control API', () => {
       [],
     ];
     for (const body of bad) await apiError(await send(sim, 'PUT', '/_simulator/users/usr_grace/entitlement', body), 400);
+    // A misspelt figure is named, not dropped with a 200 that changed nothing.
+    const misspelt = await send(sim, 'PUT', '/_simulator/users/usr_grace/entitlement', { usage: { apiCalls: 5, limit: 10 } });
+    assert.equal(await apiError(misspelt, 400, 'invalid_request'), 'Unknown field(s): usage.apiCalls. Allowed: api_calls, limit.');
     assert.deepEqual(sim.entitlement('usr_grace'), before);
     await apiError(await send(sim, 'PUT', '/_simulator/users/usr_grace/entitlement', '{"status":'), 400, 'invalid_json');
     await apiError(await send(sim, 'PUT', '/_simulator/users/usr_grace/entitlement', undefined, { 'content-type': 'text/plain' }), 415);
