@@ -97,6 +97,11 @@ function options(args: string[]): { help: boolean; json: boolean; simulator: Sim
   if (appUrl) simulator.appUrl = appUrl;
   if (webhookUrl) simulator.webhookUrl = webhookUrl;
   if (values['redirect-uri']) simulator.redirectUris = values['redirect-uri'].map((uri) => parseUrl(uri, '--redirect-uri')!);
+  // An empty value (`--client-id=$CLIENT_ID` with the variable unset) is refused, not replaced by
+  // a made-up credential that the app's .env then does not match.
+  for (const flag of ['client-id', 'client-secret', 'webhook-secret', 'test-api-key', 'live-api-key'] as const) {
+    if (values[flag] !== undefined && !values[flag].trim()) fail(`--${flag} must not be empty.`);
+  }
   if (values['client-id']) simulator.clientId = values['client-id'];
   if (values['client-secret']) simulator.clientSecret = values['client-secret'];
   if (values['webhook-secret']) simulator.webhookSecret = values['webhook-secret'];
@@ -183,7 +188,8 @@ async function main(argv: string[]): Promise<number> {
     sim = await startSimulator(parsed.simulator);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const message = code === 'EADDRINUSE' ? `port ${parsed.simulator.port} is in use; pick another with --port (0 picks a free one).` : (error as Error).message;
+    // The library's messages name the function (`startSimulator: …`): here, mpkit is speaking.
+    const message = code === 'EADDRINUSE' ? `port ${parsed.simulator.port} is in use; pick another with --port (0 picks a free one).` : (error as Error).message.replace(/^startSimulator: /, '');
     process.stderr.write(`mpkit: ${message}\n`);
     return 1;
   }

@@ -64,7 +64,7 @@ export interface SimulatorOptions {
   appId?: string;
   /** Shown on the authorization page and the dashboard. Default `Your app`. */
   appName?: string;
-  /** Fixed credentials (tests, demos); each one left out is made up at random. */
+  /** Fixed credentials (tests, demos); each one left out is made up at random, a blank one is `ERR_CONFIG`. */
   clientId?: string;
   clientSecret?: string;
   /** Must start with `test_`. */
@@ -126,7 +126,16 @@ const DEFAULT_BACKEND_PATH = '/api/marketplace';
 
 function credential(given: string | undefined, prefix: string): string {
   if (given === undefined) return randomToken(prefix);
-  if (!given.startsWith(prefix) || given.length <= prefix.length) throw configError(`the API key ${given} must start with ${prefix}`);
+  if (typeof given !== 'string' || !given.startsWith(prefix) || given.length <= prefix.length) {
+    throw configError(`the API key ${String(given)} must start with ${prefix}`);
+  }
+  return given;
+}
+
+/** A fixed client id or secret: any text but a blank one, which no app could send. */
+function fixed(given: string | undefined, name: string, make: () => string): string {
+  if (given === undefined) return make();
+  if (typeof given !== 'string' || !given.trim()) throw configError(`${name} must be a non-empty string`);
   return given;
 }
 
@@ -157,11 +166,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
   const appOrigin = options.appUrl && URL.canParse(options.appUrl) ? new URL(options.appUrl).origin : null;
   const credentials: SimulatorCredentials = {
-    clientId: options.clientId ?? randomToken('client_', 12),
-    clientSecret: options.clientSecret ?? randomToken('secret_', 32),
+    clientId: fixed(options.clientId, 'clientId', () => randomToken('client_', 12)),
+    clientSecret: fixed(options.clientSecret, 'clientSecret', () => randomToken('secret_', 32)),
     testApiKey: credential(options.testApiKey, 'test_'),
     liveApiKey: credential(options.liveApiKey, 'live_'),
-    webhookSecret: options.webhookSecret ?? randomToken('whsec_', 24),
+    webhookSecret: fixed(options.webhookSecret, 'webhookSecret', () => randomToken('whsec_', 24)),
   };
   const server = createServer();
   await new Promise<void>((resolve, reject) => {

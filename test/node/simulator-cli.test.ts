@@ -203,6 +203,9 @@ describe('mpkit CLI', () => {
       [['simulate', '--rate-limit', '0'], /--rate-limit must be a whole number, 1 or more/],
       [['simulate', '--rate-limit', '5/min'], /--rate-limit must be a whole number, 1 or more/],
       [['simulate', 'extra'], /Unexpected argument "extra"/],
+      [['simulate', '--client-id='], /--client-id must not be empty/],
+      [['simulate', '--webhook-secret', ''], /--webhook-secret must not be empty/],
+      [['simulate', '--test-api-key='], /--test-api-key must not be empty/],
       [['launch'], /Unknown command "launch"/],
       [[], /Missing command/],
     ];
@@ -218,7 +221,7 @@ describe('mpkit CLI', () => {
     // A key with the wrong prefix is refused by startSimulator itself: exit 1 and its message, no usage.
     const wrongKey = await run(['simulate', '--test-api-key', 'live_x']);
     assert.equal(wrongKey.code, 1);
-    assert.match(wrongKey.stderr, /must start with test_/);
+    assert.equal(wrongKey.stderr, 'mpkit: the API key live_x must start with test_\n');
     assert.equal(wrongKey.stdout, '');
   });
 });

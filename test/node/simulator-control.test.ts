@@ -358,6 +358,11 @@ describe('simulator: startSimulator options', () => {
     await refused({ redirectUris: ['not a url'] }, /^startSimulator: /);
     await refused({ appUrl: 'not a url' }, /^startSimulator: /);
     await refused({ appId: 'my-app' }, /appId must look like app_<id>/);
+    // A blank credential (an unset variable) is refused, not used or replaced by a made-up one.
+    await refused({ clientId: '' }, /^startSimulator: clientId must be a non-empty string/);
+    await refused({ clientSecret: ' ' }, /clientSecret must be a non-empty string/);
+    await refused({ webhookSecret: '' }, /webhookSecret must be a non-empty string/);
+    await refused({ testApiKey: 42 as unknown as string }, /the API key 42 must start with test_/);
   });
 
   it('refuses numeric options that would never deliver, never expire or never allow a call', async () => {
