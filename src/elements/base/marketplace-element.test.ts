@@ -308,6 +308,7 @@ describe('moved to another document (an iframe, a Picture-in-Picture window)', (
       el.remove();
     }
   });
+
   it('keeps the focus there: a gate that an upgrade unlocks takes it in its own document', async () => {
     const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic' }));
     kit.scriptUpgrade({ outcome: 'upgraded', entitlement: sampleEntitlement({ plan: 'pro' }) });
