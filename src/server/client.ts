@@ -108,6 +108,8 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_ENTITLEMENT_TTL_MS = 30_000;
 const MAX_CACHED_USERS = 10_000;
 const BACKOFF_MS = 1_000;
+/** What a credential sent in a header may hold: visible ASCII (RFC 6750 b64token, and more). */
+const HEADER_TOKEN = /^[\x21-\x7e]+$/;
 
 /**
  * Creates a client for one app. Only what you pass is usable: OAuth calls need the client
@@ -188,6 +190,10 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     const url = new URL(`${apiBaseUrl}${path}`);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (typeof who.accessToken === 'string' && who.accessToken !== '') {
+      // Refused before fetch would refuse it: its error quotes the whole header, token included.
+      if (!HEADER_TOKEN.test(who.accessToken)) {
+        throw new MarketplaceKitError('ERR_INVALID_INPUT', `The accessToken passed to ${path.slice(1)}() holds a space, a line break or another character a Bearer token cannot have`);
+      }
       headers.authorization = `Bearer ${who.accessToken}`;
       return { url: url.href, init: { method: 'GET', headers }, paced: false };
     }
@@ -355,8 +361,11 @@ export function apiKeyKind(apiKey: string): ApiKeyKind {
   if (typeof apiKey !== 'string') {
     throw new MarketplaceKitError('ERR_CONFIG', `apiKey must be a string starting with test_ or live_, got ${apiKey === null ? 'null' : typeof apiKey}`);
   }
-  if (apiKey.startsWith('test_') && apiKey.length > 5) return 'test';
-  if (apiKey.startsWith('live_') && apiKey.length > 5) return 'live';
+  const key = apiKey.slice(5);
+  // Never quoted: a key with a line break would be sent nowhere, and only leak in a message.
+  if (key && !HEADER_TOKEN.test(key)) throw new MarketplaceKitError('ERR_CONFIG', 'The API key holds a space, a line break or another character an API key cannot have');
+  if (apiKey.startsWith('test_') && key) return 'test';
+  if (apiKey.startsWith('live_') && key) return 'live';
   throw new MarketplaceKitError('ERR_CONFIG', 'An API key must start with test_ (development) or live_ (production), as the Developer Console issues them');
 }
 

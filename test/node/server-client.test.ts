@@ -315,6 +315,41 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       await rejects(client({ timeoutMs: 1_000 }).client.refresh('rt'), { code: 'ERR_TIMEOUT', status: 200, message: /while reading the body/ });
     });
 
+    it("puts the marketplace's words into the message on one line and cut short, whatever it sends", async () => {
+      handler = (_q, res) => sendJson(res, 400, { error: 'invalid_grant', error_description: `expired\r\n2026-05-01 INFO admin signed in\u2028${'A'.repeat(500_000)}` });
+      await assert.rejects(client().client.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), (error: MarketplaceApiError) => {
+        assert.equal(error.code, 'ERR_OAUTH');
+        assert.match(error.message, /^The marketplace token request failed with HTTP 400: invalid_grant: expired 2026-05-01 INFO admin signed in A+…$/);
+        assert.equal(error.message.length, 'The marketplace token request failed with HTTP 400: invalid_grant: '.length + 500 + 1);
+        return true;
+      });
+      handler = (_q, res) => sendJson(res, 403, { error: { code: `forbidden\n${'x'.repeat(300_000)}`, message: 'y'.repeat(300_000) } });
+      await assert.rejects(client().client.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
+        assert.equal(error.upstreamCode, `forbidden ${'x'.repeat(90)}…`);
+        assert.ok(error.message.length < 700, `${error.message.length} characters`);
+        assert.doesNotMatch(error.message, /[\n\r]/);
+        return true;
+      });
+    });
+
+    it('closes the connection of an answer that declares a body over 1 MB, also for a caller with a signal of its own', async () => {
+      const open = new Set<import('node:net').Socket>();
+      handler = (req, res) => {
+        open.add(req.socket);
+        req.socket.on('close', () => open.delete(req.socket));
+        // Headers and a first chunk, then nothing: a slow 50 MB body.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(50_000_000) });
+        res.write(Buffer.alloc(64 * 1024, 0x20));
+      };
+      const app = new AbortController(); // an app-wide signal, never aborted: the call's timeout goes with it
+      const { client: c } = client({ timeoutMs: 30_000 });
+      const results = await Promise.allSettled([1, 2, 3].map((n) => c.whoami({ userId: `usr_${n}`, signal: app.signal })));
+      assert.deepEqual(results.map((result) => result.status === 'rejected' && (result.reason as MarketplaceApiError).code), Array(3).fill('ERR_RESPONSE_INVALID'));
+      const until = Date.now() + 2_000;
+      while (open.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(open.size, 0, 'connections still open 2 s after their calls failed');
+    });
+
     it('waits 10 s by default', async (t) => {
       // The timer itself is faked: a test cannot wait 10 s, and node:test's mock timers do not
       // reach AbortSignal.timeout.
@@ -417,6 +452,26 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     // A prefix alone is no key (an unset variable pasted after it).
     for (const apiKey of ['test_', 'live_']) assert.throws(() => client({ apiKey }), { code: 'ERR_CONFIG' }, apiKey);
     assert.throws(() => client({ siteUrl: 'ftp://x' }), { code: 'ERR_CONFIG' });
+  });
+
+  it('never quotes a credential that cannot be sent in a header (a line break in a token or key)', async () => {
+    const key = 'live_SECRET_KEY\nlive_other';
+    assert.throws(() => client({ apiKey: key }), (error: MarketplaceKitError) => {
+      assert.equal(error.code, 'ERR_CONFIG');
+      assert.doesNotMatch(`${error.message} ${String(error.cause)}`, /SECRET_KEY/);
+      return true;
+    });
+    assert.throws(() => apiKeyKind('test_a b'), { code: 'ERR_CONFIG', message: /holds a space, a line break/ });
+    // An access token the token endpoint issued, or the app stored, with a line break in it.
+    for (const accessToken of ['at_SECRET\nX-Injected: 1', 'at SECRET', 'at_SECRET\u0000']) {
+      await assert.rejects(client().client.whoami({ accessToken }), (error: MarketplaceKitError) => {
+        assert.equal(error.code, 'ERR_INVALID_INPUT');
+        assert.match(error.message, /^The accessToken passed to whoami\(\) holds a space, a line break/);
+        assert.doesNotMatch(`${error.message} ${String(error.cause)}`, /SECRET/);
+        return true;
+      }, JSON.stringify(accessToken));
+    }
+    assert.equal(server.requests.length, 0);
   });
 
   it('refuses an apiKey that is not a string with ERR_CONFIG, not a TypeError', () => {

@@ -259,6 +259,11 @@ describe('readLimited', () => {
     }
     await assert.rejects(readLimited(watched(), '5', 4, tooLarge), /too large/);
     assert.equal(read, false, 'a declared length over the limit is refused before reading');
+    // …and the stream is released unread: a fetch answer's connection closes.
+    let cancelled = false;
+    const stream = new ReadableStream<Uint8Array>({ cancel: () => void (cancelled = true) });
+    await assert.rejects(readLimited(stream as unknown as AsyncIterable<Uint8Array>, '5', 4, tooLarge), /too large/);
+    assert.equal(cancelled, true);
     await assert.rejects(readLimited(chunks(2, 3), null, 4, tooLarge), /too large/);
     await assert.rejects(readLimited(chunks(4, 1), '4', 4, tooLarge), /too large/, 'a body longer than its declared length is cut at the limit');
   });

@@ -12,7 +12,12 @@ export async function readLimited(
   tooLarge: () => Error,
 ): Promise<Uint8Array> {
   const declared = Number(declaredLength);
-  if (declaredLength != null && Number.isFinite(declared) && declared > limit) throw tooLarge();
+  if (declaredLength != null && Number.isFinite(declared) && declared > limit) {
+    // Released unread, as `for await` releases it when a streamed body turns out too large: a
+    // fetch answer's connection is freed at once, not when its timeout fires (or never).
+    await chunks[Symbol.asyncIterator]().return?.();
+    throw tooLarge();
+  }
   const parts: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of chunks) {

@@ -139,21 +139,17 @@ export function answerError(answer: Answer, endpoint: MarketplaceEndpoint, now: 
   }
   const oauth = OAuthErrorBody.safeParse(value);
   if (oauth.success) {
-    const description = oauth.data.error_description ? `: ${oauth.data.error_description}` : '';
+    const error = upstreamText(oauth.data.error, MAX_UPSTREAM_CODE);
+    const description = oauth.data.error_description ? `: ${upstreamText(oauth.data.error_description)}` : '';
     // An OAuth error answer is a 4xx (RFC 6749 §5.2). A 5xx is trouble on the marketplace's side
     // whatever its body says (ERR_HTTP, with what it said): never a refusal that ends a user's grant.
     const code = status >= 400 && status < 500 ? 'ERR_OAUTH' : 'ERR_HTTP';
-    return new MarketplaceApiError(code, endpoint, `${prefix}: ${oauth.data.error}${description}`, {
-      status,
-      upstreamCode: oauth.data.error,
-    });
+    return new MarketplaceApiError(code, endpoint, `${prefix}: ${error}${description}`, { status, upstreamCode: error });
   }
   const api = ApiErrorBody.safeParse(value);
   if (api.success) {
-    return new MarketplaceApiError('ERR_HTTP', endpoint, `${prefix}: ${api.data.error.code}: ${api.data.error.message}`, {
-      status,
-      upstreamCode: api.data.error.code,
-    });
+    const code = upstreamText(api.data.error.code, MAX_UPSTREAM_CODE);
+    return new MarketplaceApiError('ERR_HTTP', endpoint, `${prefix}: ${code}: ${upstreamText(api.data.error.message)}`, { status, upstreamCode: code });
   }
   return new MarketplaceApiError('ERR_HTTP', endpoint, `${prefix} (${describeBody(answer)})`, { status });
 }
@@ -197,6 +193,18 @@ function parseJson(text: string): { value: unknown } | typeof NOT_JSON {
   } catch {
     return NOT_JSON;
   }
+}
+
+const MAX_UPSTREAM_TEXT = 500;
+const MAX_UPSTREAM_CODE = 100;
+
+/**
+ * The marketplace's own words, as they go into a message that ends up in a log: on one line (a
+ * line break cannot forge another log line) and cut at `max` characters.
+ */
+function upstreamText(text: string, max = MAX_UPSTREAM_TEXT): string {
+  const line = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ');
+  return line.length > max ? `${line.slice(0, max)}…` : line;
 }
 
 function describeBody(answer: Answer): string {
