@@ -261,24 +261,28 @@ describe('moved to another document (an iframe, a Picture-in-Picture window)', (
   // The card's accent border comes from the element's style sheets: 0px unstyled.
   const accent = (el: MpGate) => (el.ownerDocument.defaultView ?? window).getComputedStyle(part(el, 'card')!).borderInlineStartWidth;
 
-  it('is styled there, and again once back, with no copies of its styles left', async () => {
+  it('is styled there by sheets of that document (no <style>, which a strict style-src would block), and again once back', async () => {
     const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic' }));
     const el = await fixture<MpGate>(html`<mp-gate .kit=${kit} plan="pro"></mp-gate>`);
     await settle(el);
     expect(accent(el)).to.equal('4px');
+    const home = el.shadowRoot!.adoptedStyleSheets.length;
     const frame = document.createElement('iframe');
     document.body.append(frame);
     try {
       frame.contentDocument!.body.append(el);
       await settle(el);
       expect(accent(el), 'in the other document').to.equal('4px');
-      const copies = el.shadowRoot!.querySelectorAll('style').length;
+      const sheets = el.shadowRoot!.adoptedStyleSheets;
+      expect([sheets.length, sheets.every((sheet) => sheet instanceof (frame.contentWindow as unknown as typeof globalThis).CSSStyleSheet)]).to.deep.equal([home, true]);
+      expect(el.shadowRoot!.querySelectorAll('style')).to.have.length(0);
       frame.contentDocument!.body.prepend(el);
-      expect(el.shadowRoot!.querySelectorAll('style'), 'moved again inside it: no second copy').to.have.length(copies);
+      const again = el.shadowRoot!.adoptedStyleSheets;
+      expect(again.length === sheets.length && again.every((sheet, i) => sheet === sheets[i]), 'moved again inside it: the same sheets').to.equal(true);
       document.body.append(el);
       await settle(el);
       expect(accent(el), 'back').to.equal('4px');
-      expect(el.shadowRoot!.querySelectorAll('style')).to.have.length(0);
+      expect([el.shadowRoot!.adoptedStyleSheets.length, el.shadowRoot!.adoptedStyleSheets.every((sheet) => sheet instanceof CSSStyleSheet)]).to.deep.equal([home, true]);
       kit.setEntitlement(sampleEntitlement({ plan: 'pro' }));
       await settle(el);
       expect(el.access, 'still follows its kit').to.equal('granted');
@@ -302,7 +306,7 @@ describe('moved to another document (an iframe, a Picture-in-Picture window)', (
       expect(accent(el)).to.equal('4px');
       document.body.append(el);
       await settle(el);
-      expect([accent(el), el.shadowRoot!.adoptedStyleSheets.length > 0, el.shadowRoot!.querySelectorAll('style').length]).to.deep.equal(['4px', true, 0]);
+      expect([accent(el), el.shadowRoot!.adoptedStyleSheets.every((sheet) => sheet instanceof CSSStyleSheet), el.shadowRoot!.querySelectorAll('style').length]).to.deep.equal(['4px', true, 0]);
     } finally {
       frame.remove();
       el.remove();

@@ -132,19 +132,12 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * A shadow root's adopted style sheets do not apply in another document (a same-origin iframe's,
    * a Picture-in-Picture window's): Chromium empties `adoptedStyleSheets` there. Back in its own
    * document they are adopted again if they did not come back by themselves; in another one, where
-   * a constructed sheet cannot be shared, they are copied as `<style>` elements, placed before
-   * what Lit renders, and removed once the sheets apply again.
+   * a constructed sheet cannot be shared, copies built by that document's own `CSSStyleSheet` are.
+   * Constructed sheets, unlike `<style>` elements, need no nonce under a strict `style-src`.
    */
   private _restoreStyles(): void {
     const root = this.shadowRoot;
-    if (!root) return;
-    const copies = root.querySelectorAll('style[data-mp-styles]');
-    try {
-      if (root.adoptedStyleSheets.length === 0) adoptStyles(root, (this.constructor as typeof LitElement).elementStyles);
-      copies.forEach((copy) => copy.remove());
-    } catch {
-      if (copies.length === 0) this._copyStyles(root);
-    }
+    if (root && root.adoptedStyleSheets.length === 0) this._adoptStyles(root);
   }
 
   /** An element first rendered in another document: Lit's adoption of its styles throws there. */
@@ -154,22 +147,26 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     } catch (error) {
       // The shadow root is attached; only the styles could not be adopted.
       if (!this.shadowRoot) throw error;
-      this._copyStyles(this.shadowRoot);
+      this._adoptStyles(this.shadowRoot);
       return this.shadowRoot;
     }
   }
 
-  /** The element's styles as `<style>` elements at the start of `root`, with Lit's nonce if the page set one. */
-  private _copyStyles(root: ShadowRoot): void {
-    const nonce = (globalThis as { litNonce?: string }).litNonce;
-    const copies = (this.constructor as typeof LitElement).elementStyles.map((style) => {
-      const copy = root.ownerDocument.createElement('style');
-      copy.dataset['mpStyles'] = '';
-      if (nonce) copy.setAttribute('nonce', nonce);
-      copy.textContent = style instanceof CSSStyleSheet ? Array.from(style.cssRules, (rule) => rule.cssText).join('\n') : style.cssText;
-      return copy;
-    });
-    root.prepend(...copies);
+  /** Adopts the element's styles in `root`: Lit's own sheets at home, copies in another document. */
+  private _adoptStyles(root: ShadowRoot): void {
+    const styles = (this.constructor as typeof LitElement).elementStyles;
+    try {
+      adoptStyles(root, styles);
+    } catch {
+      // A document without a window (DOMParser's) renders nothing: nothing to style.
+      const Sheet = root.ownerDocument.defaultView?.CSSStyleSheet;
+      if (!Sheet) return;
+      root.adoptedStyleSheets = styles.map((style) => {
+        const copy = new Sheet();
+        copy.replaceSync(style instanceof CSSStyleSheet ? Array.from(style.cssRules, (rule) => rule.cssText).join('\n') : style.cssText);
+        return copy;
+      });
+    }
   }
 
   override disconnectedCallback(): void {
