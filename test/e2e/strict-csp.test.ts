@@ -18,9 +18,10 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { build } from 'vite';
-import { createAppBackend, earlyLaunchScript, toNodeHandler } from '../../src/server/index.js';
+import { earlyLaunchScript, toNodeHandler } from '../../src/server/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { launchChromium } from '../support/simulator-browser.js';
+import { createSimulatedAppBackend } from '../support/simulator-app.js';
 import { startTestSimulator } from '../support/simulator-harness.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -125,17 +126,7 @@ window.kitReady = createKit({ backend: ${JSON.stringify(BACKEND)}, hostOrigins: 
   const cdnBundle = readFileSync(join(root, 'dist/cdn/marketplace-app-kit.js'));
 
   sim = await startTestSimulator({ appName: 'CSP app', redirectUris: [] });
-  const backend = toNodeHandler(
-    createAppBackend({
-      clientId: sim.clientId,
-      clientSecret: sim.clientSecret,
-      siteUrl: sim.siteUrl,
-      apiKey: sim.testApiKey,
-      sessionSecret: 'a-test-session-secret-of-at-least-32-characters',
-      webhookSecret: sim.webhookSecret,
-      hostOrigins: [sim.siteUrl],
-    }),
-  );
+  const backend = toNodeHandler(createSimulatedAppBackend(sim));
   const assets = new Set(readdirSync(assetsDir));
   server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://app').pathname;

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAppBackend, toNodeHandler } from '../../src/server/index.js';
+import { createAppBackend, toNodeHandler, type AppBackend, type AppBackendOptions } from '../../src/server/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { buildRuntimeBundle } from './runtime-harness.js';
 
@@ -57,6 +57,20 @@ window.kitReady = MarketplaceRuntime.createKit({ backend: '/api/marketplace', ho
 </body></html>`;
 }
 
+/** An app backend with `sim`'s credentials, launched from `sim`'s dashboard. */
+export function createSimulatedAppBackend(sim: Simulator, extra: Partial<AppBackendOptions> = {}): AppBackend {
+  return createAppBackend({
+    clientId: sim.clientId,
+    clientSecret: sim.clientSecret,
+    siteUrl: sim.siteUrl,
+    apiKey: sim.testApiKey,
+    sessionSecret: 'a-test-session-secret-of-at-least-32-characters',
+    webhookSecret: sim.webhookSecret,
+    hostOrigins: [sim.siteUrl],
+    ...extra,
+  });
+}
+
 /** Starts the test app for `sim`, and points the simulator's app URL and webhook URL at it. */
 export async function startTestApp(sim: Simulator, runtime: string): Promise<TestApp> {
   let server!: Server;
@@ -71,16 +85,7 @@ export async function startTestApp(sim: Simulator, runtime: string): Promise<Tes
         server.close(() => resolve());
       }),
   };
-  const backend = createAppBackend({
-    clientId: sim.clientId,
-    clientSecret: sim.clientSecret,
-    siteUrl: sim.siteUrl,
-    apiKey: sim.testApiKey,
-    sessionSecret: 'a-test-session-secret-of-at-least-32-characters',
-    webhookSecret: sim.webhookSecret,
-    hostOrigins: [sim.siteUrl],
-    onEvent: (delivery) => void app.events.push(delivery.event),
-  });
+  const backend = createSimulatedAppBackend(sim, { onEvent: (delivery) => void app.events.push(delivery.event) });
   server = createServer(
     toNodeHandler(async (request) => {
       const { pathname } = new URL(request.url);
