@@ -361,12 +361,13 @@ export function apiKeyKind(apiKey: string): ApiKeyKind {
   if (typeof apiKey !== 'string') {
     throw new MarketplaceKitError('ERR_CONFIG', `apiKey must be a string starting with test_ or live_, got ${apiKey === null ? 'null' : typeof apiKey}`);
   }
-  const key = apiKey.slice(5);
+  const kind = apiKey.startsWith('test_') ? 'test' : apiKey.startsWith('live_') ? 'live' : null;
+  if (!kind || apiKey.length === 5) {
+    throw new MarketplaceKitError('ERR_CONFIG', 'An API key must start with test_ (development) or live_ (production), as the Developer Console issues them');
+  }
   // Never quoted: a key with a line break would be sent nowhere, and only leak in a message.
-  if (key && !HEADER_TOKEN.test(key)) throw new MarketplaceKitError('ERR_CONFIG', 'The API key holds a space, a line break or another character an API key cannot have');
-  if (apiKey.startsWith('test_') && key) return 'test';
-  if (apiKey.startsWith('live_') && key) return 'live';
-  throw new MarketplaceKitError('ERR_CONFIG', 'An API key must start with test_ (development) or live_ (production), as the Developer Console issues them');
+  if (!HEADER_TOKEN.test(apiKey)) throw new MarketplaceKitError('ERR_CONFIG', 'The API key holds a space, a line break or another character an API key cannot have');
+  return kind;
 }
 
 /** A short-form entitlement counts as active without expiry (DESIGN C); give it that status. */

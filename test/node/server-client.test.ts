@@ -462,6 +462,7 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
       return true;
     });
     assert.throws(() => apiKeyKind('test_a b'), { code: 'ERR_CONFIG', message: /holds a space, a line break/ });
+    assert.throws(() => apiKeyKind('sk_a b'), { code: 'ERR_CONFIG', message: /must start with test_/ }, 'the prefix is said first');
     // An access token the token endpoint issued, or the app stored, with a line break in it.
     for (const accessToken of ['at_SECRET\nX-Injected: 1', 'at SECRET', 'at_SECRET\u0000']) {
       await assert.rejects(client().client.whoami({ accessToken }), (error: MarketplaceKitError) => {
