@@ -3,7 +3,7 @@
  * embedded page needs: its headers (`frame-ancestors`, `Referrer-Policy`) and the early exchange.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
+import { finished } from 'node:stream';
 import { earlyLaunch, type EarlyLaunchOptions } from '../shared/early-launch.js';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { exactOrigin } from '../shared/origin.js';
@@ -42,7 +42,7 @@ export function toNodeHandler(handler: FetchHandler, options: NodeAdapterOptions
     void (async () => {
       let response: Response;
       try {
-        response = await answer(handler, toRequest(req, requestUrl(req, req.url ?? '/', options.origin), undefined), options);
+        response = await answer(handler, toRequest(req, res, requestUrl(req, req.url ?? '/', options.origin), undefined), options);
       } catch (error) {
         response = toErrorResponse(error);
       }
@@ -155,7 +155,7 @@ export function toExpressMiddleware(
         // A webhook body a parser consumed is the app's set-up mistake: answered 500 in the
         // handler's place, so that onError (console.error by default) hears of it like any 5xx.
         const refused = body instanceof WebhookVerificationError;
-        response = await answer(refused ? () => Promise.reject(body) : handler, toRequest(req, url, refused ? null : body), options);
+        response = await answer(refused ? () => Promise.reject(body) : handler, toRequest(req, res, url, refused ? null : body), options);
       } catch (error) {
         response = toErrorResponse(error);
       }
@@ -312,7 +312,7 @@ function requestUrl(req: IncomingMessage, target: string, origin: string | undef
 }
 
 /** node:http request → Web Request. `body` undefined: stream the request; null: no body. */
-function toRequest(req: IncomingMessage, url: URL, body: BodyInit | null | undefined): Request {
+function toRequest(req: IncomingMessage, res: ServerResponse, url: URL, body: BodyInit | null | undefined): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (name.startsWith(':') || value === undefined) continue;
@@ -323,7 +323,7 @@ function toRequest(req: IncomingMessage, url: URL, body: BodyInit | null | undef
   const init: RequestInit & { duplex?: 'half' } = { method, headers };
   if (method !== 'GET' && method !== 'HEAD') {
     if (body === undefined) {
-      init.body = Readable.toWeb(req) as ReadableStream<Uint8Array>;
+      init.body = requestBody(req, res);
       init.duplex = 'half';
     } else if (body !== null) {
       init.body = body;
@@ -331,6 +331,47 @@ function toRequest(req: IncomingMessage, url: URL, body: BodyInit | null | undef
     }
   }
   return new Request(url, init);
+}
+
+/**
+ * The request's body as a Web stream, read only as fast as the handler reads it. What the handler
+ * leaves unread is read and thrown away, as node:http does with a body nobody reads, instead of
+ * being left on the wire, where it would stall the kept-alive connection until it is reset (the
+ * client gets ECONNRESET, often in place of the answer): the rest of a body the handler refused
+ * (413) or cancelled, or a whole body no handler looked at once the answer is sent.
+ * (`Readable.toWeb` destroys the request when its stream is cancelled, which resets it too.)
+ */
+function requestBody(req: IncomingMessage, res: ServerResponse): ReadableStream<Uint8Array> {
+  let cancelled = false;
+  let onData: (chunk: Buffer | string) => void = () => undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      onData = (chunk) => {
+        const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+        controller.enqueue(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        if ((controller.desiredSize ?? 0) <= 0) req.pause();
+      };
+      req.pause().on('data', onData);
+      finished(req, (error) => {
+        if (cancelled) return;
+        if (error) controller.error(error);
+        else controller.close();
+      });
+    },
+    pull() {
+      req.resume();
+    },
+    cancel() {
+      cancelled = true;
+      req.off('data', onData);
+      req.resume();
+    },
+  });
+  // A handler that is reading the body (the stream is locked) may go on after it answered.
+  res.once('finish', () => {
+    if (!stream.locked) stream.cancel().catch(() => undefined);
+  });
+  return stream;
 }
 
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {

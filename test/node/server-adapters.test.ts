@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { runInNewContext } from 'node:vm';
 import express from 'express';
@@ -205,6 +205,86 @@ describe('toExpressMiddleware with a real Express app', () => {
     assert.equal(atRoot.basePath, '');
     assert.throws(() => toExpressMiddleware(atRoot), { code: 'ERR_CONFIG', message: /at the root .*basePath such as \/api\/marketplace/ });
     assert.doesNotThrow(() => toNodeHandler(atRoot), 'served on its own, the root is fine');
+  });
+});
+
+/** A request with a chunked body of `size` bytes (no Content-Length), as a proxy or a streaming client sends it. */
+const chunkedPost = (path: string, size: number) => {
+  const chunk = Buffer.concat([Buffer.from('4000\r\n'), Buffer.alloc(0x4000, 'a'), Buffer.from('\r\n')]);
+  const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head), ...Array.from({ length: Math.ceil(size / 0x4000) }, () => chunk), Buffer.from('0\r\n\r\n')]);
+};
+
+/**
+ * Sends `requests` one after another on one connection, the last closing it, and gives the status
+ * of each answer that came back, then how the connection ended. A server that stops reading a body
+ * stalls the connection (the statuses after it never come) or resets it.
+ */
+const onOneConnection = (port: number, requests: Buffer[]) =>
+  new Promise<{ statuses: number[]; end: string }>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    const done = (end: string) => {
+      socket.destroy();
+      resolve({ statuses: [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1])), end });
+    };
+    socket.setEncoding('latin1').on('data', (data: string) => (text += data));
+    socket.on('end', () => done('closed')).on('error', (error: NodeJS.ErrnoException) => done(error.code ?? error.message));
+    socket.setTimeout(5000, () => done('stalled'));
+    const last = Buffer.from('GET /api/marketplace/nope HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    socket.write(Buffer.concat([...requests, last]));
+  });
+
+const FOUR_MB = 4 * 1024 * 1024;
+
+describe('adapters: request bodies the handler does not read to the end', () => {
+  it('toNodeHandler: a streamed body over the limit gets its 413, and the connection goes on; so it does after a route that reads none', async () => {
+    const server = createServer(toNodeHandler(makeBackend([])));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const exchange = await onOneConnection(port, [chunkedPost('/api/marketplace/session', FOUR_MB), chunkedPost('/api/marketplace/nope', FOUR_MB)]);
+      assert.deepEqual(exchange, { statuses: [413, 404, 404], end: 'closed' }, 'the rest of each body was read and dropped');
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('toExpressMiddleware without a body parser: the same', async () => {
+    const app = express();
+    app.use(toExpressMiddleware(makeBackend([])));
+    const { origin, server } = await listen(app);
+    try {
+      const exchange = await onOneConnection(Number(new URL(origin).port), [chunkedPost('/api/marketplace/webhooks', FOUR_MB)]);
+      assert.deepEqual(exchange, { statuses: [413, 404], end: 'closed' });
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('a handler that answers before it has read the body may still read all of it', async () => {
+    let reading: Promise<unknown> | undefined;
+    const server = createServer(
+      toNodeHandler(async (request) => {
+        if (request.body === null) return new Response(null, { status: 404 }); // the closing GET
+        const reader = request.body.getReader();
+        reading = (async () => {
+          await new Promise((resolve) => setTimeout(resolve, 100)); // the answer has gone out by then
+          let size = 0;
+          for (let read = await reader.read(); !read.done; read = await reader.read()) size += read.value.byteLength;
+          return size;
+        })().catch((error: unknown) => error);
+        return new Response('answered first');
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const exchange = await onOneConnection((server.address() as AddressInfo).port, [chunkedPost('/upload', FOUR_MB)]);
+      assert.deepEqual(exchange, { statuses: [200, 404], end: 'closed' });
+      assert.equal(await reading, FOUR_MB);
+    } finally {
+      await close(server);
+    }
   });
 });
 
