@@ -267,8 +267,9 @@ function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | nul
   const { body } = req;
   if (typeof body === 'string') return body;
   if (body instanceof Uint8Array) return new Uint8Array(body);
-  const consumed = req.readableEnded || (body !== undefined && body !== null);
-  if (!consumed) return undefined;
+  // Read by a parser or not at all: a body value alone says nothing, as Express 4's parsers set
+  // `req.body = {}` on every request, also on those they leave unread.
+  if (!req.readableEnded) return undefined;
   if (isWebhook) {
     return new WebhookVerificationError(
       'ERR_WEBHOOK_BODY_PARSED',
