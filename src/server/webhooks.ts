@@ -247,6 +247,7 @@ function usableSecret(secret: unknown): boolean {
  * key). Verification is synchronous from here to the comparison, so one buffer serves every call.
  */
 const signatureBytes = Buffer.alloc(32);
+const HEX_64 = /^[0-9a-fA-F]{64}$/;
 const UPPER_HEX = /[A-F]/;
 function readSignatureHeader(header: string | null | undefined): string {
   if (header === undefined || header === null || header === '') {
@@ -254,9 +255,9 @@ function readSignatureHeader(header: string | null | undefined): string {
   }
   const value = typeof header === 'string' ? header.trim() : '';
   const hex = value.length === 71 && value.startsWith('sha256=') ? value.slice(7) : '';
-  // Hex decoding stops at the first non-hex character, so 32 bytes written means 64 valid hex
-  // digits: no pattern needed.
-  if (signatureBytes.write(hex, 'hex') !== 32) {
+  // Checked first: Node's hex decoder reads only the low byte of each character, so 'İ' (U+0130)
+  // would decode as '0', and a copy so rewritten would verify under a replay key of its own.
+  if (!HEX_64.test(hex) || signatureBytes.write(hex, 'hex') !== 32) {
     fail('ERR_WEBHOOK_SIGNATURE_MALFORMED', 401, `The ${SIGNATURE_HEADER} header is not of the form sha256=<64 hex digits>`);
   }
   // Senders write lower case; copying the text to lower it costs more than looking.

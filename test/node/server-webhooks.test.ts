@@ -144,6 +144,15 @@ describe('verifyWebhook (DESIGN D)', () => {
         message: /64 hex/,
         status: 401,
       },
+      {
+        // Node's hex decoder reads the low byte of each UTF-16 unit: U+0130 'İ' would pass for '0',
+        // and the copy would verify under a replay key of its own.
+        name: 'malformed header (a look-alike of a hex digit above U+00FF)',
+        run: (o) => verifyWebhook(raw, `${good.slice(0, 7)}${String.fromCharCode(0x100 + good.charCodeAt(7))}${good.slice(8)}`, o),
+        code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED',
+        message: /64 hex/,
+        status: 401,
+      },
       { name: 'malformed header (sha512= prefix, same length)', run: (o) => verifyWebhook(raw, good.replace('sha256=', 'sha512='), o), code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED', message: /sha256=/, status: 401 },
       { name: 'malformed header (xxxxxx= prefix, same length)', run: (o) => verifyWebhook(raw, good.replace('sha256=', 'xxxxxx='), o), code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED', message: /sha256=/, status: 401 },
       { name: 'malformed header (not a string)', run: (o) => verifyWebhook(raw, [good] as never, o), code: 'ERR_WEBHOOK_SIGNATURE_MALFORMED', message: /form/, status: 401 },
