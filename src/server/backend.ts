@@ -533,16 +533,18 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
 
   /**
    * `webhookStore` for one delivery: a claim of a key that another delivery in this process is
-   * still handling waits for that one first, up to `WEBHOOK_COPY_WAIT_MS`. A copy sent again while
+   * still handling waits for that one first, up to `WEBHOOK_COPY_WAIT_MS` in all (for all its keys,
+   * and for each delivery that held one of them in turn). A copy sent again while
    * the first is handled is then a duplicate only if the first succeeded; if it failed (and was
    * released), the copy is handled. If the first takes longer, the copy is refused with 503
    * `ERR_WEBHOOK_IN_PROGRESS`, so that its sender retries later instead of holding a request open.
    */
   function claimsFor(settlers: Array<() => void>): ReplayStore {
+    const waitUntil = clock.now() + WEBHOOK_COPY_WAIT_MS;
     return {
       async claim(key, expiresAt, now) {
         for (let pending = handling.get(key); pending; pending = handling.get(key)) {
-          if (!(await settlesWithin(pending, WEBHOOK_COPY_WAIT_MS))) {
+          if (!(await settlesWithin(pending, Math.max(0, waitUntil - clock.now())))) {
             throw new MarketplaceKitError('ERR_WEBHOOK_IN_PROGRESS', 'The same delivery is still being handled: retry later', { status: 503 });
           }
         }

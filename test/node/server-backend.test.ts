@@ -28,6 +28,7 @@ import {
   verifyWebhook,
   type AppBackend,
   type AppBackendOptions,
+  type Clock,
   type WebhookDelivery,
 } from '../../src/server/index.js';
 import { sleep } from '../../src/server/lib/clock.js';
@@ -973,6 +974,52 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     // The refused copy's own signature was released with it: sent again, it is a plain duplicate of the handled id.
     assert.deepEqual(await (await post(backend, delivery({ id: 'evt_slow', timestamp: '2026-05-01T12:00:05Z' }))).json(), { received: true, duplicate: true });
     assert.equal(events.length, 1);
+  });
+
+  it('WEBHOOK_COPY_WAIT_MS bounds the whole wait of a copy, also one that waits behind another waiting copy', async () => {
+    // Sleeps end only when the test moves time past them.
+    let now = NOW;
+    const sleeping: Array<{ until: number; wake: () => void }> = [];
+    const clock: Clock = {
+      now: () => now,
+      sleep: (ms, signal) =>
+        new Promise<void>((resolve, reject) => {
+          const entry = { until: now + ms, wake: resolve };
+          sleeping.push(entry);
+          signal?.addEventListener('abort', () => {
+            sleeping.splice(sleeping.indexOf(entry), 1);
+            reject(signal.reason);
+          });
+        }),
+    };
+    const settle = async () => {
+      for (let i = 0; i < 20; i += 1) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const advanceTo = async (time: number) => {
+      now = time;
+      for (const entry of sleeping.filter(({ until }) => until <= now)) {
+        sleeping.splice(sleeping.indexOf(entry), 1);
+        entry.wake();
+      }
+      await settle();
+    };
+    const { backend } = backendWith({ clock, onEvent: () => new Promise<void>(() => {}) }); // the first never finishes
+    void post(backend, delivery({ id: 'evt_1' }));
+    await settle();
+    const answers: string[] = [];
+    const record = (name: string, pending: Promise<Response>) => void pending.then(async (response) => answers.push(`${name} ${response.status} ${await errorCode(response)}`));
+    // The marketplace's re-signed retry waits for the first (same id) ...
+    const retry = delivery({ id: 'evt_1', timestamp: '2026-05-01T12:00:01Z' });
+    record('retry', post(backend, retry));
+    await settle();
+    // ... and 5 s later a copy of that retry waits for the retry (same signature), then for the first.
+    await advanceTo(NOW + 5_000);
+    record('copy', post(backend, retry));
+    await settle();
+    await advanceTo(NOW + WEBHOOK_COPY_WAIT_MS);
+    assert.deepEqual(answers, ['retry 503 ERR_WEBHOOK_IN_PROGRESS']);
+    await advanceTo(NOW + 5_000 + WEBHOOK_COPY_WAIT_MS);
+    assert.deepEqual(answers, ['retry 503 ERR_WEBHOOK_IN_PROGRESS', 'copy 503 ERR_WEBHOOK_IN_PROGRESS'], 'the copy was answered once it had waited 10 s in all');
   });
 
   it('a copy sent while the first is handled is handled itself if the first fails, identical or re-signed', async () => {
