@@ -4,7 +4,7 @@
  * any page that embeds an app and plays the marketplace's part, such as an app's own tests.
  *
  * This module has no side effects: importing it (or loading the IIFE bundle) only defines
- * `connectApp`.
+ * `connectApp` (and zod's `globalThis.__zod_globalConfig`, which every copy of zod on a page shares).
  */
 import {
   BRIDGE_DEFAULT_TIMEOUT_MS,
@@ -20,6 +20,8 @@ import { MarketplaceKitError } from '../shared/errors.js';
 import { MAX_TIMER_MS, numberOption } from '../shared/options.js';
 import { assertOrigin } from '../shared/origin.js';
 import type { Theme } from '../shared/schemas.js';
+
+export type { Theme };
 
 export { BRIDGE_DEFAULT_TIMEOUT_MS, BRIDGE_MAX_MESSAGE_SIZE, BRIDGE_PROTOCOL_VERSION, BRIDGE_SERVICE_ID };
 export { MarketplaceKitError };
@@ -109,6 +111,15 @@ export function connectApp(iframe: HTMLIFrameElement, options: ConnectAppOptions
   const appOrigin = assertOrigin(options.appOrigin, 'appOrigin');
   const view = iframe.ownerDocument.defaultView;
   if (!view) throw new MarketplaceKitError('ERR_CONFIG', 'connectApp needs an iframe that is in a document');
+  // The app takes a message's sender (`event.source`) to be the window whose code posted it, and
+  // accepts only its parent: posted from here into another document's iframe, every message
+  // would be dropped while the app's handshake, heard there, made the connection look ready.
+  if (view !== (globalThis as unknown)) {
+    throw new MarketplaceKitError(
+      'ERR_CONFIG',
+      "connectApp needs an iframe of this window's document: for one inside another (same-origin) frame, call the connectApp of that frame's window",
+    );
+  }
   const bridge = openBridge({
     self: view,
     peer: () => appWindow(iframe),

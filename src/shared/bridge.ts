@@ -295,17 +295,18 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
     if (!parsed.success) throw remoteError(describeFailure(`${method} params`, parsed.error));
     const handler = options.handlers[method as keyof Local];
     if (!handler) throw remoteError(`${method} is not supported here`);
-    let result: unknown;
+    let checked;
     try {
-      result = await handler(parsed.data as never);
+      // Called on its table, so that handlers may be methods of a class instance.
+      const result: unknown = await handler.call(options.handlers, parsed.data as never);
+      // Only what the protocol defines leaves this window: a method that answers nothing answers
+      // null whatever its handler returned (a toast id, a dashboard object), and a result is cut
+      // to its schema (unknown keys dropped) or refused. Reading it may throw too (a getter).
+      if (!resultSchema) return null;
+      checked = resultSchema.safeParse(result);
     } catch (error) {
       throw remoteError(error instanceof Error ? error.message : String(error));
     }
-    // Only what the protocol defines leaves this window: a method that answers nothing answers
-    // null whatever its handler returned (a toast id, a dashboard object), and a result is cut
-    // to its schema (unknown keys dropped) or refused.
-    if (!resultSchema) return null;
-    const checked = resultSchema.safeParse(result);
     if (!checked.success) throw remoteError(`${method} handler returned an invalid result (${describeFailure('result', checked.error)})`);
     return checked.data;
   }
@@ -325,12 +326,12 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
   return {
     ready,
     async call(method, params, { timeoutMs = defaultTimeoutMs } = {}) {
+      if (closed) throw new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed');
       const [paramsSchema, resultSchema] = options.remote[method]!;
       const checked = paramsSchema.safeParse(params);
       if (!checked.success) {
         throw new MarketplaceKitError('ERR_INVALID_INPUT', describeFailure(`${method} params`, checked.error));
       }
-      if (closed) throw new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed');
       let timer: ReturnType<typeof setTimeout> | undefined;
       let timedOut = false;
       let forget: () => void = () => undefined;

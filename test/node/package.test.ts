@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import vm from 'node:vm';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
@@ -57,6 +58,13 @@ describe('package', () => {
       assert.equal(resolved, `${root}dist/cdn/${file}`);
       assert.ok(existsSync(resolved), `${resolved} is missing (run npm run build)`);
     }
+  });
+
+  it("the dashboard's script tag defines MarketplaceHost and zod's shared config, nothing else (as the README says)", () => {
+    const page = vm.createContext({});
+    const before = new Set(Reflect.ownKeys(page));
+    vm.runInContext(readFileSync(`${root}dist/cdn/marketplace-host.js`, 'utf8'), page);
+    assert.deepEqual(Reflect.ownKeys(page).filter((key) => !before.has(key)).map(String).sort(), ['MarketplaceHost', '__zod_globalConfig']);
   });
 
   it('ships the mpkit bin as an executable Node script', () => {

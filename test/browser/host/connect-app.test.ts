@@ -147,7 +147,60 @@ describe('connectApp', () => {
     connection.destroy();
     const closed = await connection.entitlementsChanged().catch((error: MarketplaceKitError) => error.code);
     expect(closed).to.equal('ERR_BRIDGE_CLOSED');
+    const closedInvalid = await connection.themeChanged('neon' as 'dark').catch((error: MarketplaceKitError) => error.code);
+    expect(closedInvalid).to.equal('ERR_BRIDGE_CLOSED', 'closed is what destroy() promises, whatever the params');
     const ready = await connection.ready.catch((error: MarketplaceKitError) => error.code);
     expect(ready).to.equal('ERR_BRIDGE_CLOSED');
+  });
+
+  it("refuses an iframe of another window's document, whose app would drop every message it posted", () => {
+    // The app takes the window whose code posted a message for its sender: this window, not the
+    // container frame that is the app's parent.
+    const container = document.createElement('iframe');
+    document.body.append(container);
+    cleanup.push(() => container.remove());
+    const iframe = container.contentDocument!.createElement('iframe');
+    expect(() => connectApp(iframe, { appOrigin: location.origin, handlers: { getContext: () => ({ context: 'c' }) } }))
+      .to.throw(MarketplaceKitError, /iframe of this window's document/)
+      .with.property('code', 'ERR_CONFIG');
+  });
+
+  it('calls handlers as methods of the object given, so a class instance serves', async () => {
+    class DashboardHandlers {
+      readonly titles: string[] = [];
+      constructor(private readonly token: string) {}
+      getContext() {
+        return { context: this.token };
+      }
+      setTitle({ title }: { title: string }) {
+        this.titles.push(title);
+      }
+    }
+    const handlers = new DashboardHandlers('ctx-of-the-instance');
+    const iframe = frameThatPosts([packet(-1, 'ready', { protocolVersion: '1' }), packet(1, 'getContext', {}), packet(2, 'setTitle', { title: 'Reports' })]);
+    const connection = connect(iframe, handlers);
+    document.body.append(iframe);
+    await connection.ready;
+    await until(() => repliesIn(iframe).some((r) => r.id === 2));
+    const replies = repliesIn(iframe) as Array<Reply & { result?: unknown }>;
+    expect(replies.filter((r) => r.id > 0).map(({ id, result, error }) => ({ id, result, error }))).to.deep.equal([
+      { id: 1, result: { context: 'ctx-of-the-instance' }, error: undefined },
+      { id: 2, result: null, error: undefined },
+    ]);
+    expect(handlers.titles).to.deep.equal(['Reports']);
+  });
+
+  it('answers a result that throws when read (a getter) with its message only, never the stack', async () => {
+    class ChooserResult {
+      get outcome(): 'upgraded' | 'dismissed' {
+        throw new Error('the chooser state is gone');
+      }
+    }
+    const iframe = frameThatPosts([packet(-1, 'ready', { protocolVersion: '1' }), packet(1, 'openUpgrade', { plan: 'pro' })]);
+    const connection = connect(iframe, { getContext: () => ({ context: 'c' }), openUpgrade: async () => new ChooserResult() });
+    document.body.append(iframe);
+    await connection.ready;
+    await until(() => repliesIn(iframe).some((r) => r.id === 1));
+    expect(repliesIn(iframe).find((r) => r.id === 1)?.error?.message).to.equal('the chooser state is gone');
   });
 });
