@@ -48,12 +48,16 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
       { cause: error },
     );
   };
+  // Each answer's timeout, which also bounds the reading of its body.
+  const deadlines = new WeakMap<Response, AbortSignal>();
   const send = async (url: string, init: RequestInit): Promise<Response> => {
     try {
       // No Referer: the page URL is the app's business, not the backend's (and never the launch).
       // The wait ends at the timeout even if a custom fetch does not honour the signal.
       const signal = AbortSignal.timeout(timeoutMs);
-      return await unlessAborted(fetchImpl(url, { ...init, referrerPolicy: 'no-referrer', signal }), signal);
+      const response = await unlessAborted(fetchImpl(url, { ...init, referrerPolicy: 'no-referrer', signal }), signal);
+      deadlines.set(response, signal);
+      return response;
     } catch (error) {
       throw failure(error);
     }
@@ -62,7 +66,9 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
   const read = async (response: Response, url = response.url || base): Promise<SessionResponse> => {
     let body: unknown;
     try {
-      body = await response.json();
+      // Bounded here too: a custom fetch that ignores the signal would let a body that stalls
+      // after its headers (a proxy stuck mid-answer) hold the kit for ever.
+      body = await unlessAborted(response.json(), deadlines.get(response) ?? AbortSignal.timeout(timeoutMs));
     } catch (error) {
       // The timeout also covers reading the body, and a connection lost in its middle is a
       // TypeError; a body that is not JSON (a SyntaxError) is judged below.

@@ -226,6 +226,24 @@ describe('kit on the developer\'s own site', () => {
     expect([kit.state, kit.error?.code, kit.error?.message]).to.deep.equal(['error', 'ERR_TIMEOUT', 'The app backend did not answer within 50 ms']);
   });
 
+  it('times out a body that stalls after its headers, even when a custom fetch ignores the abort signal; refresh() works again after', async () => {
+    // A proxy stuck mid-answer: the headers arrive, then a few bytes, then nothing.
+    const stalled = () =>
+      new Response(new ReadableStream({ start: (controller) => controller.enqueue(new TextEncoder().encode('{"session":{"tok')) }), {
+        headers: { 'content-type': 'application/json' },
+      });
+    const answers = [stalled, () => jsonResponse(sessionBody('tok-1', 600_000)), stalled, () => jsonResponse(sessionBody('tok-2', 600_000))];
+    const deaf: typeof globalThis.fetch = async () => answers.shift()!();
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), deaf, { timeoutMs: 50 });
+    await kit.started;
+    expect([kit.state, kit.error?.code]).to.deep.equal(['error', 'ERR_TIMEOUT']);
+    await kit.refresh();
+    expect(kit.state).to.equal('ready');
+    expect(await kit.refresh().catch((error: MarketplaceKitError) => error.code)).to.equal('ERR_TIMEOUT');
+    await kit.refresh();
+    expect([kit.state, answers.length]).to.deep.equal(['ready', 0]);
+  });
+
   it('times out a backend that never answers', async () => {
     // Answers only by rejecting when the kit's timeout aborts the request.
     const hanging: typeof globalThis.fetch = (_input, init) =>
