@@ -815,8 +815,9 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#signature = signature;
     for (const listener of [...this.#listeners]) {
       // A listener may destroy the kit: after that, nobody else is told. One it unsubscribed (and
-      // did not subscribe again) is not told either.
-      if (this.#destroyed) return;
+      // did not subscribe again) is not told either. One that changed the kit had everyone told
+      // of the newer state already: the rest of this older round would tell them of it again.
+      if (this.#destroyed || this.#signature !== signature) return;
       if (!this.#listeners.has(listener)) continue;
       try {
         listener(this);
@@ -825,7 +826,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
         reportError(error);
       }
     }
-    if (!this.#destroyed) this.dispatchEvent(new Event(KIT_CHANGE_EVENT));
+    if (!this.#destroyed && this.#signature === signature) this.dispatchEvent(new Event(KIT_CHANGE_EVENT));
   }
 
   /**

@@ -1036,6 +1036,26 @@ describe('change notifications', () => {
     expect(told).to.deep.equal(['first']);
   });
 
+  it('a listener that changes the kit while it is told: everyone hears of the newer state once, nobody twice', async () => {
+    const fetch = scriptedFetch((call) => (call.method === 'DELETE' ? new Response(null, { status: 204 }) : jsonResponse(sessionBody('tok', 600_000))));
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+    const first: string[] = [];
+    const second: string[] = [];
+    const events: string[] = [];
+    // An app that signs out a user it refuses, as soon as the kit is ready.
+    kit.subscribe((k) => {
+      first.push(k.state);
+      if (k.state === 'ready') void k.signOut().catch(() => undefined);
+    });
+    kit.subscribe((k) => second.push(k.state));
+    kit.addEventListener('change', () => events.push(kit.state));
+    await kit.started;
+    expect(first).to.deep.equal(['ready', 'signed-out']);
+    // `ready` was over before its turn came: it is told of the state there is, once.
+    expect(second).to.deep.equal(['signed-out']);
+    expect(events).to.deep.equal(['signed-out']);
+  });
+
   it('a throwing listener does not starve the others', async () => {
     const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), scriptedFetch(() => jsonResponse(sessionBody('t', 600_000))));
     const reported: unknown[] = [];
