@@ -62,7 +62,8 @@ describe('<mp-usage-meter>', () => {
     expect(status.textContent).to.equal('Limit reached');
     kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 10, limit: 1000 } }));
     await settle(el);
-    expect(status.textContent).to.equal('', 'back to ok: nothing to say');
+    expect(status.textContent).to.equal('Back within your limit (10 of 1,000)', 'back to ok: the limit is lifted');
+    expect(part(el, 'message')!.textContent).to.equal('', 'said, not shown');
     kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } }));
     await settle(el);
     kit.setSignedOut();
@@ -70,6 +71,15 @@ describe('<mp-usage-meter>', () => {
     kit.setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 900, limit: 1000 } }));
     await settle(el);
     expect(part(el, 'status')!.textContent).to.equal('', 'back from signed out: the old "Limit reached" is not said again');
+  });
+
+  it('names the meter with the default label when the label is left blank', async () => {
+    const el = await meter(usage(100, 1000), html`<mp-usage-meter .kit=${usage(100, 1000)} strings='{"label":" "}'></mp-usage-meter>`);
+    const track = part(el, 'track')!;
+    expect([part(el, 'label')!.textContent, track.getAttribute('aria-labelledby'), track.getAttribute('aria-label')]).to.deep.equal([' ', null, 'API calls']);
+    await expect(el).to.be.accessible();
+    const named = await meter(usage(100, 1000), html`<mp-usage-meter .kit=${usage(100, 1000)} strings='{"label":"Requests"}'></mp-usage-meter>`);
+    expect([part(named, 'track')!.getAttribute('aria-labelledby'), part(named, 'track')!.getAttribute('aria-label')]).to.deep.equal(['label', null]);
   });
 
   it('announces a level reached while the kit was in error, from the live region it kept', async () => {

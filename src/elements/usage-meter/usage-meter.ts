@@ -11,6 +11,8 @@ export type UsageMeterStrings = BaseStrings & {
   value: string;
   warningText: string;
   exceededText: string;
+  /** Announced (not shown) when usage falls back below the warning threshold. */
+  okText: string;
   none: string;
   signedOut: string;
 };
@@ -64,6 +66,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     value: '{used} of {limit}',
     warningText: 'Approaching your limit ({percent})',
     exceededText: 'Limit reached',
+    okText: 'Back within your limit ({used} of {limit})',
     none: 'No usage data',
     signedOut: 'Sign in to see your usage',
   };
@@ -122,7 +125,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
       // Announced: a new level after the first one (that one is page content), not every new
       // percentage. The level shown before an error counts: the limit reached meanwhile is news.
       const before = user && this._shown?.user === user ? this._shown.level : undefined;
-      this._announcement = before && this.level !== before ? (this._message() ?? '') : '';
+      this._announcement = before && this.level !== before ? this._levelText() : '';
       if (user) this._shown = { user, level: this.level };
     } else {
       // No figures: nothing old to say when they return. Signed out, the next user starts afresh.
@@ -149,10 +152,15 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
 
   /** The warning or exceeded message, if the level has one. */
   private _message(): string | undefined {
+    return this.level === 'ok' ? undefined : this._levelText();
+  }
+
+  /** What the level says: the warning or exceeded message, or (announced only) that usage is back below the warning. */
+  private _levelText(): string {
     const usage = this._kit?.entitlement?.usage;
     const ratio = this._ratio;
-    const key = this.level === 'exceeded' ? 'exceededText' : this.level === 'warning' ? 'warningText' : undefined;
-    return key && usage && ratio !== undefined ? this._t(key, this._values(usage, ratio)) : undefined;
+    const key = this.level === 'exceeded' ? 'exceededText' : this.level === 'warning' ? 'warningText' : 'okText';
+    return usage && ratio !== undefined ? this._t(key, this._values(usage, ratio)) : '';
   }
 
   override render() {
@@ -167,17 +175,20 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     if (!usage || ratio === undefined) return this._notice(this.state === 'ready' ? 'none' : this.state === 'signed-out' ? 'signedOut' : undefined);
     const values = this._values(usage, ratio);
     const value = this._t('value', values);
+    // A label left blank (the page names the meter in its own words) still names the meter.
+    const label = this._t('label');
     // The indicator's width is a `.style` property binding (CSSOM), which a strict CSP allows,
     // unlike a `style` attribute.
     return html`<div part="base">
       <div part="header">
-        <span part="label" id="label">${this._t('label')}</span>
+        <span part="label" id="label">${label}</span>
         <span part="value">${value}</span>
       </div>
       <div
         part="track"
         role="meter"
-        aria-labelledby="label"
+        aria-labelledby=${label.trim() ? 'label' : nothing}
+        aria-label=${label.trim() ? nothing : this._name('label')}
         aria-valuemin="0"
         aria-valuemax=${usage.limit}
         aria-valuenow=${Math.min(usage.api_calls, usage.limit)}
