@@ -17,7 +17,7 @@ export const ELEMENT_API: Record<string, ElementApi> = {
     attributes: ['label', 'return-to', 'disabled'],
     parts: ['base', 'spinner', 'label', 'status'],
     events: ['mp-sign-in-request', 'mp-error'],
-    cssProperties: ['--mp-color-accent', '--mp-color-on-accent', '--mp-color-focus', '--mp-radius', '--mp-font'],
+    cssProperties: ['--mp-color-accent', '--mp-color-on-accent', '--mp-color-focus', '--mp-color-surface', '--mp-radius', '--mp-font'],
   },
   'mp-gate': {
     attributes: ['feature', 'plan', 'metered', 'access'],

@@ -60,9 +60,12 @@ export const baseStyles = css`
     outline: 2px solid var(--_focus);
     outline-offset: 2px;
   }
+  /* Faded by its colors, as 60% opacity over the surface would look, not by opacity: a button
+     turned off keeps the focus (aria-disabled), and opacity would fade its focus ring too. */
   button:disabled,
   button[aria-disabled='true'] {
-    opacity: 0.6;
+    background: color-mix(in srgb, var(--_accent) 60%, var(--_surface));
+    color: color-mix(in srgb, var(--_on-accent) 60%, var(--_surface));
     cursor: not-allowed;
   }
   button[aria-busy='true'] {

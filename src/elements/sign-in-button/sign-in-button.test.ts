@@ -271,3 +271,32 @@ describe('<mp-sign-in-button>: what mutation testing found unchecked', () => {
     hold.resolve();
   });
 });
+
+describe('<mp-sign-in-button>: the focus ring of a button turned off', () => {
+  /** WCAG contrast of two opaque `rgb()` colors. */
+  const contrast = (a: string, b: string) => {
+    const luminance = (color: string) => {
+      const [r, g, bl] = color.match(/[\d.]+/g)!.slice(0, 3).map((v) => {
+        const c = Number(v) / 255;
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * r! + 0.7152 * g! + 0.0722 * bl!;
+    };
+    const [high, low] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (high! + 0.05) / (low! + 0.05);
+  };
+
+  for (const theme of ['light', 'dark'] as const) {
+    it(`keeps 3:1 against the surface while the kit loads (the button keeps the focus, ${theme})`, async () => {
+      const el = await button(new FakeKit().setTheme(theme)); // loading: aria-disabled, focusable
+      await sendKeys({ press: 'Tab' });
+      const base = part(el, 'base')!;
+      expect([el.shadowRoot!.activeElement === base, base.matches(':focus-visible'), base.getAttribute('aria-disabled')]).to.deep.equal([true, true, 'true']);
+      const style = getComputedStyle(base);
+      // Faded by its colors: opacity would fade the ring with them.
+      expect(style.opacity).to.equal('1');
+      const surface = theme === 'light' ? 'rgb(255, 255, 255)' : 'rgb(17, 24, 39)'; // the default --mp-color-surface
+      expect(contrast(style.outlineColor, surface), `${style.outlineColor} on ${surface}`).to.be.at.least(3);
+    });
+  }
+});

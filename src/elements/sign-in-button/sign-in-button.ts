@@ -27,6 +27,7 @@ export type SignInButtonStrings = BaseStrings & {
  * @cssproperty --mp-color-accent - Button background.
  * @cssproperty --mp-color-on-accent - Button text.
  * @cssproperty --mp-color-focus - Focus ring.
+ * @cssproperty --mp-color-surface - What the button fades into while it is off (loading, not connected).
  * @cssproperty --mp-radius - Corner radius.
  * @cssproperty --mp-font - Font shorthand.
  */

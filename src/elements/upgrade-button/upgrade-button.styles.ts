@@ -8,7 +8,6 @@ export const upgradeButtonStyles = css`
     background: var(--_surface);
     color: var(--_success);
     box-shadow: inset 0 0 0 1px var(--_border);
-    opacity: 1;
     cursor: default;
   }
 `;
