@@ -75,7 +75,7 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
       if (error instanceof DOMException || error instanceof TypeError) throw failure(error);
       body = undefined;
     }
-    if (!response.ok) throw errorFromResponse(response.status, body, url);
+    if (!response.ok) throw errorFromResponse(response, body, url);
     return parseOrThrow(SessionResponse, body, 'session response', 'ERR_RESPONSE_INVALID', response.status);
   };
 
@@ -92,13 +92,19 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
   };
 }
 
-/** The backend's `{error: {code, message}}` as a kit error; anything else as `ERR_HTTP`. */
-function errorFromResponse(status: number, body: unknown, url: string): MarketplaceKitError {
+/**
+ * The backend's `{error: {code, message}}` as a kit error; anything else as `ERR_HTTP`. A
+ * `Retry-After` in seconds (what createAppBackend sends, and exposes to other origins) is kept.
+ */
+function errorFromResponse(response: Response, body: unknown, url: string): MarketplaceKitError {
+  const { status } = response;
+  const seconds = response.headers.get('retry-after')?.trim() ?? '';
+  const options = /^\d{1,6}$/.test(seconds) ? { status, retryAfterMs: Number(seconds) * 1000 } : { status };
   const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
   if (error && typeof error.code === 'string' && SERVER_CODE.test(error.code) && typeof error.message === 'string') {
-    return new MarketplaceKitError(error.code as ErrorCode, error.message, { status });
+    return new MarketplaceKitError(error.code as ErrorCode, error.message, options);
   }
   // Not the kit's error body: this is not createAppBackend answering (a wrong path or server).
   const hint = status === 404 ? ": is createAppBackend's handler mounted there (createKit's backend, its basePath)?" : '';
-  return new MarketplaceKitError('ERR_HTTP', `The app backend answered ${status} at ${url}${hint}`, { status });
+  return new MarketplaceKitError('ERR_HTTP', `The app backend answered ${status} at ${url}${hint}`, options);
 }

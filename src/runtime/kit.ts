@@ -26,12 +26,22 @@ const UPGRADE_TIMEOUT_MS = 10 * 60_000;
 const BRIDGE_OPEN_AT_LATEST_MS = 1_000;
 /** The default timeout of each request the kit makes (`KitOptions.timeoutMs`). */
 const REQUEST_TIMEOUT_MS = 10_000;
-/** After an early renewal failed, how long the still valid token is used before the next attempt. */
+/**
+ * After an early renewal failed, how long the still valid token is used before the next attempt;
+ * after a 429 without `Retry-After`, how long renewals pause.
+ */
 const RENEW_RETRY_MS = 5_000;
+/** The longest pause a backend's `Retry-After` puts on renewals (its own exchange limit counts 5 min). */
+const MAX_RENEW_PAUSE_MS = 300_000;
 
 const bridgeClosed = () => new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed: the kit was destroyed');
 const noSession = () =>
   new MarketplaceKitError('ERR_SESSION_MISSING', 'There is no session: the user is not signed in, signed out, or the kit was destroyed');
+const renewalFailed = (cause: unknown) =>
+  new MarketplaceKitError('ERR_SESSION_REFRESH_FAILED', `The session could not be renewed: ${cause instanceof Error ? cause.message : String(cause)}`, {
+    cause,
+    ...(isKitError(cause) ? { status: cause.status, retryAfterMs: cause.retryAfterMs } : {}),
+  });
 
 /**
  * A copy of `names` that answers only its own keys (`planNames.constructor` is undefined), or
@@ -213,6 +223,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #expiryTimer: ReturnType<typeof setTimeout> | undefined;
   #host: HostBridge | null = null;
   #renewal: Promise<string> | null = null;
+  /** The backend answered 429 or 503 for a session: no renewal is asked for until `until`. */
+  #renewPause: { until: number; error: MarketplaceKitError } | null = null;
   #refreshRunning: Promise<void> | null = null;
   #refreshQueued: Promise<void> | null = null;
   /** The reload the dashboard's last `entitlementsChanged` started; a new object for each one. */
@@ -480,6 +492,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     } catch (error) {
       // Signed out or destroyed meanwhile: how start-up ended no longer matters.
       if (generation === this.#generation) this.#fail(error);
+      this.#renewalRefused(error);
     } finally {
       // The bridge is not needed to get ready when the launch carried a context: it opens (and
       // auto-resize starts) in a task of its own, after the app's code that waited for start-up,
@@ -658,6 +671,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
         ends,
       };
     }
+    this.#renewPause = null;
     this.#set({ state: 'ready', user: response.user, entitlement: response.entitlement, error: null });
   }
 
@@ -734,6 +748,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #renew(stale: string | null): Promise<string> {
     const current = this.#session;
     if (current && current.token !== stale && this.#env.now() < current.renewAt) return Promise.resolve(current.token);
+    const pause = this.#renewPause;
+    if (pause && this.#env.now() < pause.until) return Promise.reject(pause.error);
     this.#renewal ??= this.#runRenewal().finally(() => (this.#renewal = null));
     return this.#renewal;
   }
@@ -758,15 +774,27 @@ export class MarketplaceKit extends EventTarget implements Kit {
     const request = standalone
       ? this.#backend.session({ credentials: 'include' })
       : this.#call('getContext', {}).then((answer) => this.#exchange(this.#fromHost(answer)));
-    const failed = (cause: unknown) =>
-      new MarketplaceKitError(
-        'ERR_SESSION_REFRESH_FAILED',
-        `The session could not be renewed: ${cause instanceof Error ? cause.message : String(cause)}`,
-        isKitError(cause) && cause.status !== undefined ? { cause, status: cause.status } : { cause },
-      );
-    const response = await this.#unlessForgotten(generation, request.catch((cause: unknown) => Promise.reject(failed(cause))));
+    const refused = (cause: unknown) => Promise.reject(this.#renewalRefused(cause));
+    const response = await this.#unlessForgotten(generation, request.catch(refused));
     this.#acceptSession(response);
     return response.session.token;
+  }
+
+  /**
+   * The error a failed renewal (or start-up) leaves. When the backend asked for a wait (a 429, as
+   * its per-user limit on exchanges sends, or a 503 with `Retry-After`: the marketplace rate
+   * limited), renewals also pause that long: until then every call that needs a session fails at
+   * once with this error, rather than each asking the dashboard and the backend again. Any other
+   * failure (a 503 page from a proxy, the network) is tried again by the next call.
+   */
+  #renewalRefused(cause: unknown): MarketplaceKitError {
+    const error = renewalFailed(cause);
+    const asked = error.status === 429 || (error.status === 503 && error.retryAfterMs !== undefined);
+    if (asked) {
+      const wait = Math.min(error.retryAfterMs ?? RENEW_RETRY_MS, MAX_RENEW_PAUSE_MS);
+      this.#renewPause = { until: this.#env.now() + wait, error };
+    }
+    return error;
   }
 
   #runRefresh(): Promise<void> {

@@ -28,11 +28,9 @@ export interface MarketplaceApiErrorOptions extends MarketplaceKitErrorOptions {
 export class MarketplaceApiError extends MarketplaceKitError {
   override name = 'MarketplaceApiError';
   readonly endpoint: MarketplaceEndpoint;
-  readonly retryAfterMs: number | undefined;
 
   constructor(code: ErrorCode, endpoint: MarketplaceEndpoint, message: string, options: MarketplaceApiErrorOptions = {}) {
     super(code, message, options);
     this.endpoint = endpoint;
-    this.retryAfterMs = options.retryAfterMs;
   }
 }

@@ -338,9 +338,8 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     const wait = countExchange(claims.sub);
     if (wait !== undefined) {
       await release();
-      const seconds = Math.ceil(wait / 1000);
-      const error = new MarketplaceKitError('ERR_RATE_LIMITED', `Too many sessions started for this user: retry in ${seconds} s`, { status: 429 });
-      return jsonResponse(error.toJSON(), { status: 429, headers: { 'retry-after': String(seconds) } });
+      const message = `Too many sessions started for this user: retry in ${Math.ceil(wait / 1000)} s`;
+      return toErrorResponse(new MarketplaceKitError('ERR_RATE_LIMITED', message, { status: 429, retryAfterMs: wait }));
     }
     const user: Profile = { id: claims.sub, email: claims.email, name: claims.name, avatar_url: claims.avatar_url };
     try {
@@ -841,6 +840,9 @@ function withCors(request: Request, response: Response, allowed: ReadonlySet<str
     headers.set('access-control-allow-methods', 'GET, POST, DELETE');
     headers.set('access-control-allow-headers', 'authorization, content-type');
     headers.set('access-control-max-age', '600');
+  } else {
+    // The browser kit reads how long a 429 or 503 asks it to wait before it renews again.
+    headers.set('access-control-expose-headers', 'retry-after');
   }
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }

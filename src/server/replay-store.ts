@@ -12,11 +12,11 @@ import { ExpiringSet } from './lib/expiring-set.js';
  * is when its older half has expired at the latest; `toErrorResponse` sends it as `Retry-After`.
  */
 export class ReplayStoreFullError extends MarketplaceKitError {
-  constructor(readonly retryAfterMs: number) {
+  constructor(retryAfterMs: number) {
     super(
       'ERR_REPLAY_STORE_FULL',
       `The replay store holds maxEntries unexpired keys: nothing new is accepted for up to ${Math.ceil(retryAfterMs / 1000)} s. Raise maxEntries or pass a shared replayStore`,
-      { status: 503 },
+      { status: 503, retryAfterMs },
     );
   }
 }

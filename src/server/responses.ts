@@ -4,7 +4,6 @@
  */
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 import { MarketplaceApiError } from './api-error.js';
-import { ReplayStoreFullError } from './replay-store.js';
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;
 
@@ -56,8 +55,7 @@ export function toErrorResponse(error: unknown): Response {
     status = error.code === 'ERR_TIMEOUT' ? 504 : error.code === 'ERR_RATE_LIMITED' ? 503 : 502;
     body = { error: { code: error.code, message: MARKETPLACE_FAILURE[error.code] ?? MARKETPLACE_FAILURE.ERR_HTTP! } };
   }
-  const retryAfterMs = error instanceof MarketplaceApiError || error instanceof ReplayStoreFullError ? error.retryAfterMs : undefined;
-  const retryAfter = Math.ceil((retryAfterMs ?? Number.NaN) / 1000);
+  const retryAfter = Math.ceil((error.retryAfterMs ?? Number.NaN) / 1000);
   if (Number.isSafeInteger(retryAfter) && retryAfter >= 0) headers.set('retry-after', String(retryAfter));
   if (status < 400 || status > 599) status = 500;
   if (status === 401 && error.code.startsWith('ERR_SESSION')) headers.set('www-authenticate', 'Bearer');

@@ -80,6 +80,8 @@ export interface MarketplaceKitErrorOptions {
   status?: number;
   /** The other side's own error code, when it gave one (see `MarketplaceKitError.upstreamCode`). */
   upstreamCode?: string;
+  /** How long the other side asked to be left alone (a 429's or 503's `Retry-After`), in ms. */
+  retryAfterMs?: number;
   cause?: unknown;
 }
 
@@ -92,6 +94,11 @@ export class MarketplaceKitError extends Error {
    * `error.code` (server), or the sign-in's OAuth error (`access_denied`) of a browser `ERR_OAUTH`.
    */
   readonly upstreamCode: string | undefined;
+  /**
+   * How long to wait before trying again, when the other side said (`Retry-After`): the
+   * marketplace's (server) or the app backend's (browser). `undefined` when nobody said.
+   */
+  readonly retryAfterMs: number | undefined;
 
   constructor(code: ErrorCode, message: string, options: MarketplaceKitErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -99,6 +106,7 @@ export class MarketplaceKitError extends Error {
     // A configuration mistake is the server's own fault wherever it is found: 500.
     this.status = options.status ?? (code === 'ERR_CONFIG' ? 500 : undefined);
     this.upstreamCode = options.upstreamCode;
+    this.retryAfterMs = options.retryAfterMs;
   }
 
   /** The JSON body the kit's HTTP handlers answer with: the API error shape of DESIGN C. */

@@ -288,6 +288,31 @@ describe('a dashboard that never answers', () => {
   });
 });
 
+describe('a backend on another origin (CORS)', () => {
+  it('starts the kit; when it refuses a launch with 429, the kit reads its Retry-After and renews no sooner', async () => {
+    const backend = `${harness.crossOrigin}/api/marketplace`;
+    const first = await dashboard({ kit: { backend } });
+    assert.equal(first.state, 'ready', 'the one exchange this backend allows the user');
+    const second = await dashboard({ kit: { backend } });
+    const sent = harness.crossRequests.length;
+    const outcome = await second.app.evaluate(async (api) => {
+      const { kit } = window as unknown as AppWindow;
+      const started = { code: kit.error?.code, status: kit.error?.status, retryAfterMs: kit.error?.retryAfterMs };
+      // The bearer goes to the backend's origin only: this call needs a session.
+      const renewal = await kit.fetch(`${api}/api/data`).then(
+        () => null,
+        (e: { code: string; retryAfterMs?: number }) => [e.code, e.retryAfterMs],
+      );
+      return { started, renewal };
+    }, harness.crossOrigin);
+    // Readable only because the backend exposes Retry-After to the app's origin.
+    assert.deepEqual(outcome.started, { code: 'ERR_RATE_LIMITED', status: 429, retryAfterMs: outcome.started.retryAfterMs });
+    assert.ok(outcome.started.retryAfterMs! > 290_000 && outcome.started.retryAfterMs! <= 300_000, `retryAfterMs ${outcome.started.retryAfterMs}`);
+    assert.deepEqual(outcome.renewal, ['ERR_SESSION_REFRESH_FAILED', outcome.started.retryAfterMs], 'refused at once, with the wait');
+    assert.equal(harness.crossRequests.length, sent, 'no request during the pause');
+  });
+});
+
 describe('a failing backend gives a typed error state, with the URL scrubbed all the same', () => {
   const cases = [
     { name: 'answers 500', backend: '/broken/500', code: 'ERR_HTTP', status: 500 },

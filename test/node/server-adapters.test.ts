@@ -668,6 +668,9 @@ describe('toErrorResponse: the one place errors become answers', () => {
       const response = toErrorResponse(new MarketplaceApiError('ERR_RATE_LIMITED', 'token', 'later', { status: 429, retryAfterMs }));
       assert.equal(response.headers.get('retry-after'), null, String(retryAfterMs));
     }
+    // Any kit error that names a wait (an app's own, the backend's launch limit) sends it too.
+    const own = toErrorResponse(new MarketplaceKitError('ERR_RATE_LIMITED', 'Slow down', { status: 429, retryAfterMs: 30_000 }));
+    assert.deepEqual([own.status, own.headers.get('retry-after')], [429, '30']);
   });
 
   it('reveals nothing about unexpected errors', async () => {

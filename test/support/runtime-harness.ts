@@ -67,6 +67,13 @@ export interface RuntimeHarness {
   hostOrigin: string;
   appOrigin: string;
   evilOrigin: string;
+  /**
+   * An app backend on an origin of its own, which lists the app's origin in `corsOrigins` and lets
+   * each user exchange one context token (`maxExchangesPerUser: 1`); its routes are at `/api/marketplace`.
+   */
+  crossOrigin: string;
+  /** Every request that reached `crossOrigin`. */
+  crossRequests: LoggedRequest[];
   /** Every request that reached the app's origin (pages, backend routes, broken backends). */
   appRequests: LoggedRequest[];
   /** Requests to the session routes only. */
@@ -288,6 +295,12 @@ export async function startRuntimeHarness(): Promise<RuntimeHarness> {
     res.writeHead(404).end();
   });
   appOrigin = app.origin;
+  const crossRequests: LoggedRequest[] = [];
+  const serveCross = toNodeHandler(createAppBackend({ ...backendOptions, corsOrigins: [app.origin], maxExchangesPerUser: 1 }));
+  const cross = await listen((req, res) => {
+    crossRequests.push({ method: req.method ?? 'GET', path: req.url ?? '/', authorization: req.headers.authorization, referer: req.headers.referer, body: '' });
+    return serveCross(req, res);
+  });
 
   const browser = await launchBrowser();
 
@@ -307,6 +320,8 @@ export async function startRuntimeHarness(): Promise<RuntimeHarness> {
     hostOrigin: host.origin,
     appOrigin: app.origin,
     evilOrigin: evil.origin,
+    crossOrigin: cross.origin,
+    crossRequests,
     appRequests,
     sessionRequests: () => appRequests.filter((r) => /\/session(\?|$)/.test(r.path)),
     get entitlement() {
@@ -330,7 +345,7 @@ export async function startRuntimeHarness(): Promise<RuntimeHarness> {
     },
     async close() {
       await browser.close();
-      await Promise.all([stop(app.server), stop(host.server), stop(evil.server), stop(marketplace.server)]);
+      await Promise.all([stop(app.server), stop(host.server), stop(evil.server), stop(marketplace.server), stop(cross.server)]);
       rmSync(dir, { recursive: true, force: true });
     },
   };

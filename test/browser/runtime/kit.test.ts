@@ -635,6 +635,99 @@ describe('kit inside the dashboard', () => {
     expect(fetch.calls).to.have.length(1, 'nothing was sent without a session');
   });
 
+  describe('a backend that asks the kit to wait (429 or 503)', () => {
+    const busy = (status: number, retryAfter?: string) =>
+      new Response(JSON.stringify({ error: { code: 'ERR_RATE_LIMITED', message: 'Too many sessions started for this user: retry in 30 s' } }), {
+        status,
+        headers: { 'content-type': 'application/json', ...(retryAfter === undefined ? {} : { 'retry-after': retryAfter }) },
+      });
+    /** A dashboard kit whose session has expired; the backend answers exchanges with `refuse()` while it returns one. */
+    async function expired(refuse: () => Response | null) {
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
+      let exchanges = 0;
+      const { kit, env, contexts } = embedded((call) => {
+        if (call.url.endsWith('/session') && call.method === 'POST') {
+          exchanges++;
+          if (exchanges > 1) return refuse() ?? backend(state)(call);
+        }
+        return call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true });
+      });
+      await kit.started;
+      env.advance(600_000);
+      return { kit, env, asked: () => [contexts(), exchanges - 1] };
+    }
+
+    it('pauses renewals for its Retry-After: calls meanwhile fail at once, without asking the dashboard or the backend', async () => {
+      let refusing = true;
+      const { kit, env, asked } = await expired(() => (refusing ? busy(429, '30') : null));
+      const first = await rejection(kit.fetch('/api/a'));
+      expect([first.code, first.status, first.retryAfterMs]).to.deep.equal(['ERR_SESSION_REFRESH_FAILED', 429, 30_000]);
+      expect((first.cause as MarketplaceKitError).code).to.equal('ERR_RATE_LIMITED');
+      expect(asked()).to.deep.equal([1, 1]);
+      expect([kit.state, kit.error]).to.deep.equal(['error', first]);
+      // The fake clock also runs with real time: each boundary is checked with a second to spare.
+      env.advance(29_000);
+      refusing = false;
+      expect(await rejection(kit.fetch('/api/b'))).to.equal(first, 'the same error, at once');
+      expect(await rejection(kit.refresh())).to.equal(first, 'refresh() waits as told too');
+      expect(asked()).to.deep.equal([1, 1], 'nothing asked during the pause');
+      env.advance(1_000);
+      expect((await kit.fetch('/api/c')).status).to.equal(200);
+      expect(asked()).to.deep.equal([2, 2]);
+      expect([kit.state, kit.error]).to.deep.equal(['ready', null]);
+    });
+
+    it('pauses 5 s after a 429 without Retry-After and at most 5 min, but not after a 503 that asked for no wait, nor a network failure', async () => {
+      const html = () => new Response('<h1>Service unavailable</h1>', { status: 503, headers: { 'content-type': 'text/html' } });
+      let answer: (() => Response) | null = () => busy(429);
+      const { kit, env, asked } = await expired(() => answer?.() ?? null);
+      const first = await rejection(kit.fetch('/api/a'));
+      expect([first.code, first.status, first.retryAfterMs]).to.deep.equal(['ERR_SESSION_REFRESH_FAILED', 429, undefined]);
+      env.advance(4_000); // the fake clock also runs with real time: a second to spare
+      expect(await rejection(kit.fetch('/api/b'))).to.equal(first);
+      expect(asked()).to.deep.equal([1, 1]);
+      env.advance(1_000);
+      answer = () => busy(503, '86400'); // a day: capped
+      const second = await rejection(kit.fetch('/api/c'));
+      expect([second.status, second.retryAfterMs, asked()]).to.deep.equal([503, 86_400_000, [2, 2]]);
+      env.advance(299_000);
+      expect(await rejection(kit.fetch('/api/d'))).to.equal(second);
+      env.advance(1_000);
+      answer = () => busy(429, 'Fri, 31 Dec 2100 23:59:59 GMT'); // only seconds are read: 5 s
+      expect((await rejection(kit.fetch('/api/e'))).retryAfterMs).to.equal(undefined);
+      env.advance(5_000);
+      answer = html;
+      expect((await rejection(kit.fetch('/api/f'))).status).to.equal(503);
+      expect((await rejection(kit.fetch('/api/g'))).status).to.equal(503);
+      expect(asked()).to.deep.equal([5, 5], 'a 503 without Retry-After is asked again on the next call');
+      answer = () => {
+        throw new TypeError('Failed to fetch');
+      };
+      expect((await rejection(kit.fetch('/api/h'))).code).to.equal('ERR_SESSION_REFRESH_FAILED');
+      expect((await rejection(kit.fetch('/api/i'))).code).to.equal('ERR_SESSION_REFRESH_FAILED');
+      expect(asked()).to.deep.equal([7, 7], 'so is a network failure');
+      answer = null;
+      expect((await kit.fetch('/api/j')).status).to.equal(200);
+    });
+
+    it('a start-up exchange refused with a Retry-After pauses the first renewal too', async () => {
+      const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
+      let refusing = true;
+      const { kit, env, contexts } = embedded((call) => {
+        if (call.method === 'POST' && refusing) return busy(429, '10');
+        return call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true });
+      });
+      await kit.started;
+      expect([kit.state, kit.error?.code, kit.error?.retryAfterMs]).to.deep.equal(['error', 'ERR_RATE_LIMITED', 10_000]);
+      refusing = false;
+      const paused = await rejection(kit.fetch('/api/a'));
+      expect([paused.code, (paused.cause as MarketplaceKitError).code, contexts(), state.exchanges]).to.deep.equal(['ERR_SESSION_REFRESH_FAILED', 'ERR_RATE_LIMITED', 0, 0]);
+      env.advance(10_000);
+      expect((await kit.fetch('/api/b')).status).to.equal(200);
+      expect([contexts(), state.exchanges, kit.state]).to.deep.equal([1, 1, 'ready']);
+    });
+  });
+
   it('a renewal that fails before expiry keeps the working token, tries again later, and fails only on an incurable 401', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
     let failures = 1;
