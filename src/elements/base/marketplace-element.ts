@@ -45,6 +45,8 @@ export const STRINGS_PROPERTY = {
 let warned = false;
 /** The once-per-page warning that an upgrade outside the dashboard has nowhere to go. */
 let upgradeWarned = false;
+/** Per document, what live regions said in the current task, and which element said it. */
+const newsThisTask = new WeakMap<Document, Map<string, Element>>();
 
 /**
  * The shared base of every `mp-*` element: finds the kit (or takes the one set on `kit`),
@@ -343,6 +345,27 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   protected _notice(key?: keyof S & string): TemplateResult {
     const text = this._t(key ?? (this.state === 'not-connected' ? 'notConnected' : this.state === 'error' ? 'error' : 'loading'));
     return html`<span part="base notice" class="muted">${text}</span>`;
+  }
+
+  /**
+   * `text` for this element's live region, or '' when another element of its document already
+   * said the same in this task: one kit change (an upgrade) announces "Unlocked" once, not once
+   * for every gate on the page. Different texts are all said. A live region nobody can hear
+   * (inside a hidden tab panel, say) does not speak for the others.
+   */
+  protected _news(text: string): string {
+    const region = this.renderRoot.querySelector('[role="status"]');
+    if (region && !region.checkVisibility({ visibilityProperty: true })) return text;
+    const doc = this.ownerDocument;
+    let said = newsThisTask.get(doc);
+    if (!said) {
+      newsThisTask.set(doc, (said = new Map()));
+      setTimeout(() => newsThisTask.delete(doc));
+    }
+    const by = said.get(text);
+    if (!text || (by && by !== this)) return '';
+    said.set(text, this);
+    return text;
   }
 
   /** The visually hidden live region of an action element: says that its last action failed. */

@@ -502,6 +502,31 @@ describe('<mp-gate>', () => {
     expect(seen).to.deep.equal(['', 'Unlocked', 'Could not check your access']);
   });
 
+  it('one change seen by many gates announces each text once: "Unlocked" once, each feature\'s own sign-in', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    const page = await fixture<HTMLElement>(html`<div>
+      <mp-gate .kit=${kit} feature="export"></mp-gate>
+      <mp-gate .kit=${kit} feature="export"></mp-gate>
+      <mp-gate .kit=${kit} feature="reports"></mp-gate>
+    </div>`);
+    const gates = [...page.querySelectorAll('mp-gate')];
+    const said = async () => {
+      for (const el of gates) await settle(el);
+      return gates.map((el) => part(el, 'status')!.textContent);
+    };
+    expect(await said()).to.deep.equal(['', '', ''], 'the first decision is page content');
+    kit.setEntitlement(sampleEntitlement({ plan: 'pro', features: ['export', 'reports'] }));
+    expect(await said()).to.deep.equal(['Unlocked', '', '']);
+    kit.setSignedOut();
+    expect(await said()).to.deep.equal(['Sign in to use export', '', 'Sign in to use reports']);
+    kit.setSession(sampleUser, sampleEntitlement({ plan: 'pro', features: ['export', 'reports'] }));
+    expect(await said()).to.deep.equal(['Unlocked', '', ''], 'the next change is said again');
+    // A gate out of sight (a hidden tab panel) cannot be heard: it does not silence the others.
+    gates[0]!.hidden = true;
+    kit.setSignedOut();
+    expect((await said()).slice(0, 2)).to.deep.equal(['Sign in to use export', 'Sign in to use export']);
+  });
+
   it('says so, in the card and its live region, when a retry fails', async () => {
     const kit = new FakeKit().setError();
     kit.onRefresh = () => Promise.reject(new MarketplaceKitError('ERR_NETWORK', 'offline'));

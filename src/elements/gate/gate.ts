@@ -240,7 +240,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     // Only a change is news: a render for another reason (a theme, a usage count) says nothing new,
     // and neither does the failure line giving way to the same card as its action runs again.
     if (said !== this._said) {
-      if (this._settled) this._announcement = said === heading && heading === this._heading ? '' : said;
+      if (this._settled) this._announcement = said === heading && heading === this._heading ? '' : this._news(said);
       this._said = said;
     }
     return html`${body}<span part="status" class="sr-only" role="status">${this._announcement}</span>`;

@@ -73,6 +73,16 @@ describe('<mp-usage-meter>', () => {
     expect(part(el, 'status')!.textContent).to.equal('', 'back from signed out: the old "Limit reached" is not said again');
   });
 
+  it('several meters of one kit announce a new level once', async () => {
+    const kit = usage(100, 1000);
+    const page = await fixture<HTMLElement>(html`<div><mp-usage-meter .kit=${kit}></mp-usage-meter><mp-usage-meter .kit=${kit}></mp-usage-meter></div>`);
+    const meters = [...page.querySelectorAll('mp-usage-meter')];
+    for (const el of meters) await settle(el);
+    kit.setEntitlement(sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } }));
+    for (const el of meters) await settle(el);
+    expect(meters.map((el) => part(el, 'status')!.textContent)).to.deep.equal(['Limit reached', '']);
+  });
+
   it('names the meter with the default label when the label is left blank', async () => {
     const el = await meter(usage(100, 1000), html`<mp-usage-meter .kit=${usage(100, 1000)} strings='{"label":" "}'></mp-usage-meter>`);
     const track = part(el, 'track')!;

@@ -125,7 +125,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
       // Announced: a new level after the first one (that one is page content), not every new
       // percentage. The level shown before an error counts: the limit reached meanwhile is news.
       const before = user && this._shown?.user === user ? this._shown.level : undefined;
-      this._announcement = before && this.level !== before ? this._levelText() : '';
+      this._announcement = before && this.level !== before ? this._news(this._levelText()) : '';
       if (user) this._shown = { user, level: this.level };
     } else {
       // No figures: nothing old to say when they return. Signed out, the next user starts afresh.
