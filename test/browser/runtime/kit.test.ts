@@ -1955,6 +1955,10 @@ describe('kit: what a second mutation run found unchecked', () => {
       const error = await rejection(kit.signOut());
       expect([error.code, error.status, error.message]).to.deep.equal(['ERR_HTTP', 403, 'Sign-out answered 403']);
       expect(kit.state).to.equal('signed-out');
+      expect((await rejection(kit.fetch('/api/data'))).code).to.equal('ERR_SESSION_MISSING', 'the page holds no session');
+      // The cookie was not deleted: a refresh (like a reload) finds the session the backend kept.
+      await kit.refresh();
+      expect(kit.state).to.equal('ready');
     });
 
     it('kit.host is there as soon as the kit exists: a call made at once (an mp-kit-created listener) reaches the dashboard', async () => {
