@@ -253,6 +253,8 @@ export async function postContext(ctx: SimulatorContext, req: IncomingMessage, r
 /** `GET /_simulator/stream`: Server-Sent Events of every change, for the dashboard. */
 export function stream(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse, open: Set<ServerResponse>): void {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+  // A HEAD has its answer: no stream is held open for a body that is never sent.
+  if (req.method === 'HEAD') return void res.end();
   // Nothing is written once the stream has ended: `close()` ends it, and the webhook deliveries it
   // stops report their outcome after that.
   const send = (chunk: string) => {

@@ -337,7 +337,8 @@ async function handle(
   }
   if (url.origin !== ctx.origin) throw new ApiError(400, 'invalid_request', 'Malformed request target.');
   const path = url.pathname;
-  const method = req.method ?? 'GET';
+  // HEAD is answered as GET is (node:http leaves the body out), as any web server does.
+  const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
   // Pages live on one origin, so that context tokens' `host` and the pages' Origin checks agree.
   if (req.headers.host !== url.host && method === 'GET' && !path.startsWith('/api/') && !path.startsWith('/_simulator/')) {
     return redirect(res, `${ctx.origin}${path}${url.search}`, 302);

@@ -240,6 +240,20 @@ describe('simulator: control API', () => {
     }
   });
 
+  it('answers HEAD as GET without the body: pages, the API, the control API and the event stream', { timeout: 5_000 }, async () => {
+    for (const [path, type, headers] of [
+      ['/dashboard', /^text\/html/, {}],
+      ['/api/v1/whoami?user_id=usr_ada', /^application\/json/, { 'x-api-key': sim.testApiKey }],
+      ['/_simulator/state', /^application\/json/, {}],
+      ['/_simulator/stream', /^text\/event-stream/, {}],
+    ] as const) {
+      const response = await send(sim, 'HEAD', path, undefined, headers);
+      assert.deepEqual([response.status, type.test(response.headers.get('content-type') ?? ''), await response.text()], [200, true, ''], path);
+    }
+    const refused = await send(sim, 'HEAD', '/_simulator/users/usr_ada/entitlement');
+    assert.deepEqual([refused.status, refused.headers.get('allow')], [405, 'PUT, DELETE'], 'HEAD only where GET is');
+  });
+
   it('refuses other origins and answers unknown routes and methods with JSON errors', async () => {
     await apiError(await send(sim, 'GET', '/_simulator/state', undefined, { origin: 'https://evil.example' }), 403, 'forbidden');
     await apiError(await send(sim, 'POST', '/_simulator/events', { event: 'user.revoked', data: { user_id: 'usr_ada' } }, { origin: 'http://127.0.0.1:1' }), 403);
