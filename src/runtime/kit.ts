@@ -654,13 +654,14 @@ export class MarketplaceKit extends EventTarget implements Kit {
    * pointless (`GET /session` answers the same cookie token), so only a 401 renews. A session that
    * looks expired on arrival means the clocks disagree; it is then renewed on a 401 only too.
    * An answer for an older token (a refresh that left before a renewal and came back after it)
-   * brings its user and entitlement, but the newer token stays.
+   * brings its user and entitlement, but the newer token stays. A `renewed` token is the newest
+   * whenever it ends (the backend may have been given a shorter session lifetime meanwhile).
    */
-  #acceptSession(response: SessionResponse): void {
+  #acceptSession(response: SessionResponse, renewed = false): void {
     const now = this.#env.now();
     const ends = Date.parse(response.session.expires_at);
     const current = this.#session;
-    if (!current || current.token === response.session.token || current.ends <= ends) {
+    if (renewed || !current || current.token === response.session.token || current.ends <= ends) {
       const lifetime = ends - now;
       const margin = this.#timing.margin;
       const known = this.embedded && lifetime > 0;
@@ -776,7 +777,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       : this.#call('getContext', {}).then((answer) => this.#exchange(this.#fromHost(answer)));
     const refused = (cause: unknown) => Promise.reject(this.#renewalRefused(cause));
     const response = await this.#unlessForgotten(generation, request.catch(refused));
-    this.#acceptSession(response);
+    this.#acceptSession(response, true);
     return response.session.token;
   }
 

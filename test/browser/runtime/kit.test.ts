@@ -578,6 +578,28 @@ describe('kit inside the dashboard', () => {
     expect(kit.entitlement?.plan).to.equal('business', 'the late answer still brings its entitlement');
   });
 
+  it('takes a renewed token that ends sooner than the current one (a shorter session lifetime deployed), and does not renew on every call after it', async () => {
+    let lifetimeMs = 600_000;
+    let exchanges = 0;
+    const { kit, env, fetch } = embedded((call) => {
+      if (!call.url.endsWith('/session')) return jsonResponse({ ok: true });
+      exchanges++;
+      return jsonResponse(sessionBody(`tok-${exchanges}`, lifetimeMs, ENTITLEMENT, env.now()));
+    });
+    await kit.started;
+    env.advance(545_000); // past the time to renew, 55 s before expiry
+    lifetimeMs = 30_000; // the backend now makes sessions of 30 s: the new one ends 25 s before tok-1
+    await kit.fetch('/api/a');
+    await until(() => exchanges === 2);
+    await tick();
+    for (const path of ['/api/b', '/api/c', '/api/d']) {
+      await kit.fetch(path);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // room for a renewal to show
+    }
+    expect(exchanges).to.equal(2, 'one renewal, not one per call');
+    expect(fetch.calls.filter((c) => !c.url.endsWith('/session')).map((c) => c.authorization)).to.deep.equal(['Bearer tok-1', 'Bearer tok-2', 'Bearer tok-2', 'Bearer tok-2']);
+  });
+
   it('renewing ahead of expiry holds no request back, even when the dashboard never answers', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
     let asked = 0;
