@@ -426,6 +426,13 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     const origin = trustedOrigin(request, 'the OAuth sign-in');
     const returnTo = safeReturnTo(url.searchParams.get('return_to'), origin, config.corsOrigins);
     const redirectUri = options.redirectUri ?? `${origin}${basePath}/oauth/callback`;
+    // On loopback the origin is the request's: http://localhost:3000 is not http://127.0.0.1:3000.
+    if (new URL(redirectUri).origin !== origin) {
+      throw new MarketplaceKitError(
+        'ERR_CONFIG',
+        `createAppBackend: this sign-in started on ${origin} but redirectUri is on ${new URL(redirectUri).origin}, where the sign-in's state cookie never arrives: open the app on ${new URL(redirectUri).origin}`,
+      );
+    }
     const authorization = buildAuthorizationUrl({ siteUrl: config.siteUrl, clientId: options.clientId, redirectUri, scope: options.scope ?? DEFAULT_SCOPE });
     const iat = Math.floor(clock.now() / 1000);
     const cookie = await new SignJWT({
@@ -739,6 +746,11 @@ function readConfig(options: AppBackendOptions): BackendConfig {
     // cookies without Secure or __Host- there.
     if (publicOrigin === undefined && !isLoopbackOrigin(redirect.origin)) {
       throw configError(`redirectUri is on ${redirect.origin}: set publicOrigin too (the origin the browser sees, e.g. ${redirect.origin}), so that no request's Host header decides whether the backend runs on loopback`);
+    }
+    // The sign-in's state cookie belongs to publicOrigin alone (host-only, `__Host-` on https):
+    // a callback on any other origin (www. or not) never receives it, so no sign-in could end.
+    if (publicOrigin !== undefined && redirect.origin !== publicOrigin) {
+      throw configError(`redirectUri must be on publicOrigin ${publicOrigin}, got ${redirect.origin}: the sign-in's state cookie is set there and reaches no other origin`);
     }
   }
   const basePath = trimSlash(options.basePath ?? DEFAULT_BASE_PATH);

@@ -618,6 +618,10 @@ describe('safeReturnTo', () => {
     ['/a/./b/../c', '/a/c'],
     ['notes', '/'],
     [`/${'a'.repeat(3000)}`, '/'],
+    [`/${'a'.repeat(2047)}`, `/${'a'.repeat(2047)}`],
+    // The length counts once percent-encoded too: é is %C3%A9.
+    [`/${'é'.repeat(341)}`, `/${'%C3%A9'.repeat(341)}`],
+    [`/${'é'.repeat(342)}`, '/'],
   ];
   for (const [input, expected] of cases) {
     it(`${JSON.stringify(input)} → ${expected}`, () => {

@@ -575,6 +575,10 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       code: 'ERR_CONFIG',
       message: /redirectUri is on https:\/\/app\.example: set publicOrigin too/,
     });
+    // The sign-in's state cookie stays on publicOrigin: a callback elsewhere never gets it.
+    for (const redirectUri of ['https://www.app.example/api/marketplace/oauth/callback', 'http://app.example/api/marketplace/oauth/callback']) {
+      assert.throws(() => backendWith({ redirectUri }), { code: 'ERR_CONFIG', message: /redirectUri must be on publicOrigin https:\/\/app\.example/ }, redirectUri);
+    }
     for (const redirectUri of ['app.example/callback', 'ftp://app.example/callback']) {
       assert.throws(() => backendWith({ redirectUri }), { code: 'ERR_CONFIG', message: /redirectUri must be an http\(s\) URL/ }, redirectUri);
     }
@@ -786,6 +790,28 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
       assert.equal(done.headers.get('location'), '/');
     });
   }
+
+  it('keeps the state cookie under the 4,096 bytes a browser keeps: the longest return_to it takes fits, a longer one once encoded becomes /', async () => {
+    const { backend } = backendWith({ corsOrigins: ['https://site.example'] });
+    const pair = (start: Response) => start.headers.getSetCookie().find((c) => c.startsWith(`${STATE}=`))!.split(';')[0]!;
+    const longest = `https://site.example/${'a'.repeat(2048 - 'https://site.example/'.length)}`;
+    const kept = await backend(new Request(`${BASE}/oauth/start?return_to=${encodeURIComponent(longest)}`));
+    assert.ok(Buffer.byteLength(pair(kept)) <= 4096, `${Buffer.byteLength(pair(kept))} bytes`);
+    // A page of 457 characters in Japanese is 4,000 once percent-encoded: the sign-in still
+    // comes back (to /), rather than losing its state cookie and failing at the callback.
+    const { callback, cookie } = await signIn(backend, `/docs/${'ページ'.repeat(150)}`);
+    assert.ok(Buffer.byteLength(cookie) <= 4096, `${Buffer.byteLength(cookie)} bytes`);
+    const done = await backend(new Request(callback, { headers: { cookie } }));
+    assert.deepEqual([done.status, done.headers.get('location')], [303, '/']);
+  });
+
+  it('refuses to start a sign-in on another loopback origin than redirectUri\'s (localhost vs 127.0.0.1), where its state cookie would never arrive', async () => {
+    const { backend } = backendWith({ publicOrigin: undefined, redirectUri: 'http://127.0.0.1:3000/api/marketplace/oauth/callback' });
+    const start = await backend(new Request('http://localhost:3000/api/marketplace/oauth/start'));
+    assert.deepEqual([start.status, await errorCode(start)], [500, 'ERR_CONFIG']);
+    const right = await backend(new Request('http://127.0.0.1:3000/api/marketplace/oauth/start'));
+    assert.equal(right.status, 303);
+  });
 
   it('keeps a same-origin absolute return_to as a path', async () => {
     const { backend } = backendWith();
