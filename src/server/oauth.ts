@@ -33,9 +33,12 @@ export interface AuthorizationUrlOptions {
   redirectUri: string;
   /** Default `identity:read`. */
   scope?: string;
-  /** Random if omitted. Compare it with the callback's `state` (see `createAppBackend`). */
+  /**
+   * Random if omitted. Compare it with the callback's `state` (see `createAppBackend`). Given, at
+   * least 16 visible ASCII characters: an empty or guessable state protects nothing.
+   */
   state?: string;
-  /** Random if omitted. Keep it server-side until the code exchange. */
+  /** Random if omitted; given, 43 to 128 of `A-Z a-z 0-9 - . _ ~` (RFC 7636 §4.1). Keep it server-side until the code exchange. */
   codeVerifier?: string;
 }
 
@@ -63,6 +66,12 @@ export function buildAuthorizationUrl(options: AuthorizationUrlOptions): Authori
   }
   const state = options.state ?? randomToken();
   const codeVerifier = options.codeVerifier ?? randomToken();
+  if (typeof state !== 'string' || !/^[\x21-\x7e]{16,}$/.test(state)) {
+    throw new MarketplaceKitError('ERR_CONFIG', 'buildAuthorizationUrl: state must be at least 16 visible ASCII characters; leave it out for a random one');
+  }
+  if (typeof codeVerifier !== 'string' || !/^[\w.~-]{43,128}$/.test(codeVerifier)) {
+    throw new MarketplaceKitError('ERR_CONFIG', 'buildAuthorizationUrl: codeVerifier must be 43 to 128 of A-Z a-z 0-9 - . _ ~ (RFC 7636); leave it out for a random one');
+  }
   const url = new URL(`${trimSlash(options.siteUrl)}/oauth/authorize`);
   url.searchParams.set('client_id', options.clientId);
   url.searchParams.set('redirect_uri', options.redirectUri);

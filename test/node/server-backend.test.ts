@@ -1530,6 +1530,18 @@ describe('server functions called from plain JavaScript with missing options', (
       ['buildAuthorizationUrl with a bad siteUrl', call(buildAuthorizationUrl, { siteUrl: 'mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /siteUrl must be/],
       ['buildAuthorizationUrl with an ftp siteUrl', call(buildAuthorizationUrl, { siteUrl: 'ftp://mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /siteUrl must be/],
       ['signContextToken()', call(signContextToken), 'ERR_CONFIG', /signContextToken needs its options object/],
+      ...['', 'short', `${'s'.repeat(20)} x`].map((state): [string, Promise<unknown>, string, RegExp] => [
+        `buildAuthorizationUrl with state ${JSON.stringify(state)}`,
+        call(buildAuthorizationUrl, { siteUrl: 'https://mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb', state }),
+        'ERR_CONFIG',
+        /state must be at least 16 visible ASCII characters/,
+      ]),
+      ...['', 'v'.repeat(42), 'v'.repeat(129), `${'v'.repeat(42)}+`].map((codeVerifier): [string, Promise<unknown>, string, RegExp] => [
+        `buildAuthorizationUrl with a codeVerifier of ${codeVerifier.length}`,
+        call(buildAuthorizationUrl, { siteUrl: 'https://mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb', codeVerifier }),
+        'ERR_CONFIG',
+        /codeVerifier must be 43 to 128 of/,
+      ]),
       ...[901, 0, 0.5, Number.NaN].map((ttlSeconds): [string, Promise<unknown>, string, RegExp] => [
         `signSessionToken with ttlSeconds: ${ttlSeconds}`,
         call(signSessionToken, { secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW, ttlSeconds }),

@@ -76,6 +76,9 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
     });
     assert.match(codeVerifier, /^[\w-]{43}$/);
     assert.notEqual(c.authorizationUrl({ redirectUri: 'https://app.example/cb' }).state, state, 'state is random');
+    // Given ones are used as they are (RFC 7636's own example verifier and challenge).
+    const given = c.authorizationUrl({ redirectUri: 'https://app.example/cb', state: 'st-0123456789abcdef', codeVerifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' });
+    assert.deepEqual([new URL(given.url).searchParams.get('state'), new URL(given.url).searchParams.get('code_challenge')], ['st-0123456789abcdef', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM']);
   });
 
   it('computes the RFC 7636 appendix B challenge', () => {
