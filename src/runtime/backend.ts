@@ -6,17 +6,23 @@
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { SessionResponse, parseOrThrow } from '../shared/schemas.js';
 
+/**
+ * A `SessionResponse` with the backend's clock when it answered: its `Date` header (whole
+ * seconds, so the middle of that second), when the answer had one.
+ */
+export type ServedSession = SessionResponse & { readonly servedAt?: number };
+
 export interface BackendClient {
   /** Absolute base URL of the session routes, without a trailing slash. */
   readonly base: string;
   /** Sends a request with the kit's timeout; network failures and timeouts become kit errors. */
   send(url: string, init: RequestInit): Promise<Response>;
   /** Sends to `{base}/session{query}` and reads the `SessionResponse`; any other answer throws. */
-  session(init: RequestInit, query?: string): Promise<SessionResponse>;
+  session(init: RequestInit, query?: string): Promise<ServedSession>;
   /** Reads a `SessionResponse` from an answer of the session route. */
-  read(response: Response, url?: string): Promise<SessionResponse>;
+  read(response: Response, url?: string): Promise<ServedSession>;
   /** Reads the answer of a request sent before the kit existed (the early exchange), as `session` does. */
-  adopt(pending: Promise<Response>): Promise<SessionResponse>;
+  adopt(pending: Promise<Response>): Promise<ServedSession>;
 }
 
 const SERVER_CODE = /^ERR_[A-Z0-9_]{1,60}$/;
@@ -63,7 +69,7 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     }
   };
 
-  const read = async (response: Response, url = response.url || base): Promise<SessionResponse> => {
+  const read = async (response: Response, url = response.url || base): Promise<ServedSession> => {
     let body: unknown;
     try {
       // Bounded here too: a custom fetch that ignores the signal would let a body that stalls
@@ -76,7 +82,9 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
       body = undefined;
     }
     if (!response.ok) throw errorFromResponse(response, body, url);
-    return parseOrThrow(SessionResponse, body, 'session response', 'ERR_RESPONSE_INVALID', response.status);
+    const session = parseOrThrow(SessionResponse, body, 'session response', 'ERR_RESPONSE_INVALID', response.status);
+    const date = Date.parse(response.headers.get('date') ?? '');
+    return Number.isNaN(date) ? session : { ...session, servedAt: date + 500 };
   };
 
   return {

@@ -10,8 +10,8 @@ import { EARLY_LAUNCH_KEY, type EarlyLaunch } from '../shared/early-launch.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';
 import { MAX_TIMER_MS, numberOption } from '../shared/options.js';
 import { assertOrigin } from '../shared/origin.js';
-import { prepareSessionSchema, type Entitlement, type Profile, type SessionResponse, type Theme } from '../shared/schemas.js';
-import { createBackendClient, unlessAborted, type BackendClient } from './backend.js';
+import { prepareSessionSchema, type Entitlement, type Profile, type Theme } from '../shared/schemas.js';
+import { createBackendClient, unlessAborted, type BackendClient, type ServedSession } from './backend.js';
 import { loadHostLink } from './host-link-loader.js';
 import { hasLaunchParams, normalizeLocale, readLaunch, scrubbedUrl, type Launch } from './launch.js';
 import { unregisterKit } from './registry.js';
@@ -31,6 +31,8 @@ const REQUEST_TIMEOUT_MS = 10_000;
  * after a 429 without `Retry-After`, how long renewals pause.
  */
 const RENEW_RETRY_MS = 5_000;
+/** A browser clock further than this from the backend's (`Date`) is not trusted for session lifetimes. */
+const CLOCK_SKEW_MS = 2_000;
 /** The longest pause a backend's `Retry-After` puts on renewals (its own exchange limit counts 5 min). */
 const MAX_RENEW_PAUSE_MS = 300_000;
 
@@ -448,7 +450,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   /** `adopted`: the early exchange's request, sent before the kit existed. */
   async #start(launch: Launch, adopted: Promise<Response> | undefined): Promise<void> {
     const generation = this.#generation;
-    let request: Promise<SessionResponse | null> | null = null;
+    let request: Promise<ServedSession | null> | null = null;
     if (launch.kind === 'standalone') {
       request = this.#backend.session({ credentials: 'include' }).catch((error: unknown) => {
         if (isKitError(error) && error.status === 401) return null;
@@ -515,7 +517,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     return context;
   }
 
-  #exchange(context: string): Promise<SessionResponse> {
+  #exchange(context: string): Promise<ServedSession> {
     return this.#backend.session({
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
@@ -651,18 +653,21 @@ export class MarketplaceKit extends EventTarget implements Kit {
   /**
    * Keeps the token with the time to renew it. Inside the dashboard: the margin before expiry, but
    * never more than half the lifetime (short sessions). On the developer's site renewing early is
-   * pointless (`GET /session` answers the same cookie token), so only a 401 renews. A session that
-   * looks expired on arrival means the clocks disagree; it is then renewed on a 401 only too.
+   * pointless (`GET /session` answers the same cookie token), so only a 401 renews. The lifetime
+   * is counted from the backend's clock (its `Date` header) when the browser's is off by more than
+   * `CLOCK_SKEW_MS`, so that a wrong browser clock neither renews all the time nor never. A session
+   * that still looks expired on arrival (no `Date`) is renewed on a 401 only too.
    * An answer for an older token (a refresh that left before a renewal and came back after it)
    * brings its user and entitlement, but the newer token stays. A `renewed` token is the newest
    * whenever it ends (the backend may have been given a shorter session lifetime meanwhile).
    */
-  #acceptSession(response: SessionResponse, renewed = false): void {
+  #acceptSession(response: ServedSession, renewed = false): void {
     const now = this.#env.now();
     const ends = Date.parse(response.session.expires_at);
     const current = this.#session;
     if (renewed || !current || current.token === response.session.token || current.ends <= ends) {
-      const lifetime = ends - now;
+      const served = response.servedAt ?? now;
+      const lifetime = ends - (Math.abs(now - served) > CLOCK_SKEW_MS ? served : now);
       const margin = this.#timing.margin;
       const known = this.embedded && lifetime > 0;
       this.#session = {

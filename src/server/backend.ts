@@ -853,8 +853,9 @@ function withCors(request: Request, response: Response, allowed: ReadonlySet<str
     headers.set('access-control-allow-headers', 'authorization, content-type');
     headers.set('access-control-max-age', '600');
   } else {
-    // The browser kit reads how long a 429 or 503 asks it to wait before it renews again.
-    headers.set('access-control-expose-headers', 'retry-after');
+    // The browser kit reads how long a 429 or 503 asks it to wait before it renews again, and
+    // counts session lifetimes by this server's clock when the browser's is wrong.
+    headers.set('access-control-expose-headers', 'retry-after, date');
   }
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }

@@ -289,10 +289,13 @@ describe('a dashboard that never answers', () => {
 });
 
 describe('a backend on another origin (CORS)', () => {
-  it('starts the kit; when it refuses a launch with 429, the kit reads its Retry-After and renews no sooner', async () => {
+  it('starts the kit and lets it read its clock; when it refuses a launch with 429, the kit reads its Retry-After and renews no sooner', async () => {
     const backend = `${harness.crossOrigin}/api/marketplace`;
     const first = await dashboard({ kit: { backend } });
     assert.equal(first.state, 'ready', 'the one exchange this backend allows the user');
+    // Its clock is readable from the app's origin: the kit counts session lifetimes by it.
+    const date = await first.app.evaluate((api) => fetch(`${api}/api/marketplace/session`).then((r) => r.headers.get('date')), harness.crossOrigin);
+    assert.ok(date && Math.abs(Date.parse(date) - Date.now()) < 5_000, `Date ${date}`);
     const second = await dashboard({ kit: { backend } });
     const sent = harness.crossRequests.length;
     const outcome = await second.app.evaluate(async (api) => {

@@ -1335,7 +1335,7 @@ describe('createAppBackend: cookie sessions, CORS and upstream failures', () => 
     const allowed = await backend(new Request(`${BASE}/session`, { headers: { origin: 'http://127.0.0.1:8000' } }));
     assert.deepEqual([allowed.headers.get('access-control-allow-origin'), allowed.headers.get('access-control-allow-credentials')], ['http://127.0.0.1:8000', 'true']);
     // The browser kit reads a 429's or 503's Retry-After to pause its renewals: the answer lets it.
-    assert.equal(allowed.headers.get('access-control-expose-headers'), 'retry-after');
+    assert.equal(allowed.headers.get('access-control-expose-headers'), 'retry-after, date');
     assert.equal(preflight.headers.get('access-control-expose-headers'), null, 'a preflight answers nothing to read');
     const asHost = await postSession(backend, { context: await contextToken({ host: 'http://127.0.0.1:8000' }), host: 'http://127.0.0.1:8000' });
     assert.deepEqual([asHost.status, await errorCode(asHost)], [401, 'ERR_CONTEXT_TOKEN_HOST'], 'a CORS origin may call the backend, not launch the app');

@@ -578,6 +578,29 @@ describe('kit inside the dashboard', () => {
     expect(kit.entitlement?.plan).to.equal('business', 'the late answer still brings its entitlement');
   });
 
+  it('counts the session\'s lifetime by the backend\'s clock (Date) when the browser\'s is minutes off', async () => {
+    for (const lead of [540_000, 900_000, -300_000]) {
+      let exchanges = 0;
+      const { kit, env, contexts } = embedded((call) => {
+        if (!call.url.endsWith('/session')) return jsonResponse({ ok: true });
+        exchanges++;
+        const backendNow = env.now() - lead; // the browser clock is `lead` ms ahead
+        const answer = jsonResponse(sessionBody(`tok-${exchanges}`, 600_000, ENTITLEMENT, backendNow));
+        answer.headers.set('date', new Date(backendNow).toUTCString());
+        return answer;
+      });
+      await kit.started;
+      env.advance(530_000); // before the time to renew: 60 s before the end, by either clock
+      await kit.fetch('/api/a');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(contexts()).to.equal(0, `browser ${lead / 1000} s ahead: not renewed yet`);
+      env.advance(20_000);
+      await kit.fetch('/api/b');
+      await until(() => exchanges === 2);
+      expect(contexts()).to.equal(1, `browser ${lead / 1000} s ahead: renewed ahead of expiry`);
+    }
+  });
+
   it('takes a renewed token that ends sooner than the current one (a shorter session lifetime deployed), and does not renew on every call after it', async () => {
     let lifetimeMs = 600_000;
     let exchanges = 0;
