@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { runInNewContext } from 'node:vm';
 import express from 'express';
@@ -681,5 +681,94 @@ describe('toErrorResponse: the one place errors become answers', () => {
     const { status, body } = await read(toErrorResponse(new Error('password=hunter2')));
     assert.equal(status, 500);
     assert.deepEqual(body, { error: { code: 'ERR_INTERNAL', message: 'Internal error' } });
+  });
+});
+
+describe('safeReturnTo: the length as given counts too', () => {
+  it('refuses a return_to over 2,048 characters as given, even when the place it names is shorter', () => {
+    const origin = 'https://app.example';
+    // The absolute form is 2,069 characters; the path it names alone would fit.
+    const place = `/${'a'.repeat(2049 - origin.length)}`;
+    assert.ok(`${origin}${place}`.length > 2048 && place.length <= 2048);
+    assert.equal(safeReturnTo(`${origin}${place}`, origin), '/');
+    assert.equal(safeReturnTo(`${'/a/..'.repeat(10)}${place}`, origin), '/', 'dot segments do not shorten it past the limit');
+  });
+});
+
+describe('toErrorResponse: a wait of 0 s', () => {
+  it('sends Retry-After: 0 for a wait that has just ended', () => {
+    const answer = toErrorResponse(new MarketplaceKitError('ERR_RATE_LIMITED', 'now', { status: 429, retryAfterMs: 0 }));
+    assert.deepEqual([answer.status, answer.headers.get('retry-after')], [429, '0']);
+  });
+});
+
+describe('toNodeHandler: a request body cut off by the client', () => {
+  it('makes the handler\'s read fail, instead of handing it the truncated body as complete', async () => {
+    let reading!: Promise<unknown>;
+    let started!: () => void;
+    const arrived = new Promise<void>((resolve) => (started = resolve));
+    const server = createServer(
+      toNodeHandler(async (request) => {
+        reading = request.text().then(
+          (body) => ({ body }),
+          (error: unknown) => ({ error }),
+        );
+        started();
+        await reading;
+        return new Response(null, { status: 204 });
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write('POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\nonly a part');
+      await arrived;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+      const outcome = (await reading) as { body?: string; error?: unknown };
+      assert.equal(outcome.body, undefined, `the truncated body was read as complete: ${JSON.stringify(outcome.body)}`);
+      assert.ok(outcome.error !== undefined);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('toNodeHandler: a handler that reads slowly', () => {
+  it('is sent the body only as fast as it reads it: the rest waits on the connection, not in memory', async () => {
+    const SIZE = 64 * 1024 * 1024;
+    const sockets: Socket[] = [];
+    let readWhileWaiting = -1;
+    let answered!: () => void;
+    const done = new Promise<void>((resolve) => (answered = resolve));
+    const server = createServer(
+      toNodeHandler(async (request) => {
+        const reader = request.body!.getReader();
+        await reader.read(); // one chunk, then nothing for a while
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        readWhileWaiting = sockets.reduce((sum, socket) => sum + socket.bytesRead, 0);
+        await reader.cancel();
+        answered();
+        return new Response(null, { status: 204 });
+      }),
+    );
+    server.on('connection', (socket: Socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write(`POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: ${SIZE}\r\n\r\n`);
+      socket.write(Buffer.alloc(SIZE, 0x61));
+      await done;
+      socket.destroy();
+      assert.ok(readWhileWaiting > 0 && readWhileWaiting < 16 * 1024 * 1024, `read ${readWhileWaiting} bytes of the body while the handler read none`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

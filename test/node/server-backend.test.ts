@@ -1565,3 +1565,32 @@ describe('server functions called from plain JavaScript with missing options', (
     }
   });
 });
+
+describe('createAppBackend: the exchange limit\'s message', () => {
+  let market: FakeMarketplace;
+  before(async () => {
+    market = await startFakeMarketplace();
+  });
+  after(() => market.close());
+
+  it('names the wait its Retry-After names, rounded up (never "retry in 0 s")', async () => {
+    const clock = createVirtualClock(NOW);
+    const backend = createAppBackend({ ...backendOptions(market.siteUrl), publicOrigin: 'https://app.example', clock, onError: () => {}, maxExchangesPerUser: 1 });
+    const launch = async (now: number) =>
+      backend(
+        new Request('https://app.example/api/marketplace/session', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            context: await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: market.siteUrl, host: DASHBOARD, appId: 'app_1', user: USER, now }),
+            host: DASHBOARD,
+          }),
+        }),
+      );
+    assert.equal((await launch(NOW)).status, 200);
+    clock.advance(299_500); // half a second of the five minutes left
+    const refused = await launch(NOW + 299_500);
+    const body = (await refused.json()) as { error: { code: string; message: string } };
+    assert.deepEqual([refused.status, refused.headers.get('retry-after'), body.error.message], [429, '1', 'Too many sessions started for this user: retry in 1 s']);
+  });
+});

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { verifyContextToken } from '../../src/server/index.js';
 import { ApiErrorBody, Entitlement } from '../../src/shared/schemas.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { rawRequest } from '../support/server-http.js';
 import { CALLBACK, authorizeUrl, startTestSimulator } from '../support/simulator-harness.js';
 
 function send(sim: Simulator, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
@@ -410,6 +411,21 @@ describe('simulator: startSimulator options', () => {
       await assert.rejects(sim.contextToken('usr_nobody'), { code: 'ERR_INVALID_INPUT', message: /no user usr_nobody/ });
       sim.setEntitlement('usr_ada', null);
       assert.equal(sim.entitlement('usr_ada'), null);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('simulator: HEAD of a page on another of its hosts', () => {
+  it('is sent to the 127.0.0.1 origin as GET is (302), not answered there', async () => {
+    const sim = await startTestSimulator();
+    try {
+      const port = new URL(sim.siteUrl).port;
+      for (const method of ['GET', 'HEAD']) {
+        const answer = await rawRequest(sim.siteUrl, { method, path: '/dashboard?user=usr_ada', headers: { host: `localhost:${port}` } });
+        assert.deepEqual([answer.status, answer.headers.location], [302, `${sim.dashboardUrl}?user=usr_ada`], method);
+      }
     } finally {
       await sim.close();
     }

@@ -527,6 +527,33 @@ describe('<mp-gate>', () => {
     expect((await said()).slice(0, 2)).to.deep.equal(['Sign in to use export', 'Sign in to use export']);
   });
 
+  it('a gate under visibility: hidden cannot be heard either: it does not silence the others', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    const page = await fixture<HTMLElement>(html`<div>
+      <div style="visibility: hidden"><mp-gate .kit=${kit} feature="export"></mp-gate></div>
+      <mp-gate .kit=${kit} feature="export"></mp-gate>
+    </div>`);
+    const gates = [...page.querySelectorAll<MpGate>('mp-gate')];
+    for (const el of gates) await settle(el);
+    kit.setEntitlement(sampleEntitlement({ plan: 'pro', features: ['export'] }));
+    for (const el of gates) await settle(el);
+    expect(gates.map((el) => part(el, 'status')!.textContent)).to.deep.equal(['Unlocked', 'Unlocked']);
+  });
+
+  it('one gate that changes back and forth within one task says where it ended', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    const el = await fixture<MpGate>(html`<mp-gate .kit=${kit} feature="export"></mp-gate>`);
+    await settle(el);
+    // Three kit changes, each rendered, with no task in between.
+    kit.setSignedOut();
+    await el.updateComplete;
+    kit.setSession(sampleUser, sampleEntitlement({ plan: 'pro', features: ['export'] }));
+    await el.updateComplete;
+    kit.setSignedOut();
+    await el.updateComplete;
+    expect(part(el, 'status')!.textContent).to.equal('Sign in to use export');
+  });
+
   it('says so, in the card and its live region, when a retry fails', async () => {
     const kit = new FakeKit().setError();
     kit.onRefresh = () => Promise.reject(new MarketplaceKitError('ERR_NETWORK', 'offline'));

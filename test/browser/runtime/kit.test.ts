@@ -755,6 +755,59 @@ describe('kit inside the dashboard', () => {
       expect((await kit.fetch('/api/j')).status).to.equal(200);
     });
 
+    it('a 503 page with Retry-After (a proxy in front of the backend) pauses renewals for that long too', async () => {
+      let exchanges = 0;
+      let refusing = true;
+      const { kit, env, contexts } = embedded((call) => {
+        if (call.method === 'POST' && call.url.endsWith('/session')) {
+          exchanges++;
+          if (refusing) return new Response('<h1>Service unavailable</h1>', { status: 503, headers: { 'content-type': 'text/html', 'retry-after': '20' } });
+          return jsonResponse(sessionBody(`tok-${exchanges}`, 600_000, ENTITLEMENT, env.now()));
+        }
+        return jsonResponse({ ok: true });
+      });
+      await kit.started;
+      expect([kit.state, kit.error?.code, kit.error?.status, kit.error?.retryAfterMs]).to.deep.equal(['error', 'ERR_HTTP', 503, 20_000]);
+      refusing = false;
+      const paused = await rejection(kit.fetch('/api/a'));
+      expect([paused.code, paused.retryAfterMs, contexts(), exchanges]).to.deep.equal(['ERR_SESSION_REFRESH_FAILED', 20_000, 0, 1], 'nothing asked during the pause');
+      env.advance(20_000);
+      expect((await kit.fetch('/api/b')).status).to.equal(200);
+      expect([contexts(), exchanges, kit.state]).to.deep.equal([1, 2, 'ready']);
+    });
+
+    it('on the developer\'s site, a refresh() that reads the session again lets the next 401 renew at once', async () => {
+      const env = fakeEnvironment(`${APP_ORIGIN}/`);
+      let cookie = 'tok-a';
+      let busy = false;
+      const reads: string[] = [];
+      const fetch = scriptedFetch((call) => {
+        if (call.url.includes('/api/marketplace/session')) {
+          reads.push(call.url.slice(call.url.indexOf('/session')));
+          if (busy) {
+            return new Response(JSON.stringify({ error: { code: 'ERR_RATE_LIMITED', message: 'busy' } }), {
+              status: 429,
+              headers: { 'content-type': 'application/json', 'retry-after': '60' },
+            });
+          }
+          return jsonResponse(sessionBody(cookie, 600_000, ENTITLEMENT, env.now()));
+        }
+        return call.authorization === `Bearer ${cookie}` ? jsonResponse({ ok: true }) : jsonResponse({}, 401);
+      });
+      const kit = start(env, fetch);
+      await kit.started;
+      cookie = 'tok-b';
+      busy = true;
+      const refused = await rejection(kit.fetch('/api/a'));
+      expect([refused.code, refused.status, refused.retryAfterMs]).to.deep.equal(['ERR_SESSION_REFRESH_FAILED', 429, 60_000]);
+      busy = false;
+      await kit.refresh();
+      expect([kit.state, kit.error]).to.deep.equal(['ready', null]);
+      cookie = 'tok-c'; // another sign-in: the next call gets a 401 with tok-b
+      expect((await kit.fetch('/api/b')).status).to.equal(200, 'renewed at once: the backend has answered a session since the 429');
+      expect(reads).to.deep.equal(['/session', '/session', '/session?refresh=1', '/session']);
+    });
+
     it('a start-up exchange refused with a Retry-After pauses the first renewal too', async () => {
       const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
       let refusing = true;
