@@ -225,7 +225,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #expiryTimer: ReturnType<typeof setTimeout> | undefined;
   #host: HostBridge | null = null;
   #renewal: Promise<string> | null = null;
-  /** The backend answered 429 or 503 for a session: no renewal is asked for until `until`. */
+  /** The backend asked for a wait (a 429, a 503 with `Retry-After`): no renewal is asked for until `until`. */
   #renewPause: { until: number; error: MarketplaceKitError } | null = null;
   #refreshRunning: Promise<void> | null = null;
   #refreshQueued: Promise<void> | null = null;
@@ -493,8 +493,10 @@ export class MarketplaceKit extends EventTarget implements Kit {
       } else this.#signedOut();
     } catch (error) {
       // Signed out or destroyed meanwhile: how start-up ended no longer matters.
-      if (generation === this.#generation) this.#fail(error);
-      this.#renewalRefused(error);
+      if (generation === this.#generation) {
+        this.#fail(error);
+        this.#renewalRefused(error);
+      }
     } finally {
       // The bridge is not needed to get ready when the launch carried a context: it opens (and
       // auto-resize starts) in a task of its own, after the app's code that waited for start-up,
