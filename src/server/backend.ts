@@ -427,10 +427,11 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     const returnTo = safeReturnTo(url.searchParams.get('return_to'), origin, config.corsOrigins);
     const redirectUri = options.redirectUri ?? `${origin}${basePath}/oauth/callback`;
     // On loopback the origin is the request's: http://localhost:3000 is not http://127.0.0.1:3000.
-    if (new URL(redirectUri).origin !== origin) {
+    const callbackOrigin = new URL(redirectUri).origin;
+    if (callbackOrigin !== origin) {
       throw new MarketplaceKitError(
         'ERR_CONFIG',
-        `createAppBackend: this sign-in started on ${origin} but redirectUri is on ${new URL(redirectUri).origin}, where the sign-in's state cookie never arrives: open the app on ${new URL(redirectUri).origin}`,
+        `createAppBackend: this sign-in started on ${origin} but redirectUri is on ${callbackOrigin}, where the sign-in's state cookie never arrives: open the app on ${callbackOrigin}`,
       );
     }
     const authorization = buildAuthorizationUrl({ siteUrl: config.siteUrl, clientId: options.clientId, redirectUri, scope: options.scope ?? DEFAULT_SCOPE });
