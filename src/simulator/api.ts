@@ -62,7 +62,7 @@ export function apiRequest(ctx: SimulatorContext, req: IncomingMessage, res: Ser
   };
   let rateHeaders: Record<string, string> = {};
   try {
-    if (req.method !== 'GET' && req.method !== 'HEAD') throw new ApiError(405, 'method_not_allowed', `Use GET ${url.pathname}.`, { allow: 'GET' });
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new ApiError(405, 'method_not_allowed', `Use GET ${url.pathname}.`, { allow: 'GET, HEAD' });
     const caller = identify(ctx, req);
     call.auth = caller.kind;
     const [key, limit] =

@@ -344,7 +344,9 @@ async function handle(
     return redirect(res, `${ctx.origin}${path}${url.search}`, 302);
   }
   const only = (...methods: string[]) => {
-    if (!methods.includes(method)) throw new ApiError(405, 'method_not_allowed', `Use ${methods.join(' or ')} ${path}.`, { allow: methods.join(', ') });
+    if (methods.includes(method)) return;
+    const allow = methods.includes('GET') ? [...methods, 'HEAD'] : methods;
+    throw new ApiError(405, 'method_not_allowed', `Use ${methods.join(' or ')} ${path}.`, { allow: allow.join(', ') });
   };
 
   if (path === '/api/oauth/token' || path === '/api/v1/oauth/token') return tokenEndpoint(ctx, req, res, path);

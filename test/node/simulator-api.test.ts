@@ -60,9 +60,11 @@ describe('simulator: /whoami and /entitlements', () => {
     await apiError(await get('/whoami?user_id=ada', { 'x-api-key': sim.testApiKey }), 400, 'invalid_request');
     await apiError(await get('/whoami?user_id=usr_ada&user_id=usr_alan', { 'x-api-key': sim.testApiKey }), 400, 'invalid_request');
     await apiError(await get('/entitlements?user_id=usr_linus', { 'x-api-key': sim.testApiKey }), 404, 'entitlement_not_found');
-    const post = await fetch(`${sim.baseUrl}/whoami`, { method: 'POST', headers: { 'x-api-key': sim.testApiKey } });
-    assert.equal(post.headers.get('allow'), 'GET');
-    await apiError(post, 405, 'method_not_allowed');
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      const refused = await fetch(`${sim.baseUrl}/whoami?user_id=usr_ada`, { method, headers: { 'x-api-key': sim.testApiKey } });
+      assert.equal(refused.headers.get('allow'), 'GET, HEAD', method);
+      await apiError(refused, 405, 'method_not_allowed');
+    }
   });
 
   it('works with the server client: by user id, and null for a user without entitlement', async () => {

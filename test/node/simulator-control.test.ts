@@ -262,14 +262,18 @@ describe('simulator: control API', () => {
     await apiError(await send(sim, 'GET', '/nothing'), 404, 'not_found');
     await apiError(await send(sim, 'DELETE', '/_simulator/state'), 405, 'method_not_allowed');
     await apiError(await send(sim, 'GET', '/_simulator/events'), 405);
-    await apiError(await send(sim, 'PATCH', '/oauth/authorize'), 405);
+    const patch = await send(sim, 'PATCH', '/oauth/authorize');
+    assert.equal(patch.headers.get('allow'), 'GET, POST, HEAD', 'HEAD is listed where GET is');
+    await apiError(patch, 405);
     // A GET of an entitlement route neither reads nor deletes it: it is PUT or DELETE only.
     const kept = sim.entitlement('usr_katherine');
     const get = await send(sim, 'GET', '/_simulator/users/usr_katherine/entitlement');
     assert.equal(get.headers.get('allow'), 'PUT, DELETE');
     await apiError(get, 405, 'method_not_allowed');
     assert.deepEqual(sim.entitlement('usr_katherine'), kept);
-    await apiError(await send(sim, 'POST', '/avatars/usr_ada.svg'), 405, 'method_not_allowed');
+    const avatarPost = await send(sim, 'POST', '/avatars/usr_ada.svg');
+    assert.equal(avatarPost.headers.get('allow'), 'GET, HEAD');
+    await apiError(avatarPost, 405, 'method_not_allowed');
     await apiError(await send(sim, 'POST', '/_simulator/events', 'null'), 400);
   });
 });
