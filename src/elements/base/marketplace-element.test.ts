@@ -349,7 +349,9 @@ describe('data in a sentence (bidi isolation)', () => {
 
   it('isolated(): only a value whose direction may differ from the sentence, with its isolates balanced', () => {
     expect(isolated('pro', false)).to.equal('pro');
-    expect(isolated('12', true), 'digits are at home in either direction').to.equal('12');
+    expect(isolated('12', false)).to.equal('12');
+    expect(isolated('80 %', true), 'a figure in a right-to-left sentence: its neutrals would move').to.equal('\u206880 %\u2069');
+    expect(isolated('١٢', true), 'Arabic-Indic digits too').to.equal('\u2068١٢\u2069');
     expect(isolated('מקצועי', false)).to.equal('\u2068מקצועי\u2069');
     expect(isolated('מקצועי', true)).to.equal('מקצועי');
     expect(isolated('Pro+', true)).to.equal('\u2068Pro+\u2069');
@@ -357,6 +359,31 @@ describe('data in a sentence (bidi isolation)', () => {
     expect(isolated('a\u2069\u202Eb', false), 'a stray PDI cannot close the isolate around the value').to.equal('\u2068a\u202Eb\u2069');
     expect(isolated('\u2067x', false), 'an open isolate is closed').to.equal('\u2068\u2067x\u2069\u2069');
   });
+
+  // As the user's locale writes them, with the neutral characters a right-to-left sentence would move.
+  for (const [what, locale, strings, partName, tag] of [
+    ['a figure', 'de-CH', { value: '{used} מתוך {limit}' }, 'value', 'mp-usage-meter'],
+    ['a percentage', 'de', { warningText: 'מתקרבים למגבלה ({percent})' }, 'message', 'mp-usage-meter'],
+    ['a date', 'ko', { until: 'עד {date}' }, 'expiry', 'mp-plan-badge'],
+  ] as const) {
+    it(`in a right-to-left sentence, ${what} in the user's locale (${locale}) keeps its order`, async () => {
+      const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 1200, limit: 1500 }, expires_at: '2026-12-21T12:00:00Z' })).setLocale(locale);
+      const box = await fixture<HTMLElement>(html`<div dir="rtl" lang="he"></div>`);
+      const el = Object.assign(document.createElement(tag), { kit, strings });
+      box.append(el);
+      await settle(el);
+      const formatted =
+        partName === 'value'
+          ? new Intl.NumberFormat(locale).format(1200)
+          : partName === 'message'
+            ? new Intl.NumberFormat(locale, { style: 'percent' }).format(0.8)
+            : new Intl.DateTimeFormat(locale, { dateStyle: 'medium' }).format(Date.parse('2026-12-21T12:00:00Z'));
+      const node = part(el, partName)!;
+      expect(node.textContent).to.contain(formatted);
+      // "1'200", "80 %", "2026. 12. 21.": first character left of the last, as the formatter wrote them.
+      expect(leftOf(node, formatted, 0), `${formatted} painted in order`).to.be.below(leftOf(node, formatted, formatted.trimEnd().length - 1));
+    });
+  }
 
   it('one plan of a list cannot reverse the list\'s "or"', async () => {
     const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic' }));
