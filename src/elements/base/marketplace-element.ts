@@ -278,13 +278,16 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     return this._text(key, values, true);
   }
 
-  /** Like `_t`, for a text that names a button: a blank override counts as none, since a button needs a name. */
-  protected _name(key: keyof S & string, values: Record<string, string | number> = {}): string {
-    return this._text(key, values, false);
+  /**
+   * Like `_t`, for a text that names a button: a blank override counts as none, since a button needs
+   * a name. `label` (an element's `label` attribute) wins over `strings[key]`, placeholders and all.
+   */
+  protected _name(key: keyof S & string, values: Record<string, string | number> = {}, label?: string): string {
+    return this._text(key, values, false, label);
   }
 
-  private _text(key: keyof S & string, values: Record<string, string | number>, blankAllowed: boolean): string {
-    const own: unknown = (this as { strings?: Partial<Record<string, unknown>> }).strings?.[key];
+  private _text(key: keyof S & string, values: Record<string, string | number>, blankAllowed: boolean, label?: string): string {
+    const own: unknown = label?.trim() ? label : (this as { strings?: Partial<Record<string, unknown>> }).strings?.[key];
     const fallback: unknown = ((this.constructor as typeof MarketplaceElement).defaultStrings as Partial<Record<string, unknown>>)[key];
     // An override that is not text (a number, an object from a careless JSON attribute) is ignored,
     // and so is anything else that is not text (`toString`, had a key come from data).

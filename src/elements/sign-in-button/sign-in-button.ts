@@ -72,7 +72,7 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
         ? this._name('notConnected')
         : this._failed
           ? this._name('failed')
-          : this.label?.trim() || this._name('label');
+          : this._name('label', {}, this.label);
     return html`<button
       part="base"
       type="button"

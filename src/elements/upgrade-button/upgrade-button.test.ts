@@ -100,6 +100,20 @@ describe('<mp-upgrade-button>', () => {
     expect(pastDue.calls.upgrade).to.deep.equal([{ plan: 'business', feature: 'export' }]);
   });
 
+  it('reads its label attribute as strings.planLabel or strings.label: placeholders filled, a blank one ignored', async () => {
+    const el = await button(new FakeKit().setSession(sampleUser, basic()).setPlanNames({ pro: 'Pro' }));
+    el.label = 'Passer à {plan}';
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Passer à Pro');
+    el.plan = '';
+    el.label = 'Mettre à niveau';
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Mettre à niveau');
+    el.label = '  ';
+    await settle(el);
+    expect(part(el, 'label')!.textContent).to.equal('Upgrade');
+  });
+
   it('names plans by kit.planNames: "Upgrade to Pro", "Renew Basic"', async () => {
     const names = { pro: 'Pro', basic: 'Basic' };
     expect(part(await button(new FakeKit().setSession(sampleUser, basic()).setPlanNames(names)), 'label')!.textContent).to.equal('Upgrade to Pro');

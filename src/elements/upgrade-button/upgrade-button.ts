@@ -136,7 +136,9 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
           ? this._name('failed')
           : offer !== 'upgrade'
             ? this._name(offer, { plan: this._planName(this._kit?.entitlement?.plan ?? '') })
-            : this.label?.trim() || (plans ? this._name('planLabel', { plan: this._planNames(plans) }) : this._name('label'));
+            : plans
+              ? this._name('planLabel', { plan: this._planNames(plans) }, this.label)
+              : this._name('label', {}, this.label);
     // The current plan, like a kit that cannot act, is not `disabled` but `aria-disabled`: a button
     // that had the focus when the upgrade went through keeps it, instead of dropping it to the page's start.
     return html`<button
