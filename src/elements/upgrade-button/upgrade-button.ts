@@ -85,7 +85,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   declare plan: string | readonly string[] | undefined;
   /** The feature the user wants, passed on to the plan chooser. */
   declare feature: string | undefined;
-  /** The label; shortcut for `strings.label` / `strings.planLabel`. */
+  /** The label; shortcut for `strings.label` / `strings.planLabel` (`{plan}` is filled in). */
   declare label: string | undefined;
   /** Disables the button. */
   declare disabled: boolean;
