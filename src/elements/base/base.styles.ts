@@ -68,6 +68,15 @@ export const baseStyles = css`
     color: color-mix(in srgb, var(--_on-accent) 60%, var(--_surface));
     cursor: not-allowed;
   }
+  /* Forced colors (high contrast) drop the faded colors above: draw a button that is turned off
+     in GrayText, as the browser draws a disabled one, so aria-disabled looks off there too. */
+  @media (forced-colors: active) {
+    button:disabled,
+    button[aria-disabled='true'] {
+      color: GrayText;
+      border-color: GrayText;
+    }
+  }
   button[aria-busy='true'] {
     cursor: progress;
   }

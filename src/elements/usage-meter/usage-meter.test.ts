@@ -115,10 +115,14 @@ describe('<mp-usage-meter>', () => {
     expect([part(el, 'message')!.textContent, status.textContent]).to.deep.equal(['Approaching your limit (90%)', ''], "another user's first level is page content");
   });
 
-  it('keeps its track and fill, and buttons their outline, in forced colors (high contrast)', async () => {
+  it('keeps its track and fill, and buttons their outline and their off look, in forced colors (high contrast)', async () => {
     const el = await meter(usage(500, 1000));
     const button = await fixture<HTMLElement>(html`<mp-upgrade-button .kit=${usage(500, 1000)} plan="business"></mp-upgrade-button>`);
-    await settle(button as MpUsageMeter);
+    // Turned off: aria-disabled while the kit loads, and disabled.
+    const off = await fixture<HTMLElement>(html`<mp-upgrade-button .kit=${new FakeKit()} plan="business"></mp-upgrade-button>`);
+    const disabled = await fixture<HTMLElement>(html`<mp-upgrade-button .kit=${usage(500, 1000)} plan="business" disabled></mp-upgrade-button>`);
+    for (const element of [button, off, disabled]) await settle(element as MpUsageMeter);
+    expect(part(off, 'base')!.getAttribute('aria-disabled')).to.equal('true');
     await executeServerCommand('emulate-forced-colors', { active: true });
     try {
       expect(matchMedia('(forced-colors: active)').matches).to.equal(true);
@@ -128,6 +132,9 @@ describe('<mp-usage-meter>', () => {
       expect(fill.backgroundColor).to.not.equal(track.backgroundColor, 'the fill stands out from the track');
       expect(getComputedStyle(part(button, 'base')!).borderTopStyle).to.equal('solid');
       expect(getComputedStyle(part(button, 'base')!).borderTopColor).to.not.equal('rgba(0, 0, 0, 0)');
+      const color = (element: HTMLElement) => getComputedStyle(part(element, 'base')!).color;
+      expect(color(disabled), 'a disabled button is drawn in GrayText').to.not.equal(color(button));
+      expect(color(off), 'an aria-disabled one looks as off').to.equal(color(disabled));
     } finally {
       await executeServerCommand('emulate-forced-colors', { active: false });
     }
