@@ -39,17 +39,17 @@ export interface HostHandlers {
    * dashboard's current `theme` and `locale` too: an app page loaded again inside the frame (a
    * reload, a link to another page of the app) has no `mp_theme` / `mp_locale` to read them from.
    */
-  getContext(): Awaitable<{ context: string; theme?: Theme; locale?: string }>;
+  getContext(): Awaitable<{ context: string; theme?: Theme | undefined; locale?: string | undefined }>;
   // The calls without a result answer null whatever these return (a toast library's id, say);
   // only a throw or a rejection is heard.
-  resize?(params: { height: number }): unknown;
+  resize?: ((params: { height: number }) => unknown) | undefined;
   /** Only a path that starts with one `/` and has no `.` or `..` segment reaches this handler. */
-  navigate?(params: { path: string }): unknown;
+  navigate?: ((params: { path: string }) => unknown) | undefined;
   /** Only absolute http(s) URLs reach this handler. */
-  openExternal?(params: { url: string }): unknown;
-  openUpgrade?(params: { plan?: string; feature?: string }): Awaitable<{ outcome: 'upgraded' | 'dismissed' }>;
-  toast?(params: { message: string; tone?: 'info' | 'success' | 'warning' | 'error' }): unknown;
-  setTitle?(params: { title: string }): unknown;
+  openExternal?: ((params: { url: string }) => unknown) | undefined;
+  openUpgrade?: ((params: { plan?: string; feature?: string }) => Awaitable<{ outcome: 'upgraded' | 'dismissed' }>) | undefined;
+  toast?: ((params: { message: string; tone?: 'info' | 'success' | 'warning' | 'error' }) => unknown) | undefined;
+  setTitle?: ((params: { title: string }) => unknown) | undefined;
 }
 
 export interface ConnectAppOptions {
@@ -57,7 +57,7 @@ export interface ConnectAppOptions {
   appOrigin: string;
   handlers: HostHandlers;
   /** Timeout of each call to the app, in milliseconds (default 5000). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export interface HostConnection {

@@ -67,33 +67,33 @@ export interface KitOptions {
    * More origins, exactly, that `kit.fetch` sends the session's bearer token to, for an API that
    * is not on the backend's origin (default: none; the backend's origin always gets it).
    */
-  bearerOrigins?: readonly string[];
+  bearerOrigins?: readonly string[] | undefined;
   /** The `fetch` the kit uses for the backend and for `kit.fetch` (default: the global one). */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
   /**
    * Timeout of each request to the backend, and of loading the host bridge's code (a chunk of the
    * app's bundle), in milliseconds (default 10000).
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Timeout of each host bridge call, in milliseconds (default 5000). */
-  bridgeTimeoutMs?: number;
+  bridgeTimeoutMs?: number | undefined;
   /**
    * How long `kit.upgrade()` / `host.openUpgrade()` waits for the person in the dashboard's plan
    * chooser, in milliseconds (default 600000: ten minutes).
    */
-  upgradeTimeoutMs?: number;
+  upgradeTimeoutMs?: number | undefined;
   /** Inside the dashboard, report the document's height to the host as it changes (default true). */
-  autoResize?: boolean;
+  autoResize?: boolean | undefined;
   /**
    * Inside the dashboard, how long before the session's expiry `kit.fetch` renews it, in
    * milliseconds (default 60000).
    */
-  refreshMarginMs?: number;
+  refreshMarginMs?: number | undefined;
   /**
    * Display names of your plans, by the id entitlements carry: `{ pro_monthly: 'Pro' }`. The
    * elements show these ("Upgrade to Pro"); a plan without a name shows its id (default: none).
    */
-  planNames?: Readonly<Record<string, string>>;
+  planNames?: Readonly<Record<string, string>> | undefined;
 }
 
 /** The parts of the browser the kit touches, so tests can run it on fakes. */
@@ -543,7 +543,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   async #call<M extends keyof HostMethods & string>(
     method: M,
     params: ParamsOf<HostMethods, M>,
-    options?: { timeoutMs?: number },
+    options?: { timeoutMs?: number | undefined },
   ): Promise<ResultOf<HostMethods, M>> {
     return (await this.#connect()).call(method, params, options);
   }

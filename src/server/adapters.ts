@@ -18,7 +18,7 @@ export interface NodeAdapterOptions {
    * Exact origin used to build the request URL (default `http://<Host header>`). Security
    * decisions of the backend use its `publicOrigin`, never this URL (except on loopback hosts).
    */
-  origin?: string;
+  origin?: string | undefined;
   /**
    * Told of what the handler got wrong, which the client sees only as a 5xx: an error it threw
    * that answers 500 or more (anything but the kit's 4xx errors), or an answer that is not a
@@ -26,7 +26,7 @@ export interface NodeAdapterOptions {
    * consumed first (`ERR_WEBHOOK_BODY_PARSED`). Default: logged with `console.error`. An `AppBackend` never
    * throws: it reports its own errors to `createAppBackend`'s `onError` (which logs by default too).
    */
-  onError?(error: unknown, request: Request): void;
+  onError?: ((error: unknown, request: Request) => void) | undefined;
 }
 
 /**
@@ -100,13 +100,13 @@ function setCookieLines(headers: Headers): string[] {
 
 /** The parts of an Express request the adapter reads (Express 4 and 5). */
 interface ExpressRequest extends IncomingMessage {
-  originalUrl?: string;
+  originalUrl?: string | undefined;
   body?: unknown;
 }
 
 export interface ExpressAdapterOptions extends NodeAdapterOptions {
   /** Requests whose path is outside it go to `next()` (default: the backend's `basePath`, else `/`). */
-  basePath?: string;
+  basePath?: string | undefined;
 }
 
 /**

@@ -5,11 +5,11 @@ export type MarketplaceEndpoint = 'token' | 'whoami' | 'entitlements';
 
 export interface MarketplaceApiErrorOptions extends MarketplaceKitErrorOptions {
   /** The marketplace's HTTP status, when an answer arrived. */
-  status?: number;
+  status?: number | undefined;
   /** The marketplace's own error code: RFC 6749 `error`, or the API's `error.code`. */
-  upstreamCode?: string;
+  upstreamCode?: string | undefined;
   /** How long the marketplace asked us to wait (429 `Retry-After`), in milliseconds. */
-  retryAfterMs?: number;
+  retryAfterMs?: number | undefined;
 }
 
 /**

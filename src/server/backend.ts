@@ -80,26 +80,26 @@ export interface AppBackendOptions {
   /** The marketplace's `{site_url}`; also the expected `iss` of context tokens. */
   siteUrl: string;
   /** `{base_url}`; default `${siteUrl}/api/v1`. */
-  apiBaseUrl?: string;
+  apiBaseUrl?: string | undefined;
   /** Token endpoint path (default `/api/oauth/token`) or absolute URL. */
-  tokenPath?: string;
+  tokenPath?: string | undefined;
   /** A `test_` or `live_` key: entitlements are loaded by `user_id` with it. */
   apiKey: string;
   /** Signs the app's session tokens and OAuth state cookie; ≥ 32 characters, not the Client Secret. */
   sessionSecret: string;
   /** Lifetime of app sessions, at most (and by default) 900 s. */
-  sessionTtlSeconds?: number;
+  sessionTtlSeconds?: number | undefined;
   /** Webhook secret; or `webhookSecrets` with several during a rotation. One of them is required unless `webhooks: false`. */
-  webhookSecret?: string;
-  webhookSecrets?: readonly string[];
+  webhookSecret?: string | undefined;
+  webhookSecrets?: readonly string[] | undefined;
   /** `false` for an app that receives no webhooks: no secret is needed and `POST /webhooks` answers 404. */
-  webhooks?: false;
+  webhooks?: false | undefined;
   /** Default 300 s. */
-  webhookToleranceSeconds?: number;
+  webhookToleranceSeconds?: number | undefined;
   /** Dashboard origins allowed to embed the app (checked against `mp_host` and the token's `host`). */
   hostOrigins: readonly string[];
   /** Default `/api/marketplace`. */
-  basePath?: string;
+  basePath?: string | undefined;
   /**
    * The app's public origin, exactly, e.g. `https://app.example`. Needed for the OAuth sign-in and
    * for cookie sessions: it checks the `Origin` of state-changing cookie requests, builds the
@@ -107,34 +107,34 @@ export interface AppBackendOptions {
    * 500 `ERR_CONFIG`, except on a loopback host (localhost, 127.0.0.1, [::1]: development), where
    * the request's own origin is used. Embedded apps that only use Bearer sessions may omit it.
    */
-  publicOrigin?: string;
+  publicOrigin?: string | undefined;
   /**
    * Default `${publicOrigin}${basePath}/oauth/callback`; must be registered in the Developer Console.
    * One outside loopback needs `publicOrigin` too (`ERR_CONFIG` otherwise).
    */
-  redirectUri?: string;
+  redirectUri?: string | undefined;
   /** Default `identity:read`. */
-  scope?: string;
+  scope?: string | undefined;
   /** Called for every verified, non-duplicate webhook delivery; throw to have it retried. */
-  onEvent?(delivery: WebhookDelivery): void | Promise<void>;
+  onEvent?: ((delivery: WebhookDelivery) => void | Promise<void>) | undefined;
   /**
    * Told of unexpected errors (5xx answers) and of signatures that match no secret, so you can log
    * them. Default: logged with `console.error`, so that no failure goes unseen.
    */
-  onError?(error: unknown, request: Request): void;
+  onError?: ((error: unknown, request: Request) => void) | undefined;
   /** Extra origins allowed to call these routes from the browser (CORS); none by default. */
-  corsOrigins?: readonly string[];
-  fetch?: typeof fetch;
+  corsOrigins?: readonly string[] | undefined;
+  fetch?: typeof fetch | undefined;
   /** Marketplace request timeout (default 10 000 ms). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Entitlement cache lifetime (default 30 000 ms). */
-  entitlementTtlMs?: number;
+  entitlementTtlMs?: number | undefined;
   /**
    * Where webhook deliveries and context-token `jti`s are claimed (keys `webhook:…` and `jti:…`).
    * Default: two in memory, 10 000 keys each, so that launches can never crowd out webhooks; pass
    * one shared store when several processes serve the app.
    */
-  replayStore?: ReplayStore;
+  replayStore?: ReplayStore | undefined;
   /**
    * Context tokens one user may exchange for sessions in five minutes; more answer 429
    * `ERR_RATE_LIMITED` with `Retry-After`, so that one user cannot fill the replay store and stop
@@ -142,11 +142,11 @@ export interface AppBackendOptions {
    * of five tabs, `30 + ceil(3000 / sessionTtlSeconds)` (34 with 900 s sessions). `Infinity`: no
    * cap (a shared `replayStore` that limits users itself).
    */
-  maxExchangesPerUser?: number;
+  maxExchangesPerUser?: number | undefined;
   /** Use this client instead of creating one. */
-  client?: MarketplaceClient;
+  client?: MarketplaceClient | undefined;
   /** Injected clock (tests). */
-  clock?: Clock;
+  clock?: Clock | undefined;
 }
 
 export interface AppBackend {

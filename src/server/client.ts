@@ -39,38 +39,38 @@ export interface MarketplaceClientOptions {
   /** `{site_url}`: host root of the marketplace (authorization page, token endpoint). */
   siteUrl: string;
   /** `{base_url}`; default `${siteUrl}/api/v1`. */
-  apiBaseUrl?: string;
+  apiBaseUrl?: string | undefined;
   /** Needed for the OAuth calls. */
-  clientId?: string;
-  clientSecret?: string;
+  clientId?: string | undefined;
+  clientSecret?: string | undefined;
   /** A `test_` or `live_` key; needed to call the API by `userId`. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Token endpoint path under `siteUrl` (default `/api/oauth/token`), or an absolute URL. */
-  tokenPath?: string;
-  fetch?: typeof fetch;
+  tokenPath?: string | undefined;
+  fetch?: typeof fetch | undefined;
   /** Per HTTP attempt, body included (default 10 000 ms). Pacing waits are not counted: see `maxQueueWaitMs`. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * Longest wait for a slot under the API key's rate limit (default: `timeoutMs`). A call that
    * would wait longer fails at once with `ERR_RATE_LIMITED` (status 429, `retryAfterMs` set)
    * instead of queueing behind everyone else's calls.
    */
-  maxQueueWaitMs?: number;
+  maxQueueWaitMs?: number | undefined;
   /** How long a user's entitlement stays cached (default 30 000 ms; 0 disables the cache). */
-  entitlementTtlMs?: number;
+  entitlementTtlMs?: number | undefined;
   /** Retries after a 429 (default 2). */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** A 429 asking for a longer wait than this fails at once with `ERR_RATE_LIMITED` (default 10 000 ms). */
-  maxRetryWaitMs?: number;
+  maxRetryWaitMs?: number | undefined;
   /** Override the key kind's limit (requests per `windowMs`, default one minute). */
-  rateLimit?: { limit: number; windowMs?: number };
+  rateLimit?: { limit: number; windowMs?: number | undefined } | undefined;
   /** Injected clock (tests). */
-  clock?: Clock;
+  clock?: Clock | undefined;
 }
 
 /** Who a call is about: a user's OAuth access token, or a user id with the client's API key. */
 export type UserSelector = ({ accessToken: string; userId?: never } | { userId: string; accessToken?: never }) & {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 };
 
 export interface MarketplaceClient {

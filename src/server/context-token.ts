@@ -26,11 +26,11 @@ export interface VerifyContextTokenOptions {
   /** `{site_url}` of the marketplace: the expected `iss` (a trailing slash is ignored). */
   issuer: string;
   /** When given, the `host` claim must equal it (the `mp_host` the browser saw). */
-  host?: string;
+  host?: string | undefined;
   /** Clock in ms since the epoch, or a Date (tests). */
-  now?: number | Date;
+  now?: number | Date | undefined;
   /** Where `jti`s are claimed (keys start with `jti:`). Default: one process-wide in-memory store. */
-  replayStore?: ReplayStore;
+  replayStore?: ReplayStore | undefined;
 }
 
 const defaultReplayStore = createMemoryReplayStore();

@@ -21,8 +21,8 @@ export interface TokenSet {
   /** The answer's `expires_in`, in seconds (DESIGN C). */
   expiresIn: number;
   /** Absent only when neither this answer nor the refreshed token set had one. */
-  refreshToken?: string;
-  scope?: string;
+  refreshToken?: string | undefined;
+  scope?: string | undefined;
 }
 
 export interface AuthorizationUrlOptions {
@@ -32,14 +32,14 @@ export interface AuthorizationUrlOptions {
   /** Must be one of the app's registered Redirect URIs. */
   redirectUri: string;
   /** Default `identity:read`. */
-  scope?: string;
+  scope?: string | undefined;
   /**
    * Random if omitted. Compare it with the callback's `state` (see `createAppBackend`). Given, at
    * least 16 visible ASCII characters: an empty or guessable state protects nothing.
    */
-  state?: string;
+  state?: string | undefined;
   /** Random if omitted; given, 43 to 128 of `A-Z a-z 0-9 - . _ ~` (RFC 7636 §4.1). Keep it server-side until the code exchange. */
-  codeVerifier?: string;
+  codeVerifier?: string | undefined;
 }
 
 export interface AuthorizationRequest {

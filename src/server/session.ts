@@ -57,9 +57,9 @@ export interface SignSessionOptions {
   appId: string | null;
   host: string | null;
   /** Lifetime in whole seconds, from 1 to 900 (default 900); anything else is `ERR_CONFIG`. */
-  ttlSeconds?: number;
+  ttlSeconds?: number | undefined;
   /** Clock in ms since the epoch, or a Date (default: now). */
-  now?: number | Date;
+  now?: number | Date | undefined;
 }
 
 export interface VerifySessionOptions {
@@ -68,7 +68,7 @@ export interface VerifySessionOptions {
   /** The app's Client ID: the token's expected `aud`. */
   audience: string;
   /** Clock in ms since the epoch, or a Date (default: now). */
-  now?: number | Date;
+  now?: number | Date | undefined;
 }
 
 /**

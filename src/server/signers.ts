@@ -21,11 +21,11 @@ export interface SignContextTokenOptions {
   appId: string;
   user: Profile;
   /** Lifetime in whole seconds, from 1 to 300 (default 300); anything else is `ERR_CONFIG`. */
-  ttlSeconds?: number;
+  ttlSeconds?: number | undefined;
   /** Clock in ms since the epoch, or a Date (tests; default: now). */
-  now?: number | Date;
+  now?: number | Date | undefined;
   /** Defaults to a random UUID. */
-  jti?: string;
+  jti?: string | undefined;
 }
 
 /**

@@ -25,15 +25,15 @@ export class WebhookVerificationError extends MarketplaceKitError {
 
 export interface VerifyWebhookOptions {
   /** The webhook secret of the Developer Console. */
-  secret?: string;
+  secret?: string | undefined;
   /** Several secrets, during a rotation: a delivery signed with any of them is accepted. */
-  secrets?: readonly string[];
+  secrets?: readonly string[] | undefined;
   /** Maximum distance between the delivery's `timestamp` and now, either way (default 300 s). */
-  toleranceSeconds?: number;
+  toleranceSeconds?: number | undefined;
   /** Clock in ms since the epoch, or a Date (tests). */
-  now?: number | Date;
+  now?: number | Date | undefined;
   /** Where deliveries are claimed (keys start with `webhook:`). Default: one process-wide in-memory store. */
-  replayStore?: ReplayStore;
+  replayStore?: ReplayStore | undefined;
 }
 
 /** The raw body as received: the exact bytes, or their text. */

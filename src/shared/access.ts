@@ -9,14 +9,14 @@ import type { AnyEntitlement } from './schemas.js';
 
 export interface AccessRequirement {
   /** A feature identifier the entitlement must list. */
-  feature?: string;
+  feature?: string | undefined;
   /**
    * The plan, or any of several plans, the user must hold. Plans have no order in the marketplace,
    * so list every plan that qualifies: `{ plan: ['pro', 'business'] }`.
    */
-  plan?: string | readonly string[];
+  plan?: string | readonly string[] | undefined;
   /** Also refuse when the usage quota is spent (`usage.api_calls >= usage.limit`). */
-  metered?: boolean;
+  metered?: boolean | undefined;
 }
 
 /**

@@ -142,13 +142,13 @@ export interface BridgeOptions<Local extends MethodTable, Remote extends MethodT
    * window may not exist yet: the dashboard's iframe element, whose window is not the app's until
    * the app's page arrives. Default: the peer window as it is when the bridge opens.
    */
-  channel?: object;
+  channel?: object | undefined;
   /** The peer's origin, exactly (`https://dashboard.example`); never `*`. */
   origin: string;
   local: Local;
   remote: Remote;
   handlers: HandlerTable<Local>;
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export interface Bridge<Remote extends MethodTable> {
@@ -164,7 +164,7 @@ export interface Bridge<Remote extends MethodTable> {
   call<M extends keyof Remote & string>(
     method: M,
     params: ParamsOf<Remote, M>,
-    options?: { timeoutMs?: number },
+    options?: { timeoutMs?: number | undefined },
   ): Promise<ResultOf<Remote, M>>;
   destroy(): void;
 }

@@ -22,7 +22,7 @@ export interface EarlyLaunchOptions {
   /** The same `hostOrigins` as given to `createKit`. */
   hostOrigins: readonly string[];
   /** Timeout of the request, in milliseconds (default 10000, as `createKit`'s `timeoutMs`). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /** What the script leaves for `createKit`, which takes it once. */

@@ -77,11 +77,11 @@ export type ErrorCode =
 
 export interface MarketplaceKitErrorOptions {
   /** HTTP status involved, when there is one (upstream status, or the status to answer with). */
-  status?: number;
+  status?: number | undefined;
   /** The other side's own error code, when it gave one (see `MarketplaceKitError.upstreamCode`). */
-  upstreamCode?: string;
+  upstreamCode?: string | undefined;
   /** How long the other side asked to be left alone (a 429's or 503's `Retry-After`), in ms. */
-  retryAfterMs?: number;
+  retryAfterMs?: number | undefined;
   cause?: unknown;
 }
 

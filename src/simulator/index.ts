@@ -50,44 +50,44 @@ export type { ApiCallRecord, DeliveryAttempt, DeliveryRecord, SimulatorEvent } f
 
 export interface SimulatorOptions {
   /** TCP port on 127.0.0.1; `0` (the default) picks a free one. */
-  port?: number;
+  port?: number | undefined;
   /** The app's embed URL, loaded in the dashboard's iframe. */
-  appUrl?: string;
+  appUrl?: string | undefined;
   /**
    * Registered Redirect URIs, matched exactly. Default: `{app origin}/api/marketplace/oauth/callback`
    * when `appUrl` is given (the callback of `createAppBackend`), else none.
    */
-  redirectUris?: string[];
+  redirectUris?: string[] | undefined;
   /** Where deliveries go. Default: `{app origin}/api/marketplace/webhooks` when `appUrl` is given. */
-  webhookUrl?: string;
+  webhookUrl?: string | undefined;
   /** `app_<id>` of the simulated app. Default `app_simulated`. */
-  appId?: string;
+  appId?: string | undefined;
   /** Shown on the authorization page and the dashboard. Default `Your app`. */
-  appName?: string;
+  appName?: string | undefined;
   /** Fixed credentials (tests, demos); each one left out is made up at random, a blank one is `ERR_CONFIG`. */
-  clientId?: string;
-  clientSecret?: string;
+  clientId?: string | undefined;
+  clientSecret?: string | undefined;
   /** Must start with `test_`. */
-  testApiKey?: string;
+  testApiKey?: string | undefined;
   /** Must start with `live_`. */
-  liveApiKey?: string;
-  webhookSecret?: string;
+  liveApiKey?: string | undefined;
+  webhookSecret?: string | undefined;
   /** Clock in ms since the epoch, for tests of expiry. Default `Date.now`. */
-  clock?: () => number;
+  clock?: (() => number) | undefined;
   /** Lifetime of authorization codes in seconds. Default 60. */
-  codeTtlSeconds?: number;
+  codeTtlSeconds?: number | undefined;
   /** `expires_in` of access tokens, in seconds. Default 3600. */
-  accessTokenTtlSeconds?: number;
+  accessTokenTtlSeconds?: number | undefined;
   /** Requests per window per caller. Default: test 100, live 1,000, bearer 1,000 per 60 s. */
-  rateLimits?: Partial<RateLimits>;
+  rateLimits?: Partial<RateLimits> | undefined;
   /** Delivery attempts per event (first try included). Default 5. */
-  webhookMaxAttempts?: number;
+  webhookMaxAttempts?: number | undefined;
   /** Wait after the first failed attempt, doubled after each further one. Default 1000 ms. */
-  webhookBackoffMs?: number;
+  webhookBackoffMs?: number | undefined;
   /** Timeout of one delivery attempt. Default 10,000 ms. */
-  webhookTimeoutMs?: number;
+  webhookTimeoutMs?: number | undefined;
   /** The host bridge bundle the dashboard serves. Default: this package's `dist/cdn/marketplace-host.js`. */
-  hostBundle?: string | URL;
+  hostBundle?: string | URL | undefined;
 }
 
 export type SimulatorSnapshot = ReturnType<typeof stateSnapshot>;

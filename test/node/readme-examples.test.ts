@@ -65,6 +65,47 @@ declare function showToast(message: string, tone: string | undefined): string;
 `,
 };
 
+/**
+ * Every optional option takes `undefined` too, as `publicOrigin: process.env.PUBLIC_ORIGIN` passes
+ * it: with exactOptionalPropertyTypes (on in a new project) `name?: T` alone would refuse it.
+ */
+const OPTIONAL_TAKES_UNDEFINED: Record<Kind, string> = {
+  node: `
+import type * as server from 'marketplace-app-kit/server';
+import type * as simulator from 'marketplace-app-kit/simulator';
+type OptionalKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? K : never }[keyof T];
+type TakesUndefined<T> = { [K in OptionalKeys<T>]: undefined } extends Pick<T, OptionalKeys<T>> ? true : false;
+export const checked: Array<true> = [
+  true as TakesUndefined<server.AppBackendOptions>,
+  true as TakesUndefined<server.MarketplaceClientOptions>,
+  true as TakesUndefined<server.AuthorizationUrlOptions>,
+  true as TakesUndefined<server.VerifyWebhookOptions>,
+  true as TakesUndefined<server.VerifyContextTokenOptions>,
+  true as TakesUndefined<server.SignSessionOptions>,
+  true as TakesUndefined<server.VerifySessionOptions>,
+  true as TakesUndefined<server.SignContextTokenOptions>,
+  true as TakesUndefined<server.NodeAdapterOptions>,
+  true as TakesUndefined<server.ExpressAdapterOptions>,
+  true as TakesUndefined<server.EarlyLaunchOptions>,
+  true as TakesUndefined<server.MarketplaceKitErrorOptions>,
+  true as TakesUndefined<server.MarketplaceApiErrorOptions>,
+  true as TakesUndefined<server.AccessRequirement>,
+  true as TakesUndefined<simulator.SimulatorOptions>,
+];
+`,
+  browser: `
+import type * as runtime from 'marketplace-app-kit';
+import type * as host from 'marketplace-app-kit/host';
+type OptionalKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? K : never }[keyof T];
+type TakesUndefined<T> = { [K in OptionalKeys<T>]: undefined } extends Pick<T, OptionalKeys<T>> ? true : false;
+export const checked: Array<true> = [
+  true as TakesUndefined<runtime.KitOptions>,
+  true as TakesUndefined<host.ConnectAppOptions>,
+  true as TakesUndefined<host.HostHandlers>,
+];
+`,
+};
+
 const COMPILER_OPTIONS: Record<Kind, object> = {
   node: { module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], types: ['node'] },
   browser: { module: 'ESNext', moduleResolution: 'Bundler', lib: ['ES2023', 'DOM', 'DOM.Iterable'], types: [] },
@@ -86,7 +127,20 @@ describe('README examples', () => {
     for (const kind of ['node', 'browser'] as const) {
       mkdirSync(join(project, kind));
       writeFileSync(join(project, kind, 'placeholders.d.ts'), PLACEHOLDERS[kind]);
-      const compilerOptions = { target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, ...COMPILER_OPTIONS[kind] };
+      writeFileSync(join(project, kind, 'optional-options.ts'), OPTIONAL_TAKES_UNDEFINED[kind]);
+      // What `tsc --init` (TypeScript 7) turns on besides strict, as a new project has it.
+      const compilerOptions = {
+        target: 'ES2022',
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        exactOptionalPropertyTypes: true,
+        verbatimModuleSyntax: true,
+        isolatedModules: true,
+        noUncheckedSideEffectImports: true,
+        noEmit: true,
+        skipLibCheck: false,
+        ...COMPILER_OPTIONS[kind],
+      };
       writeFileSync(join(project, `tsconfig.${kind}.json`), JSON.stringify({ compilerOptions, include: [`${kind}/*.ts`] }));
     }
     for (const { kind, file, code } of examples) writeFileSync(join(project, kind, file), code);
