@@ -3,7 +3,8 @@
 // project without the DOM library for backend code and a bundler project for page code. An
 // example is checked when the line before its fence says `<!-- checked: node -->` or
 // `<!-- checked: browser -->`; reference blocks that list calls out of context are not marked.
-// What an example leaves to the reader (`yourApp`, `res`, `iframe`, …) is declared below. Needs
+// What an example leaves to the reader (`res`, `iframe`, …) is declared below, and the app's own
+// functions that the quick starts import from `./your-app.js` are in that module. Needs
 // `npm run build` first, as `npm test` does.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -32,17 +33,19 @@ function checkedExamples(): Array<{ kind: Kind; file: string; code: string }> {
   return examples;
 }
 
+/** The app's own code that the Node quick starts import (`./your-app.js`), as the README says. */
+const YOUR_APP = `
+export declare function yourApp(request: Request): Promise<Response>;
+export declare function forgetUser(userId: string): Promise<void>;
+export declare function exportCsv(userId: string): Promise<string>;
+export declare function notesOf(userId: string): Promise<string[]>;
+`;
+
 const PLACEHOLDERS: Record<Kind, string> = {
   node: `
-declare function yourApp(request: Request): Promise<Response>;
-declare function forgetUser(userId: string): Promise<void>;
-declare function exportCsv(userId: string): Promise<string>;
-declare function notesOf(userId: string): Promise<string[]>;
 declare const res: import('node:http').ServerResponse;
 declare const request: Request;
 declare const marketplace: import('marketplace-app-kit/server').AppBackend;
-declare const app: import('express').Express;
-declare const express: typeof import('express');
 declare const clientId: string;
 declare const clientSecret: string;
 declare const code: string;
@@ -52,7 +55,6 @@ declare function greet(name: string): void;
 declare function showProblem(code: string): void;
 declare function showSignIn(): void;
 declare const exportButton: HTMLButtonElement;
-declare const createKit: typeof import('marketplace-app-kit').createKit;
 declare const iframe: HTMLIFrameElement;
 declare const heading: HTMLElement;
 declare const embedUrl: string;
@@ -128,6 +130,7 @@ describe('README examples', () => {
       mkdirSync(join(project, kind));
       writeFileSync(join(project, kind, 'placeholders.d.ts'), PLACEHOLDERS[kind]);
       writeFileSync(join(project, kind, 'optional-options.ts'), OPTIONAL_TAKES_UNDEFINED[kind]);
+      if (kind === 'node') writeFileSync(join(project, kind, 'your-app.ts'), YOUR_APP);
       // What `tsc --init` (TypeScript 7) turns on besides strict, as a new project has it.
       const compilerOptions = {
         target: 'ES2022',
