@@ -3,6 +3,7 @@
  * `mpkit`: the kit's command line. One command today, `mpkit simulate`, which starts the local
  * marketplace simulator (DESIGN G) and prints where it runs and the credentials it made up.
  */
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { startSimulator, type Simulator, type SimulatorEvent, type SimulatorOptions } from './simulator/index.js';
 
@@ -28,6 +29,7 @@ Options:
                         meet 429s (default: test 100, live 1000, per user 1000)
   --json                Print one JSON line with URLs and credentials once ready, nothing else
   -h, --help            Show this help
+  -v, --version         Show the version of marketplace-app-kit
 
 Commands:
   mpkit simulate        Start the simulator (the only command)
@@ -46,6 +48,7 @@ const OPTIONS = {
   'rate-limit': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
 } as const;
 
 class UsageError extends Error {}
@@ -78,15 +81,19 @@ function parseUrl(value: string | undefined, flag: string): string | undefined {
   return fail(`${flag} must be an absolute http(s) URL, not "${value}".`);
 }
 
-function options(args: string[]): { help: boolean; json: boolean; simulator: SimulatorOptions } {
+type Parsed = { help?: true; version?: true; json: boolean; simulator: SimulatorOptions };
+
+function options(args: string[]): Parsed {
   let parsed;
   try {
     parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    fail((error as Error).message);
+    // Node's advice on positionals that start with '-' means nothing here (mpkit takes none).
+    fail((error as Error).message.replace(/\. To specify a positional argument[\s\S]*$/, '.'));
   }
   const { values, positionals } = parsed;
   if (values.help) return { help: true, json: false, simulator: {} };
+  if (values.version) return { version: true, json: false, simulator: {} };
   const [command, ...extra] = positionals;
   if (command === undefined) fail('Missing command.');
   if (command !== 'simulate') fail(`Unknown command "${command}".`);
@@ -111,7 +118,7 @@ function options(args: string[]): { help: boolean; json: boolean; simulator: Sim
     const limit = parseRateLimit(values['rate-limit']);
     simulator.rateLimits = { test: limit, live: limit, bearer: limit };
   }
-  return { help: false, json: values.json ?? false, simulator };
+  return { json: values.json ?? false, simulator };
 }
 
 function banner(sim: Simulator): string {
@@ -181,6 +188,12 @@ async function main(argv: string[]): Promise<number> {
   }
   if (parsed.help) {
     process.stdout.write(USAGE);
+    return 0;
+  }
+  if (parsed.version) {
+    // The package's own package.json: one level above both src/cli.ts and dist/cli.js.
+    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    process.stdout.write(`${version}\n`);
     return 0;
   }
   let sim: Simulator;

@@ -13,6 +13,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
   exports: Record<string, string | { types: string; default: string }>;
   bin: Record<string, string>;
+  version: string;
 };
 
 describe('package', () => {
@@ -67,10 +68,12 @@ describe('package', () => {
     assert.deepEqual(Reflect.ownKeys(page).filter((key) => !before.has(key)).map(String).sort(), ['MarketplaceHost', '__zod_globalConfig']);
   });
 
-  it('ships the mpkit bin as an executable Node script', () => {
+  it('ships the mpkit bin as an executable Node script that knows its version', async () => {
     const bin = `${root}${pkg.bin.mpkit}`;
     assert.ok(existsSync(bin), `${bin} is missing (run npm run build)`);
     assert.match(readFileSync(bin, 'utf8'), /^#!\/usr\/bin\/env node\n/);
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, '--version']);
+    assert.equal(stdout, `${pkg.version}\n`);
   });
 
   it('lets an app copy FakeKit: it imports only the public runtime entry', () => {

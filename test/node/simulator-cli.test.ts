@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, it, type TestContext } from 'node:test';
@@ -191,9 +192,17 @@ describe('mpkit CLI', () => {
     }
   });
 
+  it('--version prints the package version', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['simulate', '-v']]) {
+      const { code, stdout, stderr } = await run(args);
+      assert.deepEqual({ code, stdout, stderr }, { code: 0, stdout: `${version}\n`, stderr: '' }, args.join(' '));
+    }
+  });
+
   it('answers a bad flag, value or command with the usage and exit code 2', async () => {
     const cases: [string[], RegExp][] = [
-      [['simulate', '--bogus'], /Unknown option '--bogus'/],
+      [['simulate', '--bogus'], /^mpkit: Unknown option '--bogus'\.\n\n/],
       [['simulate', '--port', 'eighty'], /--port must be a whole number/],
       [['simulate', '--port', '70000'], /--port must be a whole number/],
       [['simulate', '--port', '65536'], /--port must be a whole number/],
