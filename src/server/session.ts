@@ -7,7 +7,7 @@ import { errors as jose, jwtVerify, SignJWT } from 'jose';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { shownValue } from '../shared/options.js';
-import { AppId, Profile } from '../shared/schemas.js';
+import { AppId, Profile, parseOrThrow } from '../shared/schemas.js';
 import { hmacCryptoKey } from './lib/hmac-key.js';
 import { optionsObject } from './lib/options-object.js';
 import { nowOption, wholeSecondsOption } from './lib/time-options.js';
@@ -83,10 +83,14 @@ export async function signSessionToken(options: SignSessionOptions): Promise<{ t
   const ttl = wholeSecondsOption(options.ttlSeconds, 'signSessionToken: ttlSeconds', MAX_SESSION_TTL_SECONDS);
   const iat = Math.floor(now / 1000);
   const exp = iat + ttl;
-  const { user } = options;
-  const token = await new SignJWT({ email: user.email, name: user.name, avatar_url: user.avatar_url, app_id: options.appId, host: options.host })
+  const user: Partial<Profile> | undefined = options.user;
+  // A token that verifySessionToken would refuse (an avatar_url of null, an app id of 7) is not
+  // signed: the mistake shows here, not as a 401 for every request of the session.
+  const claims = { sub: user?.id, email: user?.email, name: user?.name, avatar_url: user?.avatar_url, app_id: options.appId, host: options.host, exp };
+  parseOrThrow(SessionClaims, claims, 'signSessionToken user, appId or host (session claims)');
+  const token = await new SignJWT({ email: claims.email, name: claims.name, avatar_url: claims.avatar_url, app_id: claims.app_id, host: claims.host })
     .setProtectedHeader({ alg: 'HS256', typ: SESSION_TOKEN_TYPE })
-    .setSubject(user.id)
+    .setSubject(claims.sub!)
     .setAudience(options.audience)
     .setIssuedAt(iat)
     .setExpirationTime(exp)

@@ -1524,6 +1524,10 @@ describe('server functions called from plain JavaScript with missing options', (
       ['verifySessionToken with an invalid Date', call(verifySessionToken, 'a.b.c', { secret: SESSION_SECRET, audience: CLIENT_ID, now: new Date('soon') }), 'ERR_CONFIG', /verifySessionToken: now must be a time/],
       ['signSessionToken with a text now', call(signSessionToken, { secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: String(NOW) }), 'ERR_CONFIG', /signSessionToken: now must be a time in ms since the epoch or a Date, got "/],
       ['signSessionToken()', call(signSessionToken), 'ERR_CONFIG', /signSessionToken needs its options object/],
+      // What verifySessionToken would refuse is not signed.
+      ['signSessionToken with avatar_url null', call(signSessionToken, { secret: SESSION_SECRET, audience: CLIENT_ID, user: { ...USER, avatar_url: null }, appId: 'app_1', host: null }), 'ERR_INVALID_INPUT', /^Invalid signSessionToken user, appId or host \(session claims\) at avatar_url/],
+      ['signSessionToken without a user', call(signSessionToken, { secret: SESSION_SECRET, audience: CLIENT_ID, appId: 'app_1', host: null }), 'ERR_INVALID_INPUT', /at sub/],
+      ['signSessionToken with a numeric appId', call(signSessionToken, { secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 7, host: null }), 'ERR_INVALID_INPUT', /at app_id/],
       ['frameAncestors()', call(frameAncestors), 'ERR_CONFIG', /frameAncestors: pass the dashboard origins/],
       ['pkceChallenge()', call(pkceChallenge), 'ERR_INVALID_INPUT', /pkceChallenge needs the code verifier/],
       ['buildAuthorizationUrl()', call(buildAuthorizationUrl), 'ERR_CONFIG', /buildAuthorizationUrl needs its options object/],
