@@ -410,7 +410,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     }
   }
 
-  async upgrade(options: { plan?: string; feature?: string } = {}): Promise<UpgradeOutcome> {
+  async upgrade(options: { plan?: string | undefined; feature?: string | undefined } = {}): Promise<UpgradeOutcome> {
     const announced = this.#announced;
     const { outcome } = await this.#requireHost().openUpgrade(options);
     // After signOut() there is no session to reload: the next launch shows the new plan.

@@ -30,7 +30,7 @@ export interface HostBridge {
   /** Opens a URL at top level (OAuth pages, checkout), since those cannot be framed. */
   openExternal(url: string): Promise<void>;
   /** Shows the dashboard's plan chooser; resolves when the user upgrades or dismisses it. */
-  openUpgrade(options?: { plan?: string; feature?: string }): Promise<{ outcome: UpgradeOutcome }>;
+  openUpgrade(options?: { plan?: string | undefined; feature?: string | undefined }): Promise<{ outcome: UpgradeOutcome }>;
   toast(message: string, tone?: ToastTone): Promise<void>;
   setTitle(title: string): Promise<void>;
 }
@@ -79,7 +79,7 @@ export interface Kit extends EventTarget {
   signIn(returnTo?: string): Promise<void>;
   signOut(): Promise<void>;
   /** Inside the dashboard: `host.openUpgrade`, then reloads the entitlement when upgraded. */
-  upgrade(options?: { plan?: string; feature?: string }): Promise<UpgradeOutcome>;
+  upgrade(options?: { plan?: string | undefined; feature?: string | undefined }): Promise<UpgradeOutcome>;
 
   /** Calls `listener` once per change of state, user, entitlement, theme or locale. */
   subscribe(listener: (kit: Kit) => void): () => void;

@@ -82,22 +82,22 @@ export interface MarketplaceClient {
   /** The Client ID of the OAuth calls; null without both `clientId` and `clientSecret` (they throw `ERR_CONFIG` then). */
   readonly clientId: string | null;
   /** The authorization page address with fresh `state` and PKCE verifier (seed §4.1). */
-  authorizationUrl(options: { redirectUri: string; scope?: string; state?: string; codeVerifier?: string }): AuthorizationRequest;
+  authorizationUrl(options: { redirectUri: string; scope?: string | undefined; state?: string | undefined; codeVerifier?: string | undefined }): AuthorizationRequest;
   /** Exchanges an authorization code (seed §4.2). */
-  exchangeCode(options: { code: string; redirectUri: string; codeVerifier?: string; signal?: AbortSignal }): Promise<TokenSet>;
+  exchangeCode(options: { code: string; redirectUri: string; codeVerifier?: string | undefined; signal?: AbortSignal | undefined }): Promise<TokenSet>;
   /**
    * Renews an access token. Concurrent calls with one refresh token share one request, and for
    * `REFRESH_REUSE_WINDOW_MS` after it succeeded (at most while its access token lives) later calls
    * with that spent token get the same answer instead of sending it again.
    */
-  refresh(refreshToken: string, options?: { signal?: AbortSignal }): Promise<TokenSet>;
+  refresh(refreshToken: string, options?: { signal?: AbortSignal | undefined }): Promise<TokenSet>;
   /** `GET {base_url}/whoami`. */
   whoami(who: UserSelector): Promise<Profile>;
   /**
    * `GET {base_url}/entitlements`: the user's entitlement, or null when the marketplace holds
    * none (404). Cached per user; `fresh: true` skips the cache.
    */
-  entitlements(who: UserSelector & { fresh?: boolean }): Promise<Entitlement | null>;
+  entitlements(who: UserSelector & { fresh?: boolean | undefined }): Promise<Entitlement | null>;
   /** Drops the user's cached entitlement (and stops an in-flight load from being cached). */
   invalidate(userId: string): void;
   /** True when the user's entitlement is cached and unexpired, so `entitlements()` would not ask the marketplace. */

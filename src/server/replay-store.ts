@@ -50,7 +50,7 @@ export interface ReplayStore {
  * await verifyWebhook(body, header, { secret, replayStore });
  * await verifyContextToken(token, { clientId, clientSecret, issuer, replayStore });
  */
-export function createMemoryReplayStore(options: { maxEntries?: number } = {}): ReplayStore {
+export function createMemoryReplayStore(options: { maxEntries?: number | undefined } = {}): ReplayStore {
   // A NaN limit would never fill (memory without bound); a count below 1 would refuse everything.
   const set = new ExpiringSet(numberOption(options.maxEntries, 10_000, 'createMemoryReplayStore: maxEntries', { min: 1 }));
   return {

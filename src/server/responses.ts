@@ -16,7 +16,7 @@ type HeadersSource = ConstructorParameters<typeof Headers>[0];
  * @example
  * return jsonResponse({ notes }, { status: 201 });
  */
-export function jsonResponse(body: unknown, init: { status?: number; headers?: HeadersSource } = {}): Response {
+export function jsonResponse(body: unknown, init: { status?: number | undefined; headers?: HeadersSource | undefined } = {}): Response {
   const headers = new Headers(init.headers);
   headers.set('content-type', 'application/json; charset=utf-8');
   for (const [name, value] of Object.entries(NO_STORE)) headers.set(name, value);

@@ -93,6 +93,16 @@ export const checked: Array<true> = [
   true as TakesUndefined<server.MarketplaceApiErrorOptions>,
   true as TakesUndefined<server.AccessRequirement>,
   true as TakesUndefined<simulator.SimulatorOptions>,
+  // Options objects of functions and methods.
+  true as TakesUndefined<Parameters<server.MarketplaceClient['authorizationUrl']>[0]>,
+  true as TakesUndefined<Parameters<server.MarketplaceClient['exchangeCode']>[0]>,
+  true as TakesUndefined<NonNullable<Parameters<server.MarketplaceClient['refresh']>[1]>>,
+  // Not accessToken?: never / userId?: never: those say which of the two a selector has.
+  true as TakesUndefined<Pick<Parameters<server.MarketplaceClient['entitlements']>[0], 'fresh' | 'signal'>>,
+  true as TakesUndefined<NonNullable<Parameters<typeof server.createMemoryReplayStore>[0]>>,
+  true as TakesUndefined<NonNullable<Parameters<typeof server.jsonResponse>[1]>>,
+  true as TakesUndefined<Parameters<simulator.Simulator['configure']>[0]>,
+  true as TakesUndefined<NonNullable<server.MarketplaceClientOptions['rateLimit']>>,
 ];
 `,
   browser: `
@@ -104,6 +114,9 @@ export const checked: Array<true> = [
   true as TakesUndefined<runtime.KitOptions>,
   true as TakesUndefined<host.ConnectAppOptions>,
   true as TakesUndefined<host.HostHandlers>,
+  true as TakesUndefined<Awaited<ReturnType<host.HostHandlers['getContext']>>>,
+  true as TakesUndefined<NonNullable<Parameters<runtime.Kit['upgrade']>[0]>>,
+  true as TakesUndefined<NonNullable<Parameters<runtime.HostBridge['openUpgrade']>[0]>>,
 ];
 `,
 };
