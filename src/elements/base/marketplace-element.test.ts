@@ -1,5 +1,5 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
-import { elements, defineElements, MarketplaceElement, MpGate, type MpUserBadge } from '../index.js';
+import { elements, defineElements, MarketplaceElement, MpGate, type MpSignInButton, type MpUpgradeButton, type MpUserBadge } from '../index.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import type { MpErrorEvent } from '../events.js';
@@ -413,5 +413,21 @@ describe('blank texts', () => {
     kit.setEntitlement(sampleEntitlement({ plan: 'pro' }));
     await settle(el);
     expect([el.access, part(el, 'status')!.textContent]).to.deep.equal(['granted', '']);
+  });
+
+  it('count as none for a button also when they are blank once filled in (a label or text of placeholders only)', async () => {
+    const signIn = await fixture<MpSignInButton>(html`<mp-sign-in-button .kit=${new FakeKit().setSignedOut()} label="{plan}"></mp-sign-in-button>`);
+    const upgrade = await fixture<MpUpgradeButton>(html`<mp-upgrade-button .kit=${new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }))} label=" {plan} "></mp-upgrade-button>`);
+    await settle(signIn);
+    await settle(upgrade);
+    expect(part(signIn, 'label')!.textContent).to.equal('Sign in with Marketplace');
+    expect(part(upgrade, 'label')!.textContent).to.equal('Upgrade');
+    // Then strings, read the same way.
+    signIn.strings = { label: '{feature}' };
+    upgrade.strings = { label: 'Passer à la version supérieure' };
+    await settle(signIn);
+    await settle(upgrade);
+    expect(part(signIn, 'label')!.textContent).to.equal('Sign in with Marketplace');
+    expect(part(upgrade, 'label')!.textContent).to.equal('Passer à la version supérieure');
   });
 });

@@ -279,22 +279,27 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   }
 
   /**
-   * Like `_t`, for a text that names a button: a blank override counts as none, since a button needs
-   * a name. `label` (an element's `label` attribute) wins over `strings[key]`, placeholders and all.
+   * Like `_t`, for a text that names a button, which needs a name: an override that is blank once
+   * filled in (`""`, spaces, `"{plan}"` without a plan) counts as none. `label` (an element's
+   * `label` attribute) comes before `strings[key]`, and is read the same way.
    */
   protected _name(key: keyof S & string, values: Record<string, string | number> = {}, label?: string): string {
     return this._text(key, values, false, label);
   }
 
   private _text(key: keyof S & string, values: Record<string, string | number>, blankAllowed: boolean, label?: string): string {
-    const own: unknown = label?.trim() ? label : (this as { strings?: Partial<Record<string, unknown>> }).strings?.[key];
+    const own: unknown = (this as { strings?: Partial<Record<string, unknown>> }).strings?.[key];
     const fallback: unknown = ((this.constructor as typeof MarketplaceElement).defaultStrings as Partial<Record<string, unknown>>)[key];
+    let text = '';
     // An override that is not text (a number, an object from a careless JSON attribute) is ignored,
     // and so is anything else that is not text (`toString`, had a key come from data).
-    const usable = typeof own === 'string' && (blankAllowed || own.trim() !== '');
-    const template = usable ? own : typeof fallback === 'string' ? fallback : '';
-    // Only the element's own placeholders: `{constructor}` is no placeholder of any element.
-    return template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(values[name]), this._rtl) : ''));
+    for (const template of [label, own, fallback]) {
+      if (typeof template !== 'string') continue;
+      // Only the element's own placeholders: `{constructor}` is no placeholder of any element.
+      text = template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(values[name]), this._rtl) : ''));
+      if (blankAllowed || text.trim() !== '') break;
+    }
+    return text;
   }
 
   /** Runs an `Intl` formatter in the kit's locale; falls back to the browser's on a bad tag. */
