@@ -188,7 +188,7 @@ describe('mpkit CLI', () => {
       const { code, stdout } = await run(args);
       assert.equal(code, 0);
       assert.match(stdout, /^Usage: mpkit simulate \[options\]/);
-      for (const flag of ['--port', '--app-url', '--redirect-uri', '--webhook-url', '--rate-limit', '--json']) assert.ok(stdout.includes(flag), flag);
+      for (const flag of ['--port', '--app-url', '--redirect-uri', '--webhook-url', '--rate-limit', '--json', '--version']) assert.ok(stdout.includes(flag), flag);
     }
   });
 

@@ -135,6 +135,7 @@ describe('<mp-usage-meter>', () => {
       const color = (element: HTMLElement) => getComputedStyle(part(element, 'base')!).color;
       expect(color(disabled), 'a disabled button is drawn in GrayText').to.not.equal(color(button));
       expect(color(off), 'an aria-disabled one looks as off').to.equal(color(disabled));
+      expect(getComputedStyle(part(off, 'base')!).borderTopColor, 'its outline too').to.equal(color(disabled));
     } finally {
       await executeServerCommand('emulate-forced-colors', { active: false });
     }
