@@ -69,57 +69,64 @@ declare function showToast(message: string, tone: string | undefined): string;
 
 /**
  * Every optional option takes `undefined` too, as `publicOrigin: process.env.PUBLIC_ORIGIN` passes
- * it: with exactOptionalPropertyTypes (on in a new project) `name?: T` alone would refuse it.
+ * it: with exactOptionalPropertyTypes (on in a new project) `name?: T` alone would refuse it. Each
+ * type listed must pass `TakesUndefined`.
  */
-const OPTIONAL_TAKES_UNDEFINED: Record<Kind, string> = {
-  node: `
-import type * as server from 'marketplace-app-kit/server';
-import type * as simulator from 'marketplace-app-kit/simulator';
-type OptionalKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? K : never }[keyof T];
-type TakesUndefined<T> = { [K in OptionalKeys<T>]: undefined } extends Pick<T, OptionalKeys<T>> ? true : false;
-export const checked: Array<true> = [
-  true as TakesUndefined<server.AppBackendOptions>,
-  true as TakesUndefined<server.MarketplaceClientOptions>,
-  true as TakesUndefined<server.AuthorizationUrlOptions>,
-  true as TakesUndefined<server.VerifyWebhookOptions>,
-  true as TakesUndefined<server.VerifyContextTokenOptions>,
-  true as TakesUndefined<server.SignSessionOptions>,
-  true as TakesUndefined<server.VerifySessionOptions>,
-  true as TakesUndefined<server.SignContextTokenOptions>,
-  true as TakesUndefined<server.NodeAdapterOptions>,
-  true as TakesUndefined<server.ExpressAdapterOptions>,
-  true as TakesUndefined<server.EarlyLaunchOptions>,
-  true as TakesUndefined<server.MarketplaceKitErrorOptions>,
-  true as TakesUndefined<server.MarketplaceApiErrorOptions>,
-  true as TakesUndefined<server.AccessRequirement>,
-  true as TakesUndefined<simulator.SimulatorOptions>,
-  // Options objects of functions and methods.
-  true as TakesUndefined<Parameters<server.MarketplaceClient['authorizationUrl']>[0]>,
-  true as TakesUndefined<Parameters<server.MarketplaceClient['exchangeCode']>[0]>,
-  true as TakesUndefined<NonNullable<Parameters<server.MarketplaceClient['refresh']>[1]>>,
-  // Not accessToken?: never / userId?: never: those say which of the two a selector has.
-  true as TakesUndefined<Pick<Parameters<server.MarketplaceClient['entitlements']>[0], 'fresh' | 'signal'>>,
-  true as TakesUndefined<NonNullable<Parameters<typeof server.createMemoryReplayStore>[0]>>,
-  true as TakesUndefined<NonNullable<Parameters<typeof server.jsonResponse>[1]>>,
-  true as TakesUndefined<Parameters<simulator.Simulator['configure']>[0]>,
-  true as TakesUndefined<NonNullable<server.MarketplaceClientOptions['rateLimit']>>,
-];
-`,
-  browser: `
-import type * as runtime from 'marketplace-app-kit';
-import type * as host from 'marketplace-app-kit/host';
-type OptionalKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? K : never }[keyof T];
-type TakesUndefined<T> = { [K in OptionalKeys<T>]: undefined } extends Pick<T, OptionalKeys<T>> ? true : false;
-export const checked: Array<true> = [
-  true as TakesUndefined<runtime.KitOptions>,
-  true as TakesUndefined<host.ConnectAppOptions>,
-  true as TakesUndefined<host.HostHandlers>,
-  true as TakesUndefined<Awaited<ReturnType<host.HostHandlers['getContext']>>>,
-  true as TakesUndefined<NonNullable<Parameters<runtime.Kit['upgrade']>[0]>>,
-  true as TakesUndefined<NonNullable<Parameters<runtime.HostBridge['openUpgrade']>[0]>>,
-];
-`,
+const OPTIONAL_TAKES_UNDEFINED: Record<Kind, { imports: string[]; types: string[] }> = {
+  node: {
+    imports: ["import type * as server from 'marketplace-app-kit/server';", "import type * as simulator from 'marketplace-app-kit/simulator';"],
+    types: [
+      'server.AppBackendOptions',
+      'server.MarketplaceClientOptions',
+      "NonNullable<server.MarketplaceClientOptions['rateLimit']>",
+      'server.AuthorizationUrlOptions',
+      'server.VerifyWebhookOptions',
+      'server.VerifyContextTokenOptions',
+      'server.SignSessionOptions',
+      'server.VerifySessionOptions',
+      'server.SignContextTokenOptions',
+      'server.NodeAdapterOptions',
+      'server.ExpressAdapterOptions',
+      'server.EarlyLaunchOptions',
+      'server.MarketplaceKitErrorOptions',
+      'server.MarketplaceApiErrorOptions',
+      'server.AccessRequirement',
+      'simulator.SimulatorOptions',
+      // Options objects of functions and methods.
+      "Parameters<server.MarketplaceClient['authorizationUrl']>[0]",
+      "Parameters<server.MarketplaceClient['exchangeCode']>[0]",
+      "NonNullable<Parameters<server.MarketplaceClient['refresh']>[1]>",
+      // Not accessToken?: never / userId?: never: those say which of the two a selector has.
+      "Pick<Parameters<server.MarketplaceClient['entitlements']>[0], 'fresh' | 'signal'>",
+      'NonNullable<Parameters<typeof server.createMemoryReplayStore>[0]>',
+      'NonNullable<Parameters<typeof server.jsonResponse>[1]>',
+      "Parameters<simulator.Simulator['configure']>[0]",
+    ],
+  },
+  browser: {
+    imports: ["import type * as runtime from 'marketplace-app-kit';", "import type * as host from 'marketplace-app-kit/host';"],
+    types: [
+      'runtime.KitOptions',
+      "NonNullable<Parameters<runtime.Kit['upgrade']>[0]>",
+      "NonNullable<Parameters<runtime.HostBridge['openUpgrade']>[0]>",
+      'host.ConnectAppOptions',
+      'host.HostHandlers',
+      "Awaited<ReturnType<host.HostHandlers['getContext']>>",
+    ],
+  },
 };
+
+/** The module that checks OPTIONAL_TAKES_UNDEFINED[kind]: a type that refuses `undefined` makes a `false`, which tsc refuses. */
+function optionalOptionsCheck(kind: Kind): string {
+  const { imports, types } = OPTIONAL_TAKES_UNDEFINED[kind];
+  return `${imports.join('\n')}
+type OptionalKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? K : never }[keyof T];
+type TakesUndefined<T> = { [K in OptionalKeys<T>]: undefined } extends Pick<T, OptionalKeys<T>> ? true : false;
+export const checked: Array<true> = [
+${types.map((type) => `  true as TakesUndefined<${type}>,`).join('\n')}
+];
+`;
+}
 
 const COMPILER_OPTIONS: Record<Kind, object> = {
   node: { module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], types: ['node'] },
@@ -142,7 +149,7 @@ describe('README examples', () => {
     for (const kind of ['node', 'browser'] as const) {
       mkdirSync(join(project, kind));
       writeFileSync(join(project, kind, 'placeholders.d.ts'), PLACEHOLDERS[kind]);
-      writeFileSync(join(project, kind, 'optional-options.ts'), OPTIONAL_TAKES_UNDEFINED[kind]);
+      writeFileSync(join(project, kind, 'optional-options.ts'), optionalOptionsCheck(kind));
       if (kind === 'node') writeFileSync(join(project, kind, 'your-app.ts'), YOUR_APP);
       // What `tsc --init` (TypeScript 7) turns on besides strict, as a new project has it.
       const compilerOptions = {
