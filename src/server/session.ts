@@ -86,11 +86,14 @@ export async function signSessionToken(options: SignSessionOptions): Promise<{ t
   const user: Partial<Profile> | undefined = options.user;
   // A token that verifySessionToken would refuse (an avatar_url of null, an app id of 7) is not
   // signed: the mistake shows here, not as a 401 for every request of the session.
-  const claims = { sub: user?.id, email: user?.email, name: user?.name, avatar_url: user?.avatar_url, app_id: options.appId, host: options.host, exp };
-  parseOrThrow(SessionClaims, claims, 'signSessionToken user, appId or host (session claims)');
+  const claims = parseOrThrow(
+    SessionClaims,
+    { sub: user?.id, email: user?.email, name: user?.name, avatar_url: user?.avatar_url, app_id: options.appId, host: options.host, exp },
+    'signSessionToken user, appId or host (session claims)',
+  );
   const token = await new SignJWT({ email: claims.email, name: claims.name, avatar_url: claims.avatar_url, app_id: claims.app_id, host: claims.host })
     .setProtectedHeader({ alg: 'HS256', typ: SESSION_TOKEN_TYPE })
-    .setSubject(claims.sub!)
+    .setSubject(claims.sub)
     .setAudience(options.audience)
     .setIssuedAt(iat)
     .setExpirationTime(exp)
