@@ -79,10 +79,10 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
       // The timeout also covers reading the body, and a connection lost in its middle is a
       // TypeError; a body that is not JSON (a SyntaxError) is judged below.
       if (error instanceof DOMException || error instanceof TypeError) throw failure(error);
-      body = undefined;
+      if (response.ok) throw notJson(response, url, error);
     }
     if (!response.ok) throw errorFromResponse(response, body, url);
-    const session = parseOrThrow(SessionResponse, body, 'session response', 'ERR_RESPONSE_INVALID', response.status);
+    const session = parseOrThrow(SessionResponse, body, `session response from ${url}`, 'ERR_RESPONSE_INVALID', response.status);
     const date = Date.parse(response.headers.get('date') ?? '');
     return Number.isNaN(date) ? session : { ...session, servedAt: date + 500 };
   };
@@ -98,6 +98,16 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     adopt: async (pending) =>
       read(await pending.catch((error: unknown) => Promise.reject(failure(error, "the early exchange in time (earlyLaunchScript's timeoutMs)")))),
   };
+}
+
+/** A success status whose body is no JSON: most often a dev server's page where no proxy forwards. */
+function notJson(response: Response, url: string, cause: unknown): MarketplaceKitError {
+  const type = response.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
+  return new MarketplaceKitError(
+    'ERR_RESPONSE_INVALID',
+    `The app backend answered ${response.status} at ${url} with ${type}, not JSON: is createKit's backend the app backend (in development, does the dev server forward it)?`,
+    { status: response.status, cause },
+  );
 }
 
 /**

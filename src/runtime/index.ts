@@ -6,6 +6,7 @@
 import { MarketplaceKit, browserEnvironment, type KitOptions } from './kit.js';
 import { registerKit } from './registry.js';
 import type { Kit } from './types.js';
+import { MarketplaceKitError } from '../shared/errors.js';
 
 export type { KitOptions } from './kit.js';
 export { KIT_GLOBAL, getKit } from './registry.js';
@@ -19,7 +20,8 @@ export type { Entitlement, Profile, Theme } from '../shared/schemas.js';
 /**
  * Starts the kit and resolves once start-up is over: `kit.state` is then `ready`, `signed-out`
  * (own site, nobody signed in) or `error` (`kit.error` says why). It rejects only for a
- * configuration mistake (`ERR_CONFIG`). The kit is registered for `getKit()` and announced with
+ * configuration mistake (`ERR_CONFIG`), such as a call outside a browser (a server-side render
+ * runs your entry module in Node: create the kit from client-only code). The kit is registered for `getKit()` and announced with
  * `mp-kit-created` before start-up, in state `loading`.
  *
  * Inside the dashboard it reads and scrubs the `mp_*` launch parameters, checks `mp_host` against
@@ -32,6 +34,9 @@ export type { Entitlement, Profile, Theme } from '../shared/schemas.js';
  * const reports = await kit.fetch('/api/reports').then((r) => r.json());
  */
 export async function createKit(options: KitOptions): Promise<Kit> {
+  if (typeof window === 'undefined' || typeof document === 'undefined') {
+    throw new MarketplaceKitError('ERR_CONFIG', 'createKit runs in a browser, and this is not one (a server-side render?): create the kit from client-only code');
+  }
   const kit = new MarketplaceKit(options, browserEnvironment());
   registerKit(kit);
   await kit.started;

@@ -36,6 +36,32 @@ describe('package', () => {
     assert.equal(typeof simulator.startSimulator, 'function');
   });
 
+  // A server-side render (Next.js, Vite SSR) evaluates an app's browser modules in Node. In a
+  // child process, so Lit's stand-ins for the DOM stay out of the other tests.
+  it('imports the browser entries in Node without throwing, and createKit there rejects with ERR_CONFIG', async () => {
+    const code = `
+      const runtime = await import('marketplace-app-kit');
+      const elements = await import('marketplace-app-kit/elements');
+      const gate = await import('marketplace-app-kit/dist/elements/gate/gate.js');
+      const error = await runtime.createKit({ backend: 'https://app.example/api/marketplace', hostOrigins: [] }).then(() => null, (e) => e);
+      console.log(JSON.stringify({ getKit: runtime.getKit(), same: gate.MpGate === elements.MpGate, kitError: runtime.isKitError(error), code: error?.code, message: error?.message }));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], { cwd: root });
+    assert.deepEqual(JSON.parse(stdout), {
+      getKit: null,
+      same: true,
+      kitError: true,
+      code: 'ERR_CONFIG',
+      message: 'createKit runs in a browser, and this is not one (a server-side render?): create the kit from client-only code',
+    });
+  });
+
+  it('lets code that needs only the event classes import them without Lit or any registration', () => {
+    const events = readFileSync(`${root}dist/elements/events.js`, 'utf8');
+    assert.doesNotMatch(events, /\bimport\b|customElements/);
+    assert.match(events, /export class MpUpgradeEvent\b/);
+  });
+
   it('has Node entry types that compile in a project without the DOM library', async () => {
     // A backend's tsconfig has lib ES20xx and types node, and often skipLibCheck off.
     const tsc = `${root}node_modules/typescript/bin/tsc`;

@@ -197,6 +197,14 @@ describe('kit on the developer\'s own site', () => {
     );
     const badGateway = await failing(async () => new Response('<h1>Bad gateway</h1>', { status: 502 }), '/api/marketplace');
     expect(badGateway?.error?.message).to.equal(`The app backend answered 502 at ${BACKEND}/session`, 'the mounting hint is for a 404 only');
+    // A dev server with no proxy to the backend answers with its own index.html.
+    const page = () => new Response('<!doctype html><title>App</title>', { headers: { 'content-type': 'text/html; charset=utf-8' } });
+    const devServer = await failing(async () => page(), '/api/marketplace');
+    expect(devServer?.error?.message).to.equal(
+      `The app backend answered 200 at ${BACKEND}/session with text/html, not JSON: is createKit's backend the app backend (in development, does the dev server forward it)?`,
+    );
+    const wrongShape = await failing(async () => new Response('{"session":{}}', { headers: { 'content-type': 'application/json' } }), '/api/marketplace');
+    expect(wrongShape?.error?.message).to.match(new RegExp(`^Invalid session response from ${BACKEND}/session at `));
     const sameOrigin = await failing(() => Promise.reject(new TypeError('Failed to fetch')), '/api/marketplace');
     expect(sameOrigin?.error?.message).to.equal(`The app backend at ${APP_ORIGIN}/api/marketplace could not be reached`);
     const otherOrigin = await failing(() => Promise.reject(new TypeError('Failed to fetch')), 'https://api.example/api/marketplace');
