@@ -7,8 +7,8 @@ import { finished } from 'node:stream';
 import { earlyLaunch, type EarlyLaunchOptions } from '../shared/early-launch.js';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { exactOrigin } from '../shared/origin.js';
+import { bodyReadFirst } from './lib/body.js';
 import { toErrorResponse } from './responses.js';
-import { WebhookVerificationError } from './webhooks.js';
 
 /** Any Web-standard handler, e.g. an `AppBackend`. */
 export type FetchHandler = (request: Request) => Promise<Response>;
@@ -36,13 +36,21 @@ export interface NodeAdapterOptions {
  * import { createServer } from 'node:http';
  * createServer(toNodeHandler(backend)).listen(3000);
  */
-export function toNodeHandler(handler: FetchHandler, options: NodeAdapterOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
+export function toNodeHandler(
+  handler: FetchHandler & { basePath?: string },
+  options: NodeAdapterOptions = {},
+): (req: IncomingMessage, res: ServerResponse) => void {
   assertAdapter('toNodeHandler', handler, options);
   return (req, res) => {
     void (async () => {
       let response: Response;
       try {
-        response = await answer(handler, toRequest(req, res, requestUrl(req, req.url ?? '/', options.origin), undefined), options);
+        const url = requestUrl(req, req.url ?? '/', options.origin);
+        // A framework's body parser (Fastify's, Koa's) or a logger read the stream first.
+        const refused = bodyGone(req)
+          ? bodyReadFirst(isWebhookRoute(url, handler.basePath), 'Something before toNodeHandler (a body parser, such as Fastify\'s or Koa\'s, or a middleware)', 'give toNodeHandler the request unread')
+          : null;
+        response = await answer(refused ? () => Promise.reject(refused) : handler, toRequest(req, res, url, refused ? null : undefined), options);
       } catch (error) {
         response = toErrorResponse(error);
       }
@@ -101,6 +109,8 @@ function setCookieLines(headers: Headers): string[] {
 /** The parts of an Express request the adapter reads (Express 4 and 5). */
 interface ExpressRequest extends IncomingMessage {
   originalUrl?: string | undefined;
+  /** The path the middleware (or its router) is mounted at, '' at the root. */
+  baseUrl?: string | undefined;
   body?: unknown;
 }
 
@@ -143,18 +153,27 @@ export function toExpressMiddleware(
     const expressReq = req as ExpressRequest;
     const target = expressReq.originalUrl ?? req.url ?? '/';
     const path = target.split('?')[0] ?? '/';
-    if (basePath !== '' && path !== basePath && !path.startsWith(`${basePath}/`)) return next();
+    const under = (prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
+    let mistake: MarketplaceKitError | null = null;
+    if (basePath !== '' && !under(basePath)) {
+      // Mounted with a path (`app.use('/mp', …)`, a router): the backend still sees the whole
+      // path, which its basePath must then include. Said at once, not left to Express's 404.
+      const mount = expressReq.baseUrl ?? '';
+      if (mount === '' || !under(`${mount}${basePath}`)) return next();
+      mistake = new MarketplaceKitError(
+        'ERR_CONFIG',
+        `toExpressMiddleware is mounted under ${mount}, and the backend sees whole paths: its basePath (createAppBackend's) must be ${JSON.stringify(`${mount}${basePath}`)}, or mount it without a path`,
+        { status: 500 },
+      );
+    }
     void (async () => {
       let response: Response;
       try {
-        // The webhook route as the backend's router sees it: dot segments resolved, trailing
-        // slashes dropped, so `/webhooks/` or `/x/../webhooks` cannot slip a parsed body past the check.
         const url = requestUrl(req, target, options.origin);
-        const isWebhook = url.pathname.replace(/\/+$/, '') === `${basePath}/webhooks`;
-        const body = bodyFromParser(expressReq, isWebhook);
-        // A webhook body a parser consumed is the app's set-up mistake: answered 500 in the
-        // handler's place, so that onError (console.error by default) hears of it like any 5xx.
-        const refused = body instanceof WebhookVerificationError;
+        const body = mistake ?? bodyFromParser(expressReq, isWebhookRoute(url, basePath));
+        // A body a parser consumed is the app's set-up mistake, as a wrong mount is: answered 500
+        // in the handler's place, so that onError (console.error by default) hears of it like any 5xx.
+        const refused = body instanceof MarketplaceKitError;
         response = await answer(refused ? () => Promise.reject(body) : handler, toRequest(req, res, url, refused ? null : body), options);
       } catch (error) {
         response = toErrorResponse(error);
@@ -261,24 +280,42 @@ export function earlyLaunchScript(options: EarlyLaunchOptions): string {
 
 /**
  * What a body parser left: raw bytes or text to use, a parsed value, or nothing (`undefined`: the
- * body is still to be read). A parsed webhook body gives the error to answer instead.
+ * body is still to be read). A parsed webhook body, or a body read and not kept, gives the error
+ * to answer instead.
  */
-function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | null | undefined | WebhookVerificationError {
+function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | null | undefined | MarketplaceKitError {
   const { body } = req;
   if (typeof body === 'string') return body;
   if (body instanceof Uint8Array) return new Uint8Array(body);
   // Read by a parser or not at all: a body value alone says nothing, as Express 4's parsers set
   // `req.body = {}` on every request, also on those they leave unread.
   if (!req.readableEnded) return undefined;
-  if (isWebhook) {
-    return new WebhookVerificationError(
-      'ERR_WEBHOOK_BODY_PARSED',
-      'A body parser (e.g. express.json()) consumed the webhook body before the kit could read it. The signature covers the exact raw bytes: ' +
-        'mount toExpressMiddleware(backend) before express.json(), or use express.raw({ type: "application/json" }) for the webhook path.',
-      { status: 500 },
+  const parsed = body !== undefined && body !== null;
+  if (isWebhook || (!parsed && declaresBody(req))) {
+    return bodyReadFirst(
+      isWebhook,
+      parsed ? 'A body parser (e.g. express.json())' : 'A middleware before toExpressMiddleware',
+      'mount toExpressMiddleware(backend) before it, or use express.raw({ type: "application/json", limit: "1mb" }) for the webhook path',
     );
   }
-  return body === undefined || body === null ? null : JSON.stringify(body);
+  return parsed ? JSON.stringify(body) : null;
+}
+
+/** Read already, though the client sent a body: what the handler would stream is gone. */
+function bodyGone(req: IncomingMessage): boolean {
+  return req.readableEnded && declaresBody(req);
+}
+
+function declaresBody(req: IncomingMessage): boolean {
+  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * The webhook route as the backend's router sees it: dot segments resolved (by URL), trailing
+ * slashes dropped, so `/webhooks/` or `/x/../webhooks` cannot slip a consumed body past the check.
+ */
+function isWebhookRoute(url: URL, basePath: string | undefined): boolean {
+  return basePath !== undefined && url.pathname.replace(/\/+$/, '') === `${basePath}/webhooks`;
 }
 
 function assertAdapter(name: string, handler: unknown, options: NodeAdapterOptions): void {

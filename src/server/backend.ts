@@ -307,7 +307,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
 
   /** POST /session: context token → app session (DESIGN B). */
   async function postSession(request: Request): Promise<Response> {
-    const bytes = await readBodyBytes(request, SESSION_BODY_LIMIT);
+    const bytes = await readBodyBytes(request, SESSION_BODY_LIMIT, false);
     let value: unknown;
     try {
       value = JSON.parse(new TextDecoder().decode(bytes));
@@ -586,7 +586,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
 
   /** POST /webhooks: verify and claim, invalidate the user's entitlement, hand to onEvent (released if it throws). */
   async function postWebhook(request: Request, secrets: readonly string[]): Promise<Response> {
-    const bytes = await readBodyBytes(request, WEBHOOK_BODY_LIMIT);
+    const bytes = await readBodyBytes(request, WEBHOOK_BODY_LIMIT, true);
     const settlers: Array<() => void> = [];
     try {
       let received;
@@ -665,15 +665,19 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     if (request.method === 'OPTIONS' && config.corsOrigins.size > 0) return new Response(null, { status: 204 });
     // Own keys only: a runtime that passes any method name on (Deno, Bun, Workers) must not find
     // `constructor` or `toString` among the routes.
-    const handler = ownValue(methods, request.method);
+    // HEAD wherever GET is allowed (RFC 9110): the GET answer without its body.
+    const head = request.method === 'HEAD';
+    const handler = ownValue(methods, head ? 'GET' : request.method);
     if (!handler) {
       const response = toErrorResponse(
         new MarketplaceKitError('ERR_METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}`, { status: 405 }),
       );
-      response.headers.set('allow', Object.keys(methods).join(', '));
+      response.headers.set('allow', Object.keys(methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).join(', '));
       return response;
     }
-    return handler(request, url);
+    if (!head) return handler(request, url);
+    const response = await handler(request, url);
+    return new Response(null, response);
   }
 
   Object.defineProperties(backend, {

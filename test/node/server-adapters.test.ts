@@ -203,6 +203,55 @@ describe('toExpressMiddleware with a real Express app', () => {
     }
   });
 
+  it("mounted under a path its basePath lacks, says so (ERR_CONFIG, told to onError) instead of Express's 404", async () => {
+    const reported: string[] = [];
+    const onError = (error: unknown) => void reported.push((error as { code?: string }).code ?? String(error));
+    const app = express();
+    app.use('/mp', toExpressMiddleware(makeBackend([]), { onError }));
+    const router = express.Router();
+    router.use(toExpressMiddleware(makeBackend([]), { onError }));
+    app.use('/nested', router);
+    const fixed = express.Router();
+    fixed.use(toExpressMiddleware(createAppBackend({ ...backendOptions(market.siteUrl), basePath: '/fixed/api/marketplace' })));
+    app.use('/fixed', fixed);
+    const { origin, server } = await listen(app);
+    try {
+      for (const mount of ['/mp', '/nested']) {
+        const answer = await fetch(`${origin}${mount}/api/marketplace/session`, { method: 'POST', body: '{}' });
+        const { error } = (await answer.json()) as { error: { code: string; message: string } };
+        assert.deepEqual([answer.status, error.code], [500, 'ERR_CONFIG'], mount);
+        assert.match(error.message, new RegExp(`mounted under ${mount}.*basePath .*must be "${mount}/api/marketplace"`));
+      }
+      assert.deepEqual(reported, ['ERR_CONFIG', 'ERR_CONFIG']);
+      assert.equal((await fetch(`${origin}/mp/elsewhere`)).status, 404, "other paths under the mount still go to next()");
+      assert.equal((await newSession(`${origin}/fixed`)).status, 200, 'a basePath with the mount in it works');
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('a body a middleware read and did not keep: 500 ERR_CONFIG on the session route, not an empty body', async () => {
+    const reported: string[] = [];
+    const app = express();
+    app.use(async (req, _res, next) => {
+      for await (const chunk of req) void chunk; // a logger that reads the stream
+      next();
+    });
+    app.use(toExpressMiddleware(makeBackend([]), { onError: (error) => void reported.push((error as { code?: string }).code ?? '') }));
+    const { origin, server } = await listen(app);
+    try {
+      const answer = await newSession(origin);
+      const { error } = (await answer.json()) as { error: { code: string; message: string } };
+      assert.deepEqual([answer.status, error.code], [500, 'ERR_CONFIG']);
+      assert.match(error.message, /^A middleware before toExpressMiddleware read the request body before the kit could/);
+      const hook = await webhook(origin);
+      assert.deepEqual([hook.status, ((await hook.json()) as { error: { code: string } }).error.code], [500, 'ERR_WEBHOOK_BODY_PARSED']);
+      assert.deepEqual(reported, ['ERR_CONFIG', 'ERR_WEBHOOK_BODY_PARSED']);
+    } finally {
+      await close(server);
+    }
+  });
+
   it('refuses a basePath other than the backend\'s at once, instead of answering every request 404', () => {
     const backend = makeBackend([]);
     assert.throws(() => toExpressMiddleware(backend, { basePath: '/mp' }), { code: 'ERR_CONFIG', message: /"\/mp" differs from the backend's "\/api\/marketplace"/ });
@@ -247,6 +296,40 @@ const onOneConnection = (port: number, requests: Buffer[]) =>
   });
 
 const FOUR_MB = 4 * 1024 * 1024;
+
+describe('toNodeHandler: a body read before it (Fastify, Koa, a logger)', () => {
+  it('answers 500 ERR_WEBHOOK_BODY_PARSED on the webhook route and ERR_CONFIG elsewhere, told to onError; a signed webhook is never called forged', async () => {
+    const reported: string[] = [];
+    const backendErrors: string[] = [];
+    const backend = createAppBackend({ ...backendOptions(market.siteUrl), onError: (error) => void backendErrors.push((error as { code?: string }).code ?? '') });
+    const node = toNodeHandler(backend, { onError: (error) => void reported.push((error as { code?: string }).code ?? '') });
+    const server = createServer(async (req, res) => {
+      if (req.headers['x-read-first'] === '1') for await (const chunk of req) void chunk;
+      node(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const readFirst = (path: string, body: string, headers: Record<string, string>) =>
+      fetch(`${origin}/api/marketplace${path}`, { method: 'POST', body, headers: { 'x-read-first': '1', 'content-type': 'application/json', ...headers } });
+    try {
+      const body = JSON.stringify({ event: 'user.authorized', timestamp: new Date().toISOString(), data: { user_id: 'usr_1' } });
+      const hook = await readFirst('/webhooks/', body, { 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) });
+      const hookError = ((await hook.json()) as { error: { code: string; message: string } }).error;
+      assert.deepEqual([hook.status, hookError.code], [500, 'ERR_WEBHOOK_BODY_PARSED']);
+      assert.match(hookError.message, /^Something before toNodeHandler .* read the webhook body before the kit could, and its signature covers the exact raw bytes: give toNodeHandler the request unread$/);
+      const session = await readFirst('/session', '{"context":"x","host":"y"}', {});
+      assert.deepEqual([session.status, ((await session.json()) as { error: { code: string } }).error.code], [500, 'ERR_CONFIG']);
+      assert.deepEqual(reported, ['ERR_WEBHOOK_BODY_PARSED', 'ERR_CONFIG']);
+      assert.deepEqual(backendErrors, [], 'the backend never saw them: no signature mismatch reported');
+      // Not read first, the same requests reach the backend as usual; a read bodiless request too.
+      assert.equal((await fetch(`${origin}/api/marketplace/webhooks`, { method: 'POST', body, headers: { 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) } })).status, 200);
+      assert.equal((await fetch(`${origin}/api/marketplace/session`, { method: 'DELETE', headers: { 'x-read-first': '1' } })).status, 204);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
 
 describe('adapters: request bodies the handler does not read to the end', () => {
   it('toNodeHandler: a streamed body over the limit gets its 413, and the connection goes on; so it does after a route that reads none', async () => {

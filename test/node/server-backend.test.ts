@@ -477,6 +477,42 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(await errorCode(wrongMethod), 'ERR_METHOD_NOT_ALLOWED');
   });
 
+  it('answers HEAD wherever GET is allowed: the GET answer without its body', async () => {
+    const { backend } = backendWith();
+    const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
+    const headers = { authorization: `Bearer ${body.session.token}` };
+    const get = await backend(new Request(`${BASE}/session`, { headers }));
+    const head = await backend(new Request(`${BASE}/session`, { method: 'HEAD', headers }));
+    const seen = (answer: Response) => [answer.status, answer.headers.get('content-type'), answer.headers.get('cache-control')];
+    assert.equal(get.status, 200);
+    assert.deepEqual(seen(head), seen(get));
+    assert.equal(await head.text(), '');
+    const missing = await backend(new Request(`${BASE}/session`, { method: 'HEAD' }));
+    assert.deepEqual([missing.status, missing.headers.get('www-authenticate')], [401, 'Bearer']);
+    const postOnly = await backend(new Request(`${BASE}/webhooks`, { method: 'HEAD' }));
+    assert.deepEqual([postOnly.status, postOnly.headers.get('allow')], [405, 'POST']);
+  });
+
+  it('answers a request whose body was read before it with a typed 500 told to onError, not as an empty body', async () => {
+    const errors: unknown[] = [];
+    const { backend } = backendWith({ onError: (error) => errors.push(error) });
+    const read = async (request: Request) => {
+      await request.text(); // a middleware that called request.json() before the backend
+      return backend(request);
+    };
+    const webhookBody = JSON.stringify({ event: 'user.revoked', timestamp: new Date(NOW).toISOString(), data: { user_id: 'usr_1' } });
+    const webhook = await read(
+      new Request(`${BASE}/webhooks`, { method: 'POST', headers: { 'x-service-signature': signWebhookBody(webhookBody, WEBHOOK_SECRET) }, body: webhookBody }),
+    );
+    const session = await read(
+      new Request(`${BASE}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ context: await contextToken(), host: DASHBOARD }) }),
+    );
+    assert.deepEqual([webhook.status, await errorCode(webhook)], [500, 'ERR_WEBHOOK_BODY_PARSED']);
+    assert.deepEqual([session.status, await errorCode(session)], [500, 'ERR_CONFIG']);
+    assert.deepEqual(errors.map((error) => (error as { code?: string }).code), ['ERR_WEBHOOK_BODY_PARSED', 'ERR_CONFIG']);
+    assert.match(String((errors[1] as Error).message), /read the request body before the kit could: .*request\.clone\(\)/);
+  });
+
   it("answers 405 to a method named like an object's own (constructor, toString), never echoing the request", async () => {
     // node:http refuses such methods before the handler; Request-native runtimes (Deno, Bun,
     // Workers) and direct calls pass them on.
@@ -486,7 +522,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       const answer: unknown = await backend(new Request(`${BASE}/session`, { method, headers }));
       assert.ok(answer instanceof Response, `${method}: a Response`);
       assert.deepEqual([answer.status, answer.headers.get('cookie'), await errorCode(answer)], [405, null, 'ERR_METHOD_NOT_ALLOWED'], method);
-      assert.equal(answer.headers.get('allow'), 'POST, GET, DELETE');
+      assert.equal(answer.headers.get('allow'), 'POST, GET, HEAD, DELETE');
     }
   });
 

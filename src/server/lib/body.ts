@@ -1,4 +1,5 @@
 import { MarketplaceKitError } from '../../shared/errors.js';
+import { WebhookVerificationError } from '../webhooks.js';
 
 /**
  * Reads a body up to `limit` bytes from any byte stream (a Web `ReadableStream`, a node:http
@@ -34,8 +35,29 @@ export async function readLimited(
   return bytes;
 }
 
-/** Reads a request body up to `limit` bytes; larger bodies are refused with 413 before all is read. */
-export function readBodyBytes(request: Request, limit: number): Promise<Uint8Array> {
+/**
+ * The error for a request whose body something read before the kit: the app's set-up mistake,
+ * answered 500 so that `onError` hears of it, where an empty body would pass for the client's (a
+ * signed webhook would fail as forged). `reader` says who read it, `advice` what to change.
+ */
+export function bodyReadFirst(isWebhook: boolean, reader: string, advice: string): MarketplaceKitError {
+  const message = isWebhook
+    ? `${reader} read the webhook body before the kit could, and its signature covers the exact raw bytes: ${advice}`
+    : `${reader} read the request body before the kit could: ${advice}`;
+  return isWebhook
+    ? new WebhookVerificationError('ERR_WEBHOOK_BODY_PARSED', message, { status: 500 })
+    : new MarketplaceKitError('ERR_CONFIG', message, { status: 500 });
+}
+
+/**
+ * Reads a request body up to `limit` bytes; larger bodies are refused with 413 before all is read,
+ * a body read before (`bodyUsed`) with `bodyReadFirst`.
+ */
+export function readBodyBytes(request: Request, limit: number, isWebhook: boolean): Promise<Uint8Array> {
+  if (request.bodyUsed) {
+    const advice = "give the backend the Request unread (a middleware that needs the body can read request.clone() instead)";
+    return Promise.reject(bodyReadFirst(isWebhook, 'Something (a middleware calling request.json() or text(), say)', advice));
+  }
   if (!request.body) return Promise.resolve(new Uint8Array(0));
   const tooLarge = () => new MarketplaceKitError('ERR_PAYLOAD_TOO_LARGE', `Request bodies are limited to ${limit} bytes`, { status: 413 });
   // Node's ReadableStream is async iterable; the DOM lib's type does not say so.
