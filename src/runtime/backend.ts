@@ -105,7 +105,7 @@ function notJson(response: Response, url: string, cause: unknown): MarketplaceKi
   const type = response.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
   return new MarketplaceKitError(
     'ERR_RESPONSE_INVALID',
-    `The app backend answered ${response.status} at ${url} with ${type}, not JSON: is createKit's backend the app backend (in development, does the dev server forward it)?`,
+    `The app backend answered ${response.status} at ${url} with ${type}, not JSON: is that the app backend (does the dev server forward it)?`,
     { status: response.status, cause },
   );
 }

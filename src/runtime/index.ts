@@ -35,7 +35,7 @@ export type { Entitlement, Profile, Theme } from '../shared/schemas.js';
  */
 export async function createKit(options: KitOptions): Promise<Kit> {
   if (typeof window === 'undefined' || typeof document === 'undefined') {
-    throw new MarketplaceKitError('ERR_CONFIG', 'createKit runs in a browser, and this is not one (a server-side render?): create the kit from client-only code');
+    throw new MarketplaceKitError('ERR_CONFIG', 'createKit needs a browser: create the kit from client-only code, not in a server-side render');
   }
   const kit = new MarketplaceKit(options, browserEnvironment());
   registerKit(kit);

@@ -52,7 +52,7 @@ describe('package', () => {
       same: true,
       kitError: true,
       code: 'ERR_CONFIG',
-      message: 'createKit runs in a browser, and this is not one (a server-side render?): create the kit from client-only code',
+      message: 'createKit needs a browser: create the kit from client-only code, not in a server-side render',
     });
   });
 

@@ -201,7 +201,7 @@ describe('kit on the developer\'s own site', () => {
     const page = () => new Response('<!doctype html><title>App</title>', { headers: { 'content-type': 'text/html; charset=utf-8' } });
     const devServer = await failing(async () => page(), '/api/marketplace');
     expect(devServer?.error?.message).to.equal(
-      `The app backend answered 200 at ${BACKEND}/session with text/html, not JSON: is createKit's backend the app backend (in development, does the dev server forward it)?`,
+      `The app backend answered 200 at ${BACKEND}/session with text/html, not JSON: is that the app backend (does the dev server forward it)?`,
     );
     const wrongShape = await failing(async () => new Response('{"session":{}}', { headers: { 'content-type': 'application/json' } }), '/api/marketplace');
     expect(wrongShape?.error?.message).to.match(new RegExp(`^Invalid session response from ${BACKEND}/session at `));
