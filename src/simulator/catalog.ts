@@ -2,6 +2,7 @@
  * The simulator's made-up marketplace: its plans (the seed's four plan kinds, §1.3) and its users
  * (seed §2.1), each with a starting entitlement (seed §2.2). Nothing here is a real account.
  */
+import { MarketplaceKitError } from '../shared/errors.js';
 import type { Entitlement, Profile } from '../shared/schemas.js';
 
 /** The seed's plan kinds (§1.3). */
@@ -38,6 +39,18 @@ export function utcSeconds(ms: number): string {
 }
 
 const DAY_MS = 86_400_000;
+
+/**
+ * An entitlement set through the Control API or `sim.setEntitlement`, held to what the marketplace
+ * serves (seed §2.2): the shared schema also reads fractional seconds in `expires_at`, but a client
+ * written from the documentation may parse only `YYYY-MM-DDThh:mm:ssZ`.
+ */
+export function assertServable(entitlement: Entitlement): Entitlement {
+  if (typeof entitlement.expires_at === 'string' && !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(entitlement.expires_at)) {
+    throw new MarketplaceKitError('ERR_INVALID_INPUT', 'Invalid entitlement at expires_at: the marketplace sends YYYY-MM-DDThh:mm:ssZ, whole seconds in UTC');
+  }
+  return entitlement;
+}
 
 /** A fresh entitlement for `plan`, as a purchase of it at `now` would create. */
 export function entitlementForPlan(

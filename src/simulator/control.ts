@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isKitError } from '../shared/errors.js';
 import { Entitlement, KnownWebhookDelivery, WEBHOOK_EVENTS, UserId, parseOrThrow } from '../shared/schemas.js';
 import { signContextToken } from '../server/signers.js';
-import { PLANS, entitlementForPlan, findPlan, utcSeconds } from './catalog.js';
+import { PLANS, assertServable, entitlementForPlan, findPlan, utcSeconds } from './catalog.js';
 import type { SimulatorContext } from './context.js';
 import { ApiError, readJsonObject, sendJson } from './http.js';
 import type { DeliveryRecord, SimulatorConfig } from './state.js';
@@ -81,7 +81,7 @@ export async function putEntitlement(ctx: SimulatorContext, req: IncomingMessage
   const merged = { ...base, ...body, usage: { ...(base.usage as object), ...(usage ?? {}) } };
   let entitlement: Entitlement;
   try {
-    entitlement = parseOrThrow(Entitlement, merged, 'entitlement');
+    entitlement = assertServable(parseOrThrow(Entitlement, merged, 'entitlement'));
   } catch (error) {
     schemaError(error);
   }

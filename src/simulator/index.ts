@@ -19,7 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { AppId, Entitlement, parseOrThrow, type Profile } from '../shared/schemas.js';
 import { apiRequest } from './api.js';
-import { avatarSvg } from './catalog.js';
+import { assertServable, avatarSvg } from './catalog.js';
 import type { RateLimits, SimulatorContext, SimulatorCredentials } from './context.js';
 import {
   applyConfig,
@@ -243,8 +243,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   // Malformed HTTP never reaches the handler; answer it and keep serving.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-    const status = error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
-    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const body = JSON.stringify({
+      error: tooLarge
+        ? { code: 'invalid_request', message: 'The request headers are too large.' }
+        : { code: 'invalid_request', message: 'The request is not valid HTTP.' },
+    });
+    const head = `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    if (socket.writable) socket.end(head + body);
     else socket.destroy();
   });
 
@@ -258,7 +264,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     entitlement: (userId) => state.entitlements.get(userId) ?? null,
     setEntitlement: (userId, entitlement) => {
       if (!state.users.has(userId)) throw unknownUser(userId);
-      const parsed = entitlement && parseOrThrow(Entitlement, entitlement, 'entitlement');
+      const parsed = entitlement && assertServable(parseOrThrow(Entitlement, entitlement, 'entitlement'));
       // What /entitlements answers for this user must be this user's, of this app (seed §2.2).
       if (parsed && (parsed.user_id !== userId || parsed.app_id !== appId)) {
         throw new MarketplaceKitError('ERR_INVALID_INPUT', `An entitlement of ${userId} must have user_id ${userId} and app_id ${appId}`);

@@ -126,6 +126,8 @@ describe('simulator: control API', () => {
       { usage: 'lots' },
       { expires_at: '2030-01-01' },
       { expires_at: 'tomorrow' },
+      // The kit reads fractional seconds; the marketplace sends only whole ones (seed §2.2).
+      { expires_at: '2030-01-01T00:00:00.123Z' },
       { plan: '' },
       { user_id: 'usr_ada' },
       { colour: 'red' },
@@ -302,6 +304,21 @@ describe('simulator: robustness', () => {
       const codes = statuses.map((line) => Number(line.split(' ')[1]));
       // Node itself refuses an HTTP/1.1 request without Host (400).
       assert.deepEqual(codes, [400, 421, 400, 400, 404, 404, 404, 400, 413, 400, 400, 400, 400, 431]);
+      // What is not even HTTP is answered with the same JSON error body as the rest, then closed.
+      for (const [request, status, message] of [
+        ['GARBAGE\r\n\r\n', 400, 'The request is not valid HTTP.'],
+        [`GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 431, 'The request headers are too large.'],
+      ] as const) {
+        const whole = await new Promise<string>((resolve) => {
+          let answer = '';
+          const socket = connect(Number(new URL(sim.siteUrl).port), '127.0.0.1');
+          socket.on('data', (chunk) => (answer += chunk.toString('latin1'))).on('close', () => resolve(answer)).on('error', () => resolve(answer));
+          socket.write(request);
+        });
+        const [head = '', body = ''] = whole.split('\r\n\r\n');
+        assert.match(head, new RegExp(`^HTTP/1\\.1 ${status} [^]*\\r\\ncontent-type: application/json\\r\\n`), head);
+        assert.deepEqual(JSON.parse(body), { error: { code: 'invalid_request', message } });
+      }
 
       // A body that is too big without a Content-Length (chunked) is cut off too.
       const huge = await fetch(`${sim.siteUrl}/_simulator/events`, {
@@ -407,6 +424,12 @@ describe('simulator: startSimulator options', () => {
         code: 'ERR_INVALID_INPUT',
         message: /Invalid entitlement at expires_at/,
       });
+      assert.throws(() => sim.setEntitlement('usr_ada', { ...sim.entitlement('usr_ada')!, expires_at: '2030-01-01T00:00:00.5Z' }), {
+        code: 'ERR_INVALID_INPUT',
+        message: 'Invalid entitlement at expires_at: the marketplace sends YYYY-MM-DDThh:mm:ssZ, whole seconds in UTC',
+      });
+      sim.setEntitlement('usr_ada', { ...sim.entitlement('usr_ada')!, expires_at: '2030-01-01T00:00:00Z' });
+      assert.equal(sim.entitlement('usr_ada')?.expires_at, '2030-01-01T00:00:00Z');
       assert.throws(() => sim.setEntitlement('usr_nobody', null), { code: 'ERR_INVALID_INPUT', message: /no user usr_nobody/ });
       // Another user's or another app's entitlement is no entitlement of this user.
       const grace = sim.entitlement('usr_grace')!;
