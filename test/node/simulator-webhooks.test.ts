@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { createMemoryReplayStore, isKitError, verifyWebhook, type WebhookDelivery } from '../../src/server/index.js';
 import { signWebhookBody } from '../../src/server/signers.js';
@@ -58,6 +59,9 @@ describe('simulator: webhook deliveries', () => {
     const raw = receiver.received.at(-1)!;
     assert.equal(raw.headers['content-type'], 'application/json');
     assert.equal(raw.headers['x-service-signature'], signWebhookBody(raw.body, FIXED.webhookSecret));
+    // As a receiver written from the documentation alone computes it, with none of the kit's code:
+    // HMAC-SHA256 of the raw body, keyed with the secret as printed (its UTF-8 bytes), in lower-case hex.
+    assert.equal(raw.headers['x-service-signature'], `sha256=${createHmac('sha256', Buffer.from(FIXED.webhookSecret, 'utf8')).update(raw.body, 'utf8').digest('hex')}`);
     assert.deepEqual(Object.keys(JSON.parse(raw.body)), ['event', 'timestamp', 'data']);
     assert.match(JSON.parse(raw.body).timestamp, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     assert.equal(any.mock.callCount(), 0);
