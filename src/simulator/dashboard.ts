@@ -180,7 +180,7 @@ export async function dashboard(ctx: SimulatorContext, res: ServerResponse): Pro
   </aside>
 </div>
 <div id="toasts" aria-live="polite"></div>
-<dialog id="upgrade" aria-labelledby="upgrade-title">
+<dialog id="upgrade" aria-labelledby="upgrade-title" aria-describedby="upgrade-reason">
   <form method="dialog" id="upgrade-form">
     <h2 id="upgrade-title">Choose a plan</h2>
     <p class="muted" id="upgrade-reason"></p>

@@ -71,8 +71,12 @@ describe('<mp-gate>', () => {
         expect(el.state).to.equal(s.state);
         expect(el.getAttribute('access')).to.equal(s.access ?? null);
         expect(isShown(el)).to.equal(s.access === 'granted');
-        if (s.heading) expect(part(el, 'heading')!.textContent).to.equal(s.heading);
-        else expect(part(el, 'card')).to.equal(null);
+        if (s.heading) {
+          // A heading for assistive technology too (WCAG 1.3.1): reached by heading navigation.
+          const heading = part(el, 'heading')!;
+          expect(heading.textContent).to.equal(s.heading);
+          expect([heading.getAttribute('role'), heading.getAttribute('aria-level')]).to.deep.equal(['heading', '2']);
+        } else expect(part(el, 'card')).to.equal(null);
       });
 
       for (const theme of ['light', 'dark'] as const) {
@@ -122,6 +126,22 @@ describe('<mp-gate>', () => {
         await expect(el).to.be.accessible();
       });
     }
+  });
+
+  it("sets its card heading's level from heading-level, 1 to 6, else 2", async () => {
+    const el = await gate(new FakeKit().setSession(sampleUser, null));
+    const level = async (value: string | null) => {
+      if (value === null) el.removeAttribute('heading-level');
+      else el.setAttribute('heading-level', value);
+      await el.updateComplete;
+      return part(el, 'heading')!.getAttribute('aria-level');
+    };
+    expect([await level('3'), await level('1'), await level('6')]).to.deep.equal(['3', '1', '6']);
+    expect([await level('7'), await level('0'), await level('2.5'), await level('h3'), await level(null)]).to.deep.equal(['2', '2', '2', '2', '2']);
+    el.headingLevel = 4;
+    await el.updateComplete;
+    expect(part(el, 'heading')!.getAttribute('aria-level')).to.equal('4');
+    await expect(el).to.be.accessible();
   });
 
   it('shows loading as a busy box without the content', async () => {

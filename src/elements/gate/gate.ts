@@ -85,7 +85,7 @@ const REFUSED_LAUNCH: ReadonlySet<string> = new Set(['ERR_HOST_NOT_ALLOWED', 'ER
  * @csspart base - The paywall card or the loading box.
  * @csspart card - The built-in paywall card.
  * @csspart loading - The box shown while loading or when not connected.
- * @csspart heading - The card's heading.
+ * @csspart heading - The card's heading (`role="heading"`, at `heading-level`).
  * @csspart text - The card's explanation.
  * @csspart detail - The card's extra line: the end date of an expired plan, or that the card's action failed.
  * @csspart action - The card's button (upgrade, renew, update payment, sign in, retry).
@@ -139,6 +139,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     feature: {},
     plan: {},
     metered: { type: Boolean },
+    headingLevel: { type: Number, attribute: 'heading-level' },
     access: { reflect: true },
     strings: STRINGS_PROPERTY,
   };
@@ -152,6 +153,8 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   declare plan: string | readonly string[] | undefined;
   /** Also lock when the usage quota is spent (`usage.api_calls >= usage.limit`). */
   declare metered: boolean;
+  /** The level of the paywall card's heading for assistive technology, 1 to 6 (anything else: 2), to fit the page's outline. */
+  declare headingLevel: number | undefined;
   /**
    * The decision's look: `granted`, `locked`, `expired`, `past-due` or `over-quota`; unset until decided. Set by the element; reflected.
    * @readonly
@@ -260,7 +263,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     if (this._failed) card.detail = this._t('failed');
     const said = this._failed ? card.detail! : card.heading;
     const content = html`<div part="base card" role="group" aria-labelledby="heading">
-      <p part="heading" id="heading">${card.heading}</p>
+      <p part="heading" id="heading" role="heading" aria-level=${this._headingLevel}>${card.heading}</p>
       <p part="text">${card.text}</p>
       ${card.detail ? html`<p part="detail" class="muted">${card.detail}</p>` : nothing}
       ${card.run
@@ -273,6 +276,11 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     // Page content in the `locked` slot says what it says: the hidden card's heading is not announced.
     const own = this.querySelector(':scope > [slot="locked"]');
     return [html`<slot name="locked">${content}</slot>`, own ? '' : said];
+  }
+
+  private get _headingLevel(): number {
+    const level = Number(this.headingLevel);
+    return Number.isInteger(level) && level >= 1 && level <= 6 ? level : 2;
   }
 
   /** What the paywall card says and does in the current state. */
