@@ -20,7 +20,7 @@ export const ELEMENT_API: Record<string, ElementApi> = {
     cssProperties: ['--mp-color-accent', '--mp-color-on-accent', '--mp-color-focus', '--mp-color-surface', '--mp-radius', '--mp-font'],
   },
   'mp-gate': {
-    attributes: ['feature', 'plan', 'metered', 'access'],
+    attributes: ['feature', 'plan', 'metered', 'heading-level', 'access'],
     slots: ['', 'locked'],
     parts: ['base', 'card', 'loading', 'heading', 'text', 'detail', 'action', 'status'],
     events: ['mp-access-change', 'mp-upgrade-request', 'mp-upgrade', 'mp-sign-in-request', 'mp-error'],
