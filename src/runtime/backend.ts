@@ -103,11 +103,8 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
 /** A success status whose body is no JSON: most often a dev server's page where no proxy forwards. */
 function notJson(response: Response, url: string, cause: unknown): MarketplaceKitError {
   const type = response.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
-  return new MarketplaceKitError(
-    'ERR_RESPONSE_INVALID',
-    `The app backend answered ${response.status} at ${url} with ${type}, not JSON: is that the app backend (does the dev server forward it)?`,
-    { status: response.status, cause },
-  );
+  const what = /\bjson$/i.test(type) ? 'a body that is not valid JSON' : `${type}, not JSON: is that the app backend (does the dev server forward it)?`;
+  return new MarketplaceKitError('ERR_RESPONSE_INVALID', `The app backend answered ${response.status} at ${url} with ${what}`, { status: response.status, cause });
 }
 
 /**

@@ -159,7 +159,9 @@ export function toExpressMiddleware(
       // Mounted with a path (`app.use('/mp', …)`, a router): the backend still sees the whole
       // path, which its basePath must then include. Said at once, not left to Express's 404.
       const mount = expressReq.baseUrl ?? '';
-      if (mount === '' || !under(`${mount}${basePath}`)) return next();
+      // Mounted at a prefix of basePath (`app.use('/api', …)` for /api/marketplace) is right.
+      const fine = mount === '' || basePath.startsWith(`${mount}/`);
+      if (fine || !under(`${mount}${basePath}`)) return next();
       mistake = new MarketplaceKitError(
         'ERR_CONFIG',
         `toExpressMiddleware is mounted under ${mount}, and the backend sees whole paths: its basePath (createAppBackend's) must be ${JSON.stringify(`${mount}${basePath}`)}, or mount it without a path`,
@@ -291,14 +293,15 @@ function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | nul
   // `req.body = {}` on every request, also on those they leave unread.
   if (!req.readableEnded) return undefined;
   const parsed = body !== undefined && body !== null;
-  if (isWebhook || (!parsed && declaresBody(req))) {
+  if (!parsed && !declaresBody(req)) return null; // nothing was lost
+  if (isWebhook || !parsed) {
     return bodyReadFirst(
       isWebhook,
       parsed ? 'A body parser (e.g. express.json())' : 'A middleware before toExpressMiddleware',
       'mount toExpressMiddleware(backend) before it, or use express.raw({ type: "application/json", limit: "1mb" }) for the webhook path',
     );
   }
-  return parsed ? JSON.stringify(body) : null;
+  return JSON.stringify(body);
 }
 
 /** Read already, though the client sent a body: what the handler would stream is gone. */
@@ -306,9 +309,17 @@ function bodyGone(req: IncomingMessage): boolean {
   return req.readableEnded && declaresBody(req);
 }
 
+/**
+ * A body the handler may need: only methods that send one to be read (the backend reads the
+ * bodies of its POST routes only; a GET or DELETE with a body loses nothing). A chunked body
+ * counts even when it turns out empty: once read, its length is unknown.
+ */
 function declaresBody(req: IncomingMessage): boolean {
+  if (!BODY_METHODS.has(req.method ?? '')) return false;
   return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 }
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
  * The webhook route as the backend's router sees it: dot segments resolved (by URL), trailing

@@ -634,7 +634,8 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   type Route = (request: Request, url: URL) => Promise<Response> | Response;
   const { webhookSecrets } = config;
   const routes: Record<string, Partial<Record<string, Route>>> = {
-    '/session': { POST: postSession, GET: getSession, DELETE: deleteSession },
+    // HEAD where GET only reads (RFC 9110); the OAuth routes' GET acts (a state, a spent code).
+    '/session': { POST: postSession, GET: getSession, HEAD: getSession, DELETE: deleteSession },
     '/oauth/start': { GET: oauthStart },
     '/oauth/callback': { GET: oauthCallback },
     ...(webhookSecrets === null ? {} : { '/webhooks': { POST: (request: Request) => postWebhook(request, webhookSecrets) } }),
@@ -653,7 +654,8 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
         report(error, request);
       }
     }
-    return withCors(request, response, config.corsOrigins);
+    // An answer to HEAD has no body, errors included (node:http drops it; a fetch runtime may not).
+    return withCors(request, request.method === 'HEAD' ? new Response(null, response) : response, config.corsOrigins);
   } as AppBackend;
 
   async function route(request: Request): Promise<Response> {
@@ -665,19 +667,15 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     if (request.method === 'OPTIONS' && config.corsOrigins.size > 0) return new Response(null, { status: 204 });
     // Own keys only: a runtime that passes any method name on (Deno, Bun, Workers) must not find
     // `constructor` or `toString` among the routes.
-    // HEAD wherever GET is allowed (RFC 9110): the GET answer without its body.
-    const head = request.method === 'HEAD';
-    const handler = ownValue(methods, head ? 'GET' : request.method);
+    const handler = ownValue(methods, request.method);
     if (!handler) {
       const response = toErrorResponse(
         new MarketplaceKitError('ERR_METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${url.pathname}`, { status: 405 }),
       );
-      response.headers.set('allow', Object.keys(methods).flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])).join(', '));
+      response.headers.set('allow', Object.keys(methods).join(', '));
       return response;
     }
-    if (!head) return handler(request, url);
-    const response = await handler(request, url);
-    return new Response(null, response);
+    return handler(request, url);
   }
 
   Object.defineProperties(backend, {

@@ -72,15 +72,18 @@ const webhook = (origin: string, path = '/webhooks') => {
   });
 };
 
-/** A POST with `path` sent exactly as written (fetch would resolve dot segments first). */
-const rawPost = (origin: string, path: string, body: string) =>
+/** A request with `path` sent exactly as written (fetch would resolve dot segments first), and a body whatever the method. */
+const rawRequest = (origin: string, method: string, path: string, body: string, headers: Record<string, string> = {}) =>
   new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const request = httpRequest(`${origin}${path}`, { method: 'POST', path, headers: { 'content-type': 'application/json' } }, (response) => {
+    // Node frames the body of a GET or DELETE only when told its length.
+    const length = 'transfer-encoding' in headers ? {} : { 'content-length': String(Buffer.byteLength(body)) };
+    const request = httpRequest(`${origin}${path}`, { method, path, headers: { 'content-type': 'application/json', ...length, ...headers } }, (response) => {
       let text = '';
       response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
     });
     request.on('error', reject).end(body);
   });
+const rawPost = (origin: string, path: string, body: string) => rawRequest(origin, 'POST', path, body);
 
 const newSession = async (origin: string) => {
   const context = await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: market.siteUrl, host: DASHBOARD, appId: 'app_1', user: USER });
@@ -194,10 +197,14 @@ describe('toExpressMiddleware with a real Express app', () => {
   it('works mounted on a path prefix (req.url is rewritten, originalUrl is not)', async () => {
     const events: WebhookDelivery[] = [];
     const app = express();
-    app.use('/api', toExpressMiddleware(makeBackend(events)));
+    const reported: unknown[] = [];
+    app.use('/api', toExpressMiddleware(makeBackend(events), { onError: (error) => void reported.push(error) }));
     const { origin, server } = await listen(app);
     try {
       assert.equal((await webhook(origin)).status, 200);
+      // Mounted at a prefix of basePath is right: a stray path under the mount is not a set-up mistake.
+      const stray = await fetch(`${origin}/api/api/marketplace/session`);
+      assert.deepEqual([stray.status, reported], [404, []]);
     } finally {
       await close(server);
     }
@@ -246,6 +253,10 @@ describe('toExpressMiddleware with a real Express app', () => {
       assert.match(error.message, /^A middleware before toExpressMiddleware read the request body before the kit could/);
       const hook = await webhook(origin);
       assert.deepEqual([hook.status, ((await hook.json()) as { error: { code: string } }).error.code], [500, 'ERR_WEBHOOK_BODY_PARSED']);
+      // A route that reads no body loses nothing: a GET or DELETE with one is answered as usual.
+      const read = await rawRequest(origin, 'GET', '/api/marketplace/session', '{}');
+      const ended = await rawRequest(origin, 'DELETE', '/api/marketplace/session', '{}');
+      assert.deepEqual([read.status, ended.status], [401, 204]);
       assert.deepEqual(reported, ['ERR_CONFIG', 'ERR_WEBHOOK_BODY_PARSED']);
     } finally {
       await close(server);
@@ -324,6 +335,11 @@ describe('toNodeHandler: a body read before it (Fastify, Koa, a logger)', () => 
       // Not read first, the same requests reach the backend as usual; a read bodiless request too.
       assert.equal((await fetch(`${origin}/api/marketplace/webhooks`, { method: 'POST', body, headers: { 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) } })).status, 200);
       assert.equal((await fetch(`${origin}/api/marketplace/session`, { method: 'DELETE', headers: { 'x-read-first': '1' } })).status, 204);
+      // A DELETE's body is not read by any route: nothing was lost. A chunked POST has no length, so its reading counts.
+      const deleted = await rawRequest(origin, 'DELETE', '/api/marketplace/session', '{"x":1}', { 'x-read-first': '1' });
+      const chunked = await rawRequest(origin, 'POST', '/api/marketplace/session', '{"context":"x","host":"y"}', { 'x-read-first': '1', 'transfer-encoding': 'chunked' });
+      assert.deepEqual([deleted.status, chunked.status, JSON.parse(chunked.body).error.code], [204, 500, 'ERR_CONFIG']);
+      assert.deepEqual(reported, ['ERR_WEBHOOK_BODY_PARSED', 'ERR_CONFIG', 'ERR_CONFIG']);
     } finally {
       server.closeAllConnections();
       server.close();

@@ -477,7 +477,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(await errorCode(wrongMethod), 'ERR_METHOD_NOT_ALLOWED');
   });
 
-  it('answers HEAD wherever GET is allowed: the GET answer without its body', async () => {
+  it('answers HEAD on /session as GET without a body, errors included; not on the OAuth routes, whose GET acts', async () => {
     const { backend } = backendWith();
     const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
     const headers = { authorization: `Bearer ${body.session.token}` };
@@ -488,9 +488,15 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.deepEqual(seen(head), seen(get));
     assert.equal(await head.text(), '');
     const missing = await backend(new Request(`${BASE}/session`, { method: 'HEAD' }));
-    assert.deepEqual([missing.status, missing.headers.get('www-authenticate')], [401, 'Bearer']);
+    assert.deepEqual([missing.status, missing.headers.get('www-authenticate'), await missing.text()], [401, 'Bearer', '']);
     const postOnly = await backend(new Request(`${BASE}/webhooks`, { method: 'HEAD' }));
-    assert.deepEqual([postOnly.status, postOnly.headers.get('allow')], [405, 'POST']);
+    assert.deepEqual([postOnly.status, postOnly.headers.get('allow'), await postOnly.text()], [405, 'POST', '']);
+    const unknown = await backend(new Request(`${BASE}/nope`, { method: 'HEAD' }));
+    assert.deepEqual([unknown.status, await unknown.text()], [404, '']);
+    for (const route of ['/oauth/start', '/oauth/callback']) {
+      const oauth = await backend(new Request(`${BASE}${route}`, { method: 'HEAD' }));
+      assert.deepEqual([oauth.status, oauth.headers.get('allow'), oauth.headers.get('set-cookie')], [405, 'GET', null], route);
+    }
   });
 
   it('answers a request whose body was read before it with a typed 500 told to onError, not as an empty body', async () => {

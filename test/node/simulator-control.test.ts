@@ -318,6 +318,7 @@ describe('simulator: robustness', () => {
         const [head = '', body = ''] = whole.split('\r\n\r\n');
         assert.match(head, new RegExp(`^HTTP/1\\.1 ${status} [^]*\\r\\ncontent-type: application/json\\r\\n`), head);
         assert.deepEqual(JSON.parse(body), { error: { code: 'invalid_request', message } });
+        assert.match(head, new RegExp(`\\r\\ncontent-length: ${Buffer.byteLength(body)}(\\r\\n|$)`), 'the length of the body sent');
       }
 
       // A body that is too big without a Content-Length (chunked) is cut off too.

@@ -203,6 +203,10 @@ describe('kit on the developer\'s own site', () => {
     expect(devServer?.error?.message).to.equal(
       `The app backend answered 200 at ${BACKEND}/session with text/html, not JSON: is that the app backend (does the dev server forward it)?`,
     );
+    const cut = await failing(async () => new Response('{"session":', { headers: { 'content-type': 'application/json; charset=utf-8' } }), '/api/marketplace');
+    expect(cut?.error?.message).to.equal(`The app backend answered 200 at ${BACKEND}/session with a body that is not valid JSON`);
+    const untyped = await failing(async () => new Response(new TextEncoder().encode('hello').buffer), '/api/marketplace');
+    expect(untyped?.error?.message).to.match(/ with no content type, not JSON: /);
     const wrongShape = await failing(async () => new Response('{"session":{}}', { headers: { 'content-type': 'application/json' } }), '/api/marketplace');
     expect(wrongShape?.error?.message).to.match(new RegExp(`^Invalid session response from ${BACKEND}/session at `));
     const sameOrigin = await failing(() => Promise.reject(new TypeError('Failed to fetch')), '/api/marketplace');
