@@ -58,6 +58,8 @@ describe('keyboard and live regions in the dashboard', () => {
       await page.keyboard.press('Escape');
       await page.waitForFunction(() => !(document.querySelector('dialog#upgrade') as HTMLDialogElement).open);
       assert.match(await focusInApp(app), /mp-gate > button\[action\]/, 'Escape gives the focus back to Upgrade');
+      // The button is busy until the dashboard's answer (cancelled) comes back over the bridge.
+      await app.waitForFunction(() => document.querySelector('mp-gate')?.shadowRoot?.querySelector('[part~="action"]')?.getAttribute('aria-busy') === 'false');
 
       await page.keyboard.press('Enter');
       await page.waitForSelector('dialog#upgrade[open]');
