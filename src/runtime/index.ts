@@ -21,8 +21,8 @@ export type { Entitlement, Profile, Theme } from '../shared/schemas.js';
  * Starts the kit and resolves once start-up is over: `kit.state` is then `ready`, `signed-out`
  * (own site, nobody signed in) or `error` (`kit.error` says why). It rejects only for a
  * configuration mistake (`ERR_CONFIG`), such as a call outside a browser (a server-side render
- * runs your entry module in Node: create the kit from client-only code). The kit is registered for `getKit()` and announced with
- * `mp-kit-created` before start-up, in state `loading`.
+ * runs your entry module in Node: create the kit from client-only code). The kit is registered
+ * for `getKit()` and announced with `mp-kit-created` before start-up, in state `loading`.
  *
  * Inside the dashboard it reads and scrubs the `mp_*` launch parameters, checks `mp_host` against
  * `hostOrigins` and exchanges the context token at `POST {backend}/session`; on the developer's own

@@ -47,9 +47,8 @@ export function toNodeHandler(
       try {
         const url = requestUrl(req, req.url ?? '/', options.origin);
         // A framework's body parser (Fastify's, Koa's) or a logger read the stream first.
-        const refused = bodyGone(req)
-          ? bodyReadFirst(isWebhookRoute(url, handler.basePath), 'Something before toNodeHandler (a body parser, such as Fastify\'s or Koa\'s, or a middleware)', 'give toNodeHandler the request unread')
-          : null;
+        const reader = "Something before toNodeHandler (a body parser, such as Fastify's or Koa's, or a middleware)";
+        const refused = bodyGone(req) ? bodyReadFirst(isWebhookRoute(url, handler.basePath), reader, 'give toNodeHandler the request unread') : null;
         response = await answer(refused ? () => Promise.reject(refused) : handler, toRequest(req, res, url, refused ? null : undefined), options);
       } catch (error) {
         response = toErrorResponse(error);
