@@ -12,7 +12,7 @@ import { escapeHtml as e, sendHtml } from './http.js';
 import { BASE_CSS, LOGO } from './pages.js';
 
 const DASHBOARD_CSS = `
-:root[data-theme="dark"] { color-scheme: dark; --ink: #e2e8f0; --muted: #94a3b8; --line: #334155; --bg: #0b1120; --card: #111827; --accent: #818cf8; --accent-ink: #0b1120; }
+:root[data-theme="dark"] { color-scheme: dark; --ink: #e2e8f0; --muted: #94a3b8; --line: #334155; --bg: #0b1120; --card: #111827; --accent: #818cf8; --accent-ink: #0b1120; --ok: #4ade80; --danger: #f87171; }
 body { height: 100vh; display: grid; grid-template-rows: auto 1fr; grid-template-columns: minmax(0, 1fr); }
 header.top { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1rem; padding: .6rem 1.25rem; background: var(--card); border-bottom: 1px solid var(--line); }
 .brand { display: flex; align-items: center; gap: .5rem; font-weight: 700; color: var(--accent); }
@@ -20,8 +20,9 @@ header.top { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1re
 .badge { font-size: .72rem; font-weight: 600; padding: .1rem .45rem; border-radius: 99px; background: color-mix(in srgb, var(--accent) 15%, transparent); color: var(--accent); text-transform: uppercase; letter-spacing: .04em; }
 .top .spacer { flex: 1; }
 .top label { display: flex; align-items: center; gap: .4rem; font-size: .85rem; color: var(--muted); }
-select, input, textarea { background: var(--card); color: var(--ink); border: 1px solid var(--line); border-radius: .45rem; padding: .35rem .5rem; }
-.who { display: flex; align-items: center; gap: .5rem; }
+select, input, textarea { background: var(--card); color: var(--ink); border: 1px solid var(--muted); border-radius: .45rem; padding: .35rem .5rem; }
+.who { display: flex; align-items: center; gap: .5rem; min-width: 0; max-width: 100%; }
+#user { min-width: 0; max-width: 100%; }
 .who img { width: 1.9rem; height: 1.9rem; border-radius: 50%; }
 .layout { display: grid; grid-template-columns: 13rem minmax(0, 1fr) 24rem; min-height: 0; }
 nav.side { border-right: 1px solid var(--line); padding: 1rem .75rem; background: var(--card); }
@@ -50,13 +51,13 @@ summary { cursor: pointer; font-weight: 600; padding: .25rem 0; }
 .actions.end { justify-content: flex-end; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .button.small { padding: .3rem .65rem; font-size: .85rem; }
-.button.danger { color: #dc2626; }
+.button.danger { color: var(--danger); }
 pre { background: var(--bg); border-radius: .45rem; padding: .5rem; overflow: auto; font-size: .78rem; max-height: 14rem; margin: .35rem 0; }
 ul.log { list-style: none; padding: 0; margin: 0; }
 ul.log li { border-top: 1px solid var(--line); padding: .35rem 0; }
 ul.log li details { border: 0; padding: 0; }
 ul.log li summary { font-weight: 400; font-family: ui-monospace, monospace; font-size: .78rem; }
-.ok { color: #16a34a; } .bad { color: #dc2626; } .muted { color: var(--muted); }
+.ok { color: var(--ok); } .bad { color: var(--danger); } .muted { color: var(--muted); }
 .result { margin-top: .5rem; font-size: .82rem; }
 #toasts { position: fixed; right: 1.25rem; bottom: 1.25rem; display: grid; gap: .5rem; z-index: 10; }
 .toast { background: var(--ink); color: var(--card); padding: .65rem 1rem; border-radius: .55rem; box-shadow: 0 10px 25px -12px rgb(0 0 0 / .5); max-width: 24rem; border-left: 4px solid var(--accent); }

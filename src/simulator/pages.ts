@@ -7,14 +7,14 @@ import { escapeHtml as e } from './http.js';
 import type { Profile } from '../shared/schemas.js';
 
 export const BASE_CSS = `
-:root { color-scheme: light; --ink: #0f172a; --muted: #64748b; --line: #e2e8f0; --accent: #4f46e5; --accent-ink: #fff; --bg: #f1f5f9; --card: #fff; --danger: #b91c1c; }
+:root { color-scheme: light; --ink: #0f172a; --muted: #475569; --line: #e2e8f0; --accent: #4f46e5; --accent-ink: #fff; --bg: #f1f5f9; --card: #fff; --danger: #b91c1c; --ok: #15803d; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }
 button, input, select, textarea { font: inherit; }
 .button { display: inline-flex; align-items: center; justify-content: center; gap: .4rem; padding: .55rem 1rem; border-radius: .5rem; border: 1px solid var(--line); background: var(--card); color: var(--ink); cursor: pointer; font-weight: 500; }
 .button:hover { border-color: var(--muted); }
 .button.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-ink); }
-.button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible { outline: 3px solid color-mix(in srgb, var(--accent) 45%, transparent); outline-offset: 1px; }
+.button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible { outline: 3px solid var(--accent); outline-offset: 1px; }
 `;
 
 const PAGE_CSS = `

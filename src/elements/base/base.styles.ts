@@ -76,6 +76,10 @@ export const baseStyles = css`
       color: GrayText;
       border-color: GrayText;
     }
+    /* Else its gap is painted in the ring's system color, and a plain ring turning looks still. */
+    .spinner {
+      forced-color-adjust: none;
+    }
   }
   button[aria-busy='true'] {
     cursor: progress;
@@ -86,6 +90,7 @@ export const baseStyles = css`
     border: 2px solid currentColor;
     border-right-color: transparent;
     border-radius: 50%;
+    flex: none; /* round, however the label beside it wraps */
     animation: spin 0.8s linear infinite;
   }
   @keyframes spin {

@@ -6,6 +6,7 @@ import { SIGN_IN_NAVIGATION_MS } from '../base/marketplace-element.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { FakeKit } from '../../../test/support/fake-kit.js';
 import { HOSTILE, deferred, focusThroughChange, next, part, settle, unavailable } from '../../../test/support/element-helpers.js';
+import { contrast } from '../../../test/support/contrast.js';
 
 async function button(kit: FakeKit, template = html`<mp-sign-in-button .kit=${kit}></mp-sign-in-button>`) {
   const el = await fixture<MpSignInButton>(template);
@@ -273,19 +274,6 @@ describe('<mp-sign-in-button>: what mutation testing found unchecked', () => {
 });
 
 describe('<mp-sign-in-button>: the focus ring of a button turned off', () => {
-  /** WCAG contrast of two opaque `rgb()` colors. */
-  const contrast = (a: string, b: string) => {
-    const luminance = (color: string) => {
-      const [r, g, bl] = color.match(/[\d.]+/g)!.slice(0, 3).map((v) => {
-        const c = Number(v) / 255;
-        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-      });
-      return 0.2126 * r! + 0.7152 * g! + 0.0722 * bl!;
-    };
-    const [high, low] = [luminance(a), luminance(b)].sort((x, y) => y - x);
-    return (high! + 0.05) / (low! + 0.05);
-  };
-
   for (const theme of ['light', 'dark'] as const) {
     it(`keeps 3:1 against the surface while the kit loads (the button keeps the focus, ${theme})`, async () => {
       const el = await button(new FakeKit().setTheme(theme)); // loading: aria-disabled, focusable

@@ -24,6 +24,8 @@ export const usageMeterStyles = css`
     height: var(--mp-meter-height, 0.5em);
     border-radius: 999px;
     background: var(--_border);
+    /* 3:1 against the surface (WCAG 1.4.11), so that the meter's whole length shows. */
+    border: 1px solid var(--_muted);
     overflow: hidden;
   }
   [part~='indicator'] {
@@ -40,7 +42,7 @@ export const usageMeterStyles = css`
   /* Forced colors (high contrast) drop backgrounds: outline the track, paint the fill in Highlight. */
   @media (forced-colors: active) {
     [part~='track'] {
-      border: 1px solid CanvasText;
+      border-color: CanvasText;
     }
     [part~='indicator'] {
       forced-color-adjust: none;

@@ -22,6 +22,12 @@ export const userBadgeStyles = css`
     background: var(--_accent);
     color: var(--_on-accent);
     font-weight: 600;
+    /* Initials as wide as "MW" stay in the circle, on one line, even with a user's wider spacing. */
+    white-space: nowrap;
+    overflow-wrap: normal;
+  }
+  .initials {
+    font-size: 0.8em;
   }
   [part~='text'] {
     display: grid;

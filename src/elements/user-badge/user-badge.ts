@@ -83,7 +83,7 @@ export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
     if (this.state !== 'ready' || !user) return this._notice(this.state === 'signed-out' ? 'signedOut' : undefined);
     return html`<span part="base">
       ${this._avatarFailed
-        ? html`<span part="avatar" aria-hidden="true">${this._initials(user.name) || '?'}</span>`
+        ? html`<span part="avatar" aria-hidden="true"><span class="initials">${this._initials(user.name) || '?'}</span></span>`
         : html`<img part="avatar" src=${user.avatar_url} alt="" referrerpolicy="no-referrer" @error=${this._handleAvatarError} />`}
       <span part="text">
         <span part="name">${user.name.trim() || user.email}</span>

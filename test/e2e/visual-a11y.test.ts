@@ -1,0 +1,125 @@
+// What the eye needs on the pages around the elements: the simulator's dashboard and
+// authorization page, the sample app in the dashboard, the site and the component gallery. Axe
+// (contrast of text, names, roles) on each page in light and dark; reflow at 320 CSS px (WCAG
+// 1.4.10, the width of 1280 px at 400% zoom); and the non-text contrast of focus rings and field
+// edges (1.4.11), which axe does not check. Needs `npm run build` first.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { after, before, describe, it } from 'node:test';
+import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
+import { openDashboard, startDemoHarness, type DemoHarness } from '../support/demo-browser.js';
+import { contrast } from '../support/contrast.js';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let harness: DemoHarness;
+before(async () => {
+  harness = await startDemoHarness();
+});
+after(async () => {
+  await harness?.close();
+});
+
+/** Axe's violations on the page or frame, one line each ("" when none). */
+async function axeViolations(target: Page | Frame): Promise<string> {
+  await target.evaluate(AXE); // by the debugger protocol: the pages' CSP does not apply
+  const found = await target.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[]; failureSummary?: string }> }> }> } }).axe;
+    const { violations } = await axe.run(document, { resultTypes: ['violations'] });
+    return violations.map((v) => `${v.id}: ${v.nodes.map((node) => `${node.target.join(' ')} (${node.failureSummary?.replace(/\s+/g, ' ')})`).join('; ')}`);
+  });
+  return found.join('\n');
+}
+
+const style = (locator: Locator, property: string) => locator.evaluate((el, name) => getComputedStyle(el).getPropertyValue(name), property);
+
+async function scrollsSideways(page: Page): Promise<string | null> {
+  const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+  return scroll > client ? `scrollWidth ${scroll} > clientWidth ${client}` : null;
+}
+
+async function inContext<T>(viewport: { width: number; height: number }, run: (page: Page) => Promise<T>): Promise<T> {
+  const context: BrowserContext = await harness.browser.newContext({ viewport });
+  try {
+    return await run(await context.newPage());
+  } finally {
+    await context.close();
+  }
+}
+
+/** The site's sign-in, up to the simulator's authorization page. */
+async function openAuthorization(page: Page): Promise<void> {
+  await page.goto(harness.demo.urls.site);
+  await Promise.all([
+    page.waitForURL((url) => url.href.startsWith(`${harness.demo.urls.simulator}/oauth/authorize`)),
+    page.locator('mp-sign-in-button').getByRole('button').click(),
+  ]);
+}
+
+describe('visual accessibility of the pages', () => {
+  for (const theme of ['light', 'dark'] as const) {
+    it(`axe finds nothing in the dashboard and the app inside it (${theme})`, async () => {
+      const { context, page, app } = await openDashboard(harness, { user: 'usr_ada', theme });
+      try {
+        await app.locator(`html[data-theme="${theme}"]`).waitFor();
+        await page.locator('#calls summary.ok').first().waitFor({ state: 'attached' }); // the log's colored lines are there
+        assert.equal(await axeViolations(page), '', 'dashboard');
+        assert.equal(await axeViolations(app), '', 'app');
+      } finally {
+        await context.close();
+      }
+    });
+
+    it(`the dashboard's focus ring and field edges, and the app's field edges, have 3:1 (${theme})`, async () => {
+      const { context, page, app } = await openDashboard(harness, { user: 'usr_ada', theme });
+      try {
+        const panel = await style(page.locator('aside.controls'), 'background-color');
+        const field = page.locator('#entitlement-form input[name="plan"]');
+        await field.focus();
+        assert.equal(await field.evaluate((el) => el.matches(':focus-visible')), true);
+        const ring = await style(field, 'outline-color');
+        assert.ok(contrast(ring, panel) >= 3, `focus ring ${ring} on ${panel}: ${contrast(ring, panel).toFixed(2)}:1`);
+        const edge = await style(field, 'border-top-color');
+        assert.ok(contrast(edge, panel) >= 3, `field edge ${edge} on ${panel}: ${contrast(edge, panel).toFixed(2)}:1`);
+
+        await app.locator(`html[data-theme="${theme}"]`).waitFor();
+        const appField = app.locator('#note-form input[name="title"]');
+        const card = await appField.evaluate((el) => getComputedStyle(el.closest('.card')!).backgroundColor);
+        const appEdge = await style(appField, 'border-top-color');
+        assert.ok(contrast(appEdge, card) >= 3, `app field edge ${appEdge} on ${card}: ${contrast(appEdge, card).toFixed(2)}:1`);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  it('axe finds nothing in the site, the gallery and the authorization page', async () => {
+    await inContext({ width: 1280, height: 900 }, async (page) => {
+      await page.goto(harness.demo.urls.gallery);
+      await page.locator('mp-gate[access="locked"]').first().waitFor();
+      assert.equal(await axeViolations(page), '', 'gallery');
+      await page.goto(harness.demo.urls.site);
+      await page.locator('mp-sign-in-button[state="signed-out"]').waitFor();
+      assert.equal(await axeViolations(page), '', 'site');
+      await openAuthorization(page);
+      assert.equal(await axeViolations(page), '', 'authorization page');
+    });
+  });
+
+  it('fit a 320 px wide screen without scrolling sideways: dashboard, gallery, authorization page', async () => {
+    const { context, page } = await openDashboard(harness, { user: 'usr_ada', viewport: { width: 320, height: 800 } });
+    try {
+      assert.equal(await scrollsSideways(page), null, 'dashboard');
+    } finally {
+      await context.close();
+    }
+    await inContext({ width: 320, height: 800 }, async (narrow) => {
+      await narrow.goto(harness.demo.urls.gallery);
+      await narrow.locator('mp-gate[access="locked"]').first().waitFor();
+      assert.equal(await scrollsSideways(narrow), null, 'gallery');
+      await openAuthorization(narrow);
+      assert.equal(await scrollsSideways(narrow), null, 'authorization page');
+    });
+  });
+});
