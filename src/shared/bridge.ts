@@ -57,9 +57,13 @@ function buildSchemas() {
     host: {
       // `theme` and `locale` go beyond DESIGN E: a page loaded again inside the frame has no
       // `mp_theme` / `mp_locale`, so the dashboard says them here.
-      // Any text as `locale`: the kit leaves out one it cannot use (no language tag, over 35
-      // characters), not the context with it. The message size cap bounds it.
-      getContext: [Empty, z.object({ context: text(1, 16384), theme: z.optional(z.enum(THEMES)), locale: z.optional(z.string()) })],
+      // A theme or locale the kit cannot use (`"system"`, `null`, a locale that is no language
+      // tag) is left out, not the context with it: a dashboard's third theme must not break every
+      // reload in the frame. The message size cap bounds the locale's text.
+      getContext: [
+        Empty,
+        z.object({ context: text(1, 16384), theme: z.catch(z.optional(z.enum(THEMES)), undefined), locale: z.catch(z.optional(z.string()), undefined) }),
+      ],
       resize: [
         z.object({ height: z.number().check(z.refine((value) => value >= 0 && value <= 1_000_000, 'expected 0 to 1000000')) }),
         null,
@@ -91,9 +95,11 @@ function buildSchemas() {
       serviceID: z.string(),
       id: z.number().check(z.refine(Number.isSafeInteger)),
       method: z.optional(text(0, 64)),
-      // Any length: the library sends a stack when the peer is not this kit, and the message is
-      // cut where the error is built. Refusing a long one would turn the peer's answer into a timeout.
-      error: z.optional(z.object({ code: z.number(), message: z.string() })),
+      // Any shape: an error reply that is not `{code, message}` still fails its call at once (the
+      // library reads any error that is not null, 0, "" or false), where dropping it would leave
+      // the call to its timeout. Any length too: the library sends a stack when the peer is not
+      // this kit, and the message is cut where the error is built.
+      error: z.optional(z.unknown()),
     }),
   } as const;
 }
@@ -223,6 +229,8 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
   // Calls under way, told when the bridge closes. Each call races its own promise, not
   // `closedSignal`: a race against that long-lived promise would keep every result until destroy().
   const onClose = new Set<(error: unknown) => void>();
+  /** Calls sent and not answered yet: failed when the peer starts over, as it never answers them. */
+  const unanswered = new Set<(error: unknown) => void>();
   const close = (message: string) => {
     if (closed) return;
     closed = true;
@@ -256,7 +264,13 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
           }
           const parsed = packetSchema.safeParse(packet);
           if (!parsed.success || parsed.data.serviceID !== BRIDGE_SERVICE_ID) return;
-          if (parsed.data.type === 'method' && parsed.data.method === 'ready') handshakes++;
+          if (parsed.data.type === 'method' && parsed.data.method === 'ready') {
+            // The peer started over (a reload in the frame, a new connection on the iframe): the
+            // end our calls went to is gone, and the library is about to reuse their ids.
+            handshakes++;
+            const error = new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The other side of the host bridge started over before answering (a reload, or a new connection)');
+            for (const fail of unanswered) fail(error);
+          }
           // The library queues out-of-sequence packets until the gap is filled. postMessage
           // between two windows is already in order, and a packet we drop above would leave a
           // gap that stalls the channel for good, so every packet goes out as "next in sequence".
@@ -358,11 +372,16 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
         forget = () => {
           if (entry && calls[id] === entry) delete calls[id];
         };
+        unanswered.add(abandon);
         return reply;
       };
       let result: unknown;
       let stop!: (error: unknown) => void;
       const closing = new Promise<never>((_, reject) => onClose.add((stop = reject)));
+      const abandon = (error: unknown) => {
+        forget();
+        stop(error);
+      };
       let start!: () => void;
       const sent = new Promise<unknown>((resolve, reject) => {
         start = () => {
@@ -381,11 +400,13 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
       } catch (error) {
         // Our own timeout and closing are kit errors; anything else is the peer's error reply.
         if (isKitError(error)) throw error;
-        const message = String((error as { message?: unknown } | null)?.message ?? error).slice(0, 500);
+        const said = (error as { message?: unknown } | null)?.message;
+        const message = typeof said === 'string' && said ? said.slice(0, 500) : 'an error reply without a message';
         throw new MarketplaceKitError('ERR_BRIDGE_REMOTE', `${method} failed on the other side: ${message}`, { cause: error });
       } finally {
         clearTimeout(timer);
         onClose.delete(stop);
+        unanswered.delete(abandon);
         waiting.delete(start);
       }
       const invalid = (message: string) => new MarketplaceKitError('ERR_BRIDGE_INVALID_MESSAGE', message);

@@ -186,14 +186,72 @@ describe('host bridge protocol', () => {
     expect(JSON.stringify(sent)).not.to.match(/dashboard-secret|42/);
   });
 
-  it('refuses a getContext answer with an empty context or a locale that is not text; a long one is the kit\'s to drop', async () => {
+  it('refuses a getContext answer with an empty context; a long locale is the kit\'s to drop', async () => {
     let answer: { context: string; locale?: unknown } = { context: '' };
     const { appSide } = connect({ getContext: () => answer as { context: string } });
     expect((await rejection(appSide.call('getContext', {}))).code).to.equal('ERR_BRIDGE_REMOTE');
-    answer = { context: 'ctx', locale: 42 };
-    expect((await rejection(appSide.call('getContext', {}))).code).to.equal('ERR_BRIDGE_REMOTE');
     answer = { context: 'ctx', locale: 'de-DE-u-ca-gregory-co-phonebk-nu-latn' };
     expect(await appSide.call('getContext', {})).to.deep.equal(answer);
+  });
+
+  /**
+   * A dashboard written by hand from the README, without this kit: it answers the app's handshake,
+   * then every call with what `answer` gives (`{result}`, `{error}`, or nothing).
+   */
+  function handWrittenHost(answer: (method: string) => Record<string, unknown> | null): void {
+    host.self.addEventListener('message', (event) => {
+      const call = JSON.parse((event as MessageEvent<string>).data) as { type: string; id: number; method: string };
+      if (call.type !== 'method') return;
+      const reply = call.method === 'ready' ? { result: { protocolVersion: '1' } } : answer(call.method);
+      if (reply) deliver(app, JSON.stringify({ type: 'reply', serviceID: BRIDGE_SERVICE_ID, id: call.id, counter: 0, ...reply }), HOST_ORIGIN, host.handle);
+    });
+  }
+
+  it('keeps the context of a getContext answer whose theme or locale the kit cannot use ("system", null, a number)', async () => {
+    const answers = [
+      { context: 'c1', theme: 'system', locale: 'de-DE' },
+      { context: 'c2', theme: null, locale: null },
+      { context: 'c3', theme: 'dark', locale: 42 },
+    ];
+    handWrittenHost(() => ({ result: answers.shift() }));
+    const appSide = openAppEnd(app, host, {}, 300);
+    open.push(appSide);
+    expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'c1', theme: undefined, locale: 'de-DE' });
+    expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'c2', theme: undefined, locale: undefined });
+    expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'c3', theme: 'dark', locale: undefined });
+  });
+
+  it('fails a call at once on an error reply of another shape than {code, message}, and reads "error": null as none', async () => {
+    const replies: Array<Record<string, unknown>> = [
+      { error: { message: 'The plan chooser is unavailable' } },
+      { error: 'oops' },
+      { result: null, error: null },
+    ];
+    handWrittenHost(() => replies.shift() ?? null);
+    const appSide = openAppEnd(app, host, {}, 5_000); // a dropped reply would show as a timeout after 5 s
+    open.push(appSide);
+    const started = Date.now();
+    const unshaped = await rejection(appSide.call('openUpgrade', { plan: 'pro' }));
+    expect([unshaped.code, unshaped.message]).to.deep.equal(['ERR_BRIDGE_REMOTE', 'openUpgrade failed on the other side: The plan chooser is unavailable']);
+    const text = await rejection(appSide.call('openUpgrade', { plan: 'pro' }));
+    expect([text.code, text.message]).to.deep.equal(['ERR_BRIDGE_REMOTE', 'openUpgrade failed on the other side: an error reply without a message']);
+    expect(await appSide.call('toast', { message: 'Saved' })).to.equal(undefined);
+    expect(Date.now() - started, 'answered, not timed out').to.be.below(4_000);
+  });
+
+  it('fails the calls a peer left unanswered when it starts over (a new connection on the iframe), and goes on with the new one', async () => {
+    const first = openHostEnd(host, app, { getContext: () => ({ context: 'old' }), openUpgrade: () => new Promise(() => undefined) }, 300);
+    const appSide = openAppEnd(app, host, {}, 300);
+    open.push(first, appSide);
+    await appSide.ready;
+    const chooser = appSide.call('openUpgrade', { plan: 'pro' }, { timeoutMs: 60_000 });
+    await tick(20);
+    // The dashboard re-mounts its embed: a new end for the same iframe closes the old one, which never answers.
+    const second = openHostEnd(host, app, { getContext: () => ({ context: 'new' }) }, 300);
+    open.push(second);
+    const abandoned = await rejection(chooser);
+    expect([abandoned.code, abandoned.message]).to.deep.equal(['ERR_BRIDGE_CLOSED', 'The other side of the host bridge started over before answering (a reload, or a new connection)']);
+    expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'new' });
   });
 
   it('refuses an invalid result from a peer that is not this kit with ERR_BRIDGE_INVALID_MESSAGE', async () => {
@@ -271,7 +329,7 @@ describe('host bridge protocol', () => {
     expect((await rejection(appSide.call('openUpgrade', { plan: 'pro' }))).code).to.equal('ERR_BRIDGE_TIMEOUT');
   });
 
-  it('a call that times out does not drop a newer call that got the same id', async () => {
+  it('a call the peer left unanswered fails at its new handshake, and neither takes nor drops the newer call that gets its id', async () => {
     // The host end is scripted by hand: every handshake restarts the app end's id counter.
     const appSide = openAppEnd(app, host, {}, 100);
     open.push(appSide);
@@ -293,11 +351,11 @@ describe('host bridge protocol', () => {
     const first = await contextCall(1000);
     let firstSettled = false;
     const firstError = rejection(first.call).finally(() => (firstSettled = true));
-    await handshake(); // the dashboard reconnected
+    await handshake(); // the dashboard reconnected: the end that had the first call is gone
+    expect([firstSettled, (await firstError).code]).to.deep.equal([true, 'ERR_BRIDGE_CLOSED']);
     const second = await contextCall(5000);
     expect(second.id).to.equal(first.id, 'the library reused the id');
-    expect(firstSettled).to.equal(false, 'the second call left before the first timed out');
-    expect((await firstError).code).to.equal('ERR_BRIDGE_TIMEOUT');
+    await tick(1100); // past the first call's own timeout, which must not drop the second's entry
     deliver(app, JSON.stringify({ type: 'reply', serviceID: BRIDGE_SERVICE_ID, id: second.id, result: { context: 'second' }, counter: 0 }), HOST_ORIGIN, host.handle);
     expect(await second.call).to.deep.equal({ context: 'second' });
   });

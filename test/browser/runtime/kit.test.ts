@@ -474,6 +474,11 @@ describe('kit inside the dashboard', () => {
       const unusable = await reload({ context: 'ctx-again', theme: 'dark', locale });
       expect([unusable.kit.state, unusable.kit.theme, unusable.kit.locale]).to.deep.equal(['ready', 'dark', browser.defaultLocale], `locale ${JSON.stringify(locale)} is left out, the context kept`);
     }
+    // A dashboard with a third theme, or one that sends null for "none": left out, the context kept.
+    for (const theme of ['system', null]) {
+      const unknown = await reload({ context: 'ctx-again', theme: theme as unknown as 'dark', locale: null as unknown as string });
+      expect([unknown.kit.state, unknown.kit.theme, unknown.kit.locale]).to.deep.equal(['ready', browser.defaultTheme, browser.defaultLocale], `theme ${JSON.stringify(theme)}`);
+    }
   });
 
   it('kit.fetch adds the bearer for the backend\'s origin only', async () => {
