@@ -513,8 +513,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
    * locale that is no language tag is left out, as in the URL.
    */
   #fromHost({ context, theme, locale }: ResultOf<HostMethods, 'getContext'>): string {
-    if (theme) this.#applyTheme(theme);
-    const tag = locale === undefined ? null : normalizeLocale(locale, null);
+    if (theme === 'light' || theme === 'dark') this.#applyTheme(theme);
+    const tag = locale == null ? null : normalizeLocale(locale, null);
     if (tag) this.#applyLocale(tag);
     return context;
   }

@@ -57,13 +57,11 @@ function buildSchemas() {
     host: {
       // `theme` and `locale` go beyond DESIGN E: a page loaded again inside the frame has no
       // `mp_theme` / `mp_locale`, so the dashboard says them here.
-      // A theme or locale the kit cannot use (`"system"`, `null`, a locale that is no language
-      // tag) is left out, not the context with it: a dashboard's third theme must not break every
-      // reload in the frame. The message size cap bounds the locale's text.
-      getContext: [
-        Empty,
-        z.object({ context: text(1, 16384), theme: z.catch(z.optional(z.enum(THEMES)), undefined), locale: z.catch(z.optional(z.string()), undefined) }),
-      ],
+      // Any text or null as `theme` and `locale`: the kit leaves out one it cannot use
+      // (`"system"`, a locale that is no language tag), not the context with it, so that a
+      // dashboard's third theme does not break every reload in the frame. The message size cap
+      // bounds the text.
+      getContext: [Empty, z.object({ context: text(1, 16384), theme: z.optional(z.nullable(z.string())), locale: z.optional(z.nullable(z.string())) })],
       resize: [
         z.object({ height: z.number().check(z.refine((value) => value >= 0 && value <= 1_000_000, 'expected 0 to 1000000')) }),
         null,
@@ -95,11 +93,10 @@ function buildSchemas() {
       serviceID: z.string(),
       id: z.number().check(z.refine(Number.isSafeInteger)),
       method: z.optional(text(0, 64)),
-      // Any shape: an error reply that is not `{code, message}` still fails its call at once (the
-      // library reads any error that is not null, 0, "" or false), where dropping it would leave
-      // the call to its timeout. Any length too: the library sends a stack when the peer is not
-      // this kit, and the message is cut where the error is built.
-      error: z.optional(z.unknown()),
+      // `error` is not checked: one that is not `{code, message}` still fails its call at once
+      // (the library reads any error but null, 0, "" or false; the message is read where the
+      // error is built), where dropping the packet would leave the call to its timeout. Nor is its
+      // length: the library sends a stack when the peer is not this kit.
     }),
   } as const;
 }
