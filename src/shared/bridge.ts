@@ -242,9 +242,14 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
     origin,
     target: {
       postMessage(message: string, targetOrigin: string) {
-        // The iframe may be gone or navigated elsewhere; postMessage with a pinned origin then
-        // drops the message, which the caller sees as a timeout.
-        if (!closed) peer()?.postMessage(message, targetOrigin);
+        // A microtask later, and only if the bridge is still open then: a bridge opened and closed
+        // in one task (React StrictMode's connect, destroy, connect) sends nothing, not even the
+        // `ready` that the library sends at once, which the peer would take for a restart that
+        // fails its calls under way. The iframe may also be gone or navigated elsewhere;
+        // postMessage with a pinned origin then drops the message, which the caller sees as a timeout.
+        queueMicrotask(() => {
+          if (!closed) peer()?.postMessage(message, targetOrigin);
+        });
       },
     },
     receiver: {

@@ -117,15 +117,20 @@ describe('visual accessibility: forced colors and reduced motion', () => {
 });
 
 describe('visual accessibility: reflow and text spacing', () => {
-  it('initials as wide as "MW" stay on one line inside the avatar circle', async () => {
+  it('initials as wide as "MW" stay on one line inside the avatar circle, and on one line in a smaller one', async () => {
     const kit = new FakeKit().setSession({ ...sampleUser, name: 'Mia Walker', avatar_url: '' });
-    const avatar = part(await render(html`<mp-user-badge .kit=${kit}></mp-user-badge>`), 'avatar')!;
-    expect(avatar.textContent!.trim()).to.equal('MW');
-    const range = document.createRange();
-    range.selectNodeContents(document.createTreeWalker(avatar, NodeFilter.SHOW_TEXT).nextNode()!);
-    const lines = new Set([...range.getClientRects()].map((rect) => Math.round(rect.top)));
-    expect(lines.size, `the initials take ${lines.size} lines`).to.equal(1);
-    expect(avatar.scrollWidth, 'the initials fit in the circle').to.be.at.most(avatar.clientWidth);
+    const initials = async (style: string) => {
+      const avatar = part(await render(html`<mp-user-badge .kit=${kit} style=${style}></mp-user-badge>`), 'avatar')!;
+      expect(avatar.textContent!.trim()).to.equal('MW');
+      const range = document.createRange();
+      range.selectNodeContents(document.createTreeWalker(avatar, NodeFilter.SHOW_TEXT).nextNode()!);
+      return { avatar, lines: new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size };
+    };
+    const normal = await initials('');
+    expect(normal.lines, 'lines of initials').to.equal(1);
+    expect(normal.avatar.scrollWidth, 'the initials fit in the circle').to.be.at.most(normal.avatar.clientWidth);
+    // Too small for them: they may overflow it a little, but never break in two, half of them outside.
+    expect((await initials('--mp-avatar-size: 1.4em')).lines, 'lines of initials in a small circle').to.equal(1);
   });
 
   it('the busy spinner stays round when a long label wraps in a narrow column', async () => {

@@ -24,7 +24,6 @@ export const userBadgeStyles = css`
     font-weight: 600;
     /* Initials as wide as "MW" stay in the circle, on one line, even with a user's wider spacing. */
     white-space: nowrap;
-    overflow-wrap: normal;
   }
   .initials {
     font-size: 0.8em;

@@ -225,6 +225,7 @@ describe('host bridge protocol', () => {
     const replies: Array<Record<string, unknown>> = [
       { error: { message: 'The plan chooser is unavailable' } },
       { error: 'oops' },
+      { error: { code: 1, message: 42 } },
       { result: null, error: null },
     ];
     handWrittenHost(() => replies.shift() ?? null);
@@ -233,8 +234,10 @@ describe('host bridge protocol', () => {
     const started = Date.now();
     const unshaped = await rejection(appSide.call('openUpgrade', { plan: 'pro' }));
     expect([unshaped.code, unshaped.message]).to.deep.equal(['ERR_BRIDGE_REMOTE', 'openUpgrade failed on the other side: The plan chooser is unavailable']);
-    const text = await rejection(appSide.call('openUpgrade', { plan: 'pro' }));
-    expect([text.code, text.message]).to.deep.equal(['ERR_BRIDGE_REMOTE', 'openUpgrade failed on the other side: an error reply without a message']);
+    for (const reply of ['a string', 'a number as message']) {
+      const failed = await rejection(appSide.call('openUpgrade', { plan: 'pro' }));
+      expect([failed.code, failed.message], reply).to.deep.equal(['ERR_BRIDGE_REMOTE', 'openUpgrade failed on the other side: an error reply without a message']);
+    }
     expect(await appSide.call('toast', { message: 'Saved' })).to.equal(undefined);
     expect(Date.now() - started, 'answered, not timed out').to.be.below(4_000);
   });
@@ -327,6 +330,18 @@ describe('host bridge protocol', () => {
     const { appSide } = connect({ openUpgrade: () => new Promise((resolve) => setTimeout(() => resolve({ outcome: 'upgraded' }), 300)) }, {}, 100);
     expect(await appSide.call('openUpgrade', { plan: 'pro' }, { timeoutMs: 2000 })).to.deep.equal({ outcome: 'upgraded' });
     expect((await rejection(appSide.call('openUpgrade', { plan: 'pro' }))).code).to.equal('ERR_BRIDGE_TIMEOUT');
+  });
+
+  it('a dashboard end opened and closed in one task sends nothing, so the app\'s call to the end that replaced it is answered (React StrictMode)', async () => {
+    const appSide = openAppEnd(app, host, {}, 1_000);
+    open.push(appSide);
+    await tick(20); // the app's own handshake went nowhere: no dashboard end was listening
+    const context = appSide.call('getContext', {});
+    // connect, destroy, connect, as StrictMode runs an effect twice: only the second end's ready may go out.
+    openHostEnd(host, app, { getContext: () => ({ context: 'first' }) }).destroy();
+    const second = openHostEnd(host, app, { getContext: () => ({ context: 'second' }) });
+    open.push(second);
+    expect(await context).to.deep.equal({ context: 'second' });
   });
 
   it('a call the peer left unanswered fails at its new handshake, and neither takes nor drops the newer call that gets its id', async () => {

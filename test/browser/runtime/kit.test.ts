@@ -453,11 +453,12 @@ describe('kit inside the dashboard', () => {
   });
 
   it('after an in-frame reload takes the theme and locale from the dashboard\'s answer, not the browser', async () => {
-    const reload = async (answer: { context: string; theme?: 'light' | 'dark'; locale?: string }) => {
+    const reload = async (answer: { context: string; theme?: 'light' | 'dark'; locale?: string }, browserTheme: 'light' | 'dark' = 'light') => {
       const [host, app] = windowPair();
       const hostSide = openHostEnd(host, app, { getContext: () => answer });
       kits.push({ destroy: () => hostSide.destroy() } as Kit);
       const env = fakeEnvironment(`${APP_ORIGIN}/embed`, { parent: host, self: app });
+      env.changePreferences({ defaultTheme: browserTheme });
       const kit = start(env, scriptedFetch(backend({ entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 })), { autoResize: false });
       await kit.started;
       return { kit, env };
@@ -475,10 +476,12 @@ describe('kit inside the dashboard', () => {
       expect([unusable.kit.state, unusable.kit.theme, unusable.kit.locale]).to.deep.equal(['ready', 'dark', browser.defaultLocale], `locale ${JSON.stringify(locale)} is left out, the context kept`);
     }
     // A dashboard with a third theme, or one that sends null for "none": left out, the context kept.
-    for (const theme of ['system', null]) {
+    for (const theme of ['system', 'sepia', null]) {
       const unknown = await reload({ context: 'ctx-again', theme: theme as unknown as 'dark', locale: null as unknown as string });
       expect([unknown.kit.state, unknown.kit.theme, unknown.kit.locale]).to.deep.equal(['ready', browser.defaultTheme, browser.defaultLocale], `theme ${JSON.stringify(theme)}`);
     }
+    const light = await reload({ context: 'ctx-again', theme: 'light' }, 'dark');
+    expect([light.kit.theme, light.env.root?.dataset['mpTheme']]).to.deep.equal(['light', 'light'], "the dashboard's light over the browser's dark");
   });
 
   it('kit.fetch adds the bearer for the backend\'s origin only', async () => {
