@@ -180,6 +180,22 @@ describe('README examples', () => {
     assert.ok(count('browser') >= 5, `only ${count('browser')} browser examples are marked`);
   });
 
+  it('links only to headings that exist', () => {
+    // GitHub's anchors: the heading's text in lower case, without punctuation (code spans keep
+    // their text), spaces as hyphens; a repeated heading gets -1, -2, ….
+    const prose = readme.replace(/^```[\s\S]*?^```$/gm, '');
+    const anchors = new Set<string>();
+    for (const [, text] of prose.matchAll(/^#{1,6} (.+)$/gm)) {
+      const slug = text!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+      let anchor = slug;
+      for (let n = 1; anchors.has(anchor); n++) anchor = `${slug}-${n}`;
+      anchors.add(anchor);
+    }
+    const links = [...prose.matchAll(/\]\(#([^)]+)\)/g)].map((match) => match[1]!);
+    assert.ok(links.length >= 5, `only ${links.length} in-page links found`);
+    assert.deepEqual(links.filter((link) => !anchors.has(link)), []);
+  });
+
   for (const kind of ['node', 'browser'] as const) {
     it(`type-checks the ${kind} examples under strict TypeScript against the built package`, async () => {
       const tsc = `${root}node_modules/typescript/bin/tsc`;
