@@ -51,8 +51,9 @@ export interface ReplayStore {
  * await verifyContextToken(token, { clientId, clientSecret, issuer, replayStore });
  */
 export function createMemoryReplayStore(options: { maxEntries?: number | undefined } = {}): ReplayStore {
-  // A NaN limit would never fill (memory without bound); a count below 1 would refuse everything.
-  const set = new ExpiringSet(numberOption(options.maxEntries, 10_000, 'createMemoryReplayStore: maxEntries', { min: 1 }));
+  // A NaN limit would never fill (memory without bound). Two is the least: one key in each of the
+  // set's two generations.
+  const set = new ExpiringSet(numberOption(options.maxEntries, 10_000, 'createMemoryReplayStore: maxEntries', { min: 2 }));
   return {
     claim(key, expiresAt, now) {
       if (set.has(key, now)) return false;

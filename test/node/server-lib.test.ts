@@ -136,7 +136,7 @@ describe('numeric options', () => {
   it('quote a string in the message, as an unparsed process.env value is one', () => {
     assert.throws(() => createMemoryReplayStore({ maxEntries: '50000' as unknown as number }), {
       code: 'ERR_CONFIG',
-      message: /must be a finite number of at least 1, got "50000"$/,
+      message: /must be a finite number of at least 2, got "50000"$/,
     });
   });
 });
@@ -298,5 +298,18 @@ describe('ExpiringMap fullness', () => {
     assert.equal(await store.claim('b', NOW + 200, NOW), true);
     assert.throws(() => store.claim('c', NOW + 300, NOW + 99), (error: unknown) => error instanceof ReplayStoreFullError);
     assert.equal(await store.claim('c', NOW + 300, NOW + 100), true);
+  });
+
+  it('used as a cache (set without isFull), keeps at most maxEntries keys, or one more when odd, and the newest', () => {
+    for (const maxEntries of [4, 5, 100]) {
+      const map = new ExpiringMap<number>(maxEntries);
+      for (let i = 0; i < 1_000; i++) {
+        map.set(`k${i}`, i, NOW + 60_000);
+        if (i % 7 === 3) map.delete(`k${i - 2}`); // deletes land in either generation
+        assert.ok(map.size <= maxEntries + (maxEntries % 2), `maxEntries ${maxEntries}: ${map.size} keys after ${i + 1}`);
+      }
+      assert.equal(map.get('k999', NOW), 999);
+      assert.ok(map.size >= Math.floor(maxEntries / 2), `maxEntries ${maxEntries}: only ${map.size} keys kept`);
+    }
   });
 });

@@ -588,9 +588,21 @@ describe('verifyWebhook (DESIGN D)', () => {
     assert.equal(await store.claim('a', NOW + 3000, NOW + 1000), true, 'released from the older generation');
   });
 
-  it('refuses a memory store size that is not a number of at least 1', () => {
-    for (const maxEntries of [NaN, 0, -1, '100' as unknown as number]) {
-      assert.throws(() => createMemoryReplayStore({ maxEntries }), { code: 'ERR_CONFIG' }, String(maxEntries));
+  it('refuses a memory store size that is not a number of at least 2', () => {
+    for (const maxEntries of [NaN, 0, -1, 1, 1.5, '100' as unknown as number]) {
+      assert.throws(() => createMemoryReplayStore({ maxEntries }), { code: 'ERR_CONFIG', message: /maxEntries must be a finite number of at least 2/ }, String(maxEntries));
+    }
+  });
+
+  it('the memory store holds exactly maxEntries live keys, odd or even', async () => {
+    for (const maxEntries of [2, 3, 4, 5, 8, 9]) {
+      const store = createMemoryReplayStore({ maxEntries });
+      for (let i = 0; i < maxEntries; i++) assert.equal(await store.claim(`k${i}`, NOW + 60_000, NOW), true, `key ${i + 1} of ${maxEntries}`);
+      await assert.rejects(async () => store.claim('one-more', NOW + 60_000, NOW), { code: 'ERR_REPLAY_STORE_FULL' }, `maxEntries ${maxEntries}`);
+      // A key released from the newer half makes room for one.
+      await store.release(`k${maxEntries - 1}`);
+      assert.equal(await store.claim('one-more', NOW + 60_000, NOW), true, `maxEntries ${maxEntries}, after a release`);
+      await assert.rejects(async () => store.claim('two-more', NOW + 60_000, NOW), { code: 'ERR_REPLAY_STORE_FULL' });
     }
   });
 

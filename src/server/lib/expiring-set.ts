@@ -3,10 +3,12 @@
  * the backend's refresh throttle and its count of context exchanges per user.
  *
  * Two generations keep every operation O(1): new keys go into `_current`; when it holds half the
- * budget it becomes `_previous` and the older generation is dropped whole. So at most
- * `maxEntries` keys are kept, and under a flood the oldest half goes first. (Deleting single
- * entries from the front of one big Map instead leaves holes that make each scan O(n) in V8.)
- * A caller that must not forget live keys (the replay store) asks `isFull(now)` first.
+ * budget (rounded up) it becomes `_previous` and the older generation is dropped whole. So at most
+ * `maxEntries` keys are kept (one more for an odd `maxEntries`), and under a flood the oldest half
+ * goes first. (Deleting single entries from the front of one big Map instead leaves holes that
+ * make each scan O(n) in V8.) A caller that must not forget live keys (the replay store) asks
+ * `isFull(now)` first: it then holds up to exactly `maxEntries` (at least 2) live keys. A key
+ * deleted from the older half while the newer one is full frees no room until the older half goes.
  */
 export class ExpiringMap<V> {
   private _current = new Map<string, Entry<V>>();
@@ -16,8 +18,8 @@ export class ExpiringMap<V> {
   private _previousLatest = 0;
   private readonly _generationSize: number;
 
-  constructor(maxEntries: number) {
-    this._generationSize = Math.max(1, Math.floor(maxEntries / 2));
+  constructor(private readonly _maxEntries: number) {
+    this._generationSize = Math.max(1, Math.ceil(_maxEntries / 2));
   }
 
   /** The value of `key`, or undefined when it is not held at `now`. */
@@ -31,11 +33,12 @@ export class ExpiringMap<V> {
   }
 
   /**
-   * True when adding a key now would drop keys that may not have expired yet. Until it answers
-   * false, at the latest at `fullUntil`, the map holds `maxEntries` live keys.
+   * True when adding a key now would drop keys that may not have expired yet, or hold more than
+   * `maxEntries` (at least 2) of them. It answers false again at the latest at `fullUntil`.
    */
   isFull(now: number): boolean {
-    return this._current.size >= this._generationSize && this._previous.size > 0 && this._previousLatest > now;
+    const previous = this._previousLatest > now ? this._previous.size : 0;
+    return previous > 0 && (this._current.size >= this._generationSize || this._current.size + previous >= this._maxEntries);
   }
 
   /** When a full map has room again: the latest expiry in the older generation (ms since the epoch). */
