@@ -13,13 +13,13 @@ import { exactOrigin } from '../shared/origin.js';
 import { SIGN_IN_ERROR_CODE, SIGN_IN_ERROR_PARAM, type Entitlement, type Profile, type SessionResponse, type WebhookDelivery } from '../shared/schemas.js';
 import { assertAccess } from './access.js';
 import { MarketplaceApiError } from './api-error.js';
-import { apiKeyKind, createMarketplaceClient, type MarketplaceClient } from './client.js';
+import { apiKeyKind, assertCredential, createMarketplaceClient, siteRoot, type MarketplaceClient } from './client.js';
 import { contextTokenKey, verifyContextToken } from './context-token.js';
 import { readBodyBytes } from './lib/body.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { readCookie, readCookies, serializeCookie } from './lib/cookies.js';
 import { ExpiringMap, ExpiringSet } from './lib/expiring-set.js';
-import { numberOption } from '../shared/options.js';
+import { functionOption, methodsOption, numberOption } from '../shared/options.js';
 import { isLoopbackOrigin } from './lib/origin.js';
 import { safeReturnTo } from './lib/return-to.js';
 import { safeEqual } from './lib/safe-equal.js';
@@ -187,20 +187,7 @@ const OAuthStateClaims = z.object({ state: z.string(), verifier: z.string(), ret
 export function createAppBackend(options: AppBackendOptions): AppBackend {
   const config = readConfig(options);
   const clock = options.clock ?? systemClock;
-  const client =
-    options.client ??
-    createMarketplaceClient({
-      siteUrl: config.siteUrl,
-      clientId: options.clientId,
-      clientSecret: options.clientSecret,
-      apiKey: options.apiKey,
-      clock,
-      ...(options.apiBaseUrl === undefined ? {} : { apiBaseUrl: options.apiBaseUrl }),
-      ...(options.tokenPath === undefined ? {} : { tokenPath: options.tokenPath }),
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-      ...(options.entitlementTtlMs === undefined ? {} : { entitlementTtlMs: options.entitlementTtlMs }),
-    });
+  const client = options.client ?? ownClient(options, config.siteUrl, clock);
   const webhookStore = options.replayStore ?? createMemoryReplayStore({ maxEntries: REPLAY_STORE_ENTRIES });
   const contextStore = options.replayStore ?? createMemoryReplayStore({ maxEntries: REPLAY_STORE_ENTRIES });
   const exchanges = new ExpiringMap<number>(MAX_TRACKED_EXCHANGERS);
@@ -704,6 +691,12 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   for (const name of ['clientId', 'clientSecret', 'siteUrl', 'apiKey'] as const) {
     if (typeof options[name] !== 'string' || options[name] === '') throw configError(`${name} is required`);
   }
+  assertCredential(options.clientId, 'clientId', configError);
+  assertCredential(options.clientSecret, 'clientSecret', configError);
+  functionOption(options.onEvent, 'createAppBackend: onEvent');
+  functionOption(options.onError, 'createAppBackend: onError');
+  methodsOption(options.replayStore, 'createAppBackend: replayStore', ['claim', 'release']);
+  methodsOption(options.clock, 'createAppBackend: clock', ['now', 'sleep']);
   if (options.sessionSecret === undefined || options.sessionSecret === '') {
     throw configError(`sessionSecret is required: at least ${MIN_SESSION_SECRET_LENGTH} random characters of your own (not the Client Secret)`);
   }
@@ -739,6 +732,10 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   if (options.publicOrigin !== undefined) {
     const origin = exactOrigin(options.publicOrigin);
     if (origin === null) throw configError(`publicOrigin must be an exact http(s) origin such as https://app.example (no path, no trailing slash, lower case), got ${JSON.stringify(options.publicOrigin)}`);
+    // Over http the session cookie, and the session tokens the kit sends, travel in the clear.
+    if (origin.startsWith('http:') && !isLoopbackOrigin(origin)) {
+      throw configError(`publicOrigin must use https, got ${JSON.stringify(origin)}: over http sessions travel in the clear (http is for localhost, 127.0.0.1 and [::1])`);
+    }
     publicOrigin = origin;
   }
   if (options.redirectUri !== undefined) {
@@ -759,13 +756,10 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   const basePath = trimSlash(options.basePath ?? DEFAULT_BASE_PATH);
   if (basePath !== '' && !/^\/[\w\-./~]*$/.test(basePath)) throw configError('basePath must be a path like /api/marketplace');
   // The host root (seed: `{site_url}`), which context tokens name exactly as their issuer.
-  const siteUrl = URL.canParse(options.siteUrl) ? new URL(options.siteUrl) : null;
-  if (siteUrl === null || !/^https?:$/.test(siteUrl.protocol) || siteUrl.href !== `${siteUrl.origin}/`) {
-    throw configError(`siteUrl must be the marketplace's host root, an http(s) origin such as https://marketplace.example (no path), got ${JSON.stringify(options.siteUrl)}`);
-  }
-  if (options.client !== undefined) readGivenClient(options, siteUrl.origin, configError);
+  const siteUrl = siteRoot(options.siteUrl, configError);
+  if (options.client !== undefined) readGivenClient(options, siteUrl, configError);
   return {
-    siteUrl: siteUrl.origin,
+    siteUrl,
     maxExchangesPerUser,
     basePath,
     publicOrigin,
@@ -809,6 +803,27 @@ function readGivenClient(options: AppBackendOptions, siteUrl: string, configErro
   }
 }
 
+/** The client `createAppBackend` creates; a mistake in the options it passes on is the backend's. */
+function ownClient(options: AppBackendOptions, siteUrl: string, clock: Clock): MarketplaceClient {
+  try {
+    return createMarketplaceClient({
+      siteUrl,
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      apiKey: options.apiKey,
+      clock,
+      ...(options.apiBaseUrl === undefined ? {} : { apiBaseUrl: options.apiBaseUrl }),
+      ...(options.tokenPath === undefined ? {} : { tokenPath: options.tokenPath }),
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.entitlementTtlMs === undefined ? {} : { entitlementTtlMs: options.entitlementTtlMs }),
+    });
+  } catch (error) {
+    if (!isKitError(error, 'ERR_CONFIG')) throw error;
+    throw new MarketplaceKitError('ERR_CONFIG', `createAppBackend: ${error.message.replace(/^createMarketplaceClient: /, '')}`);
+  }
+}
+
 /** The options of `createAppBackend` that only go into the client it creates. */
 const CLIENT_OPTIONS = ['apiBaseUrl', 'tokenPath', 'fetch', 'timeoutMs', 'entitlementTtlMs'] as const;
 
@@ -823,8 +838,13 @@ function readWebhookSecrets(options: AppBackendOptions, configError: (message: s
     return null;
   }
   if (options.webhooks !== undefined) throw configError('webhooks accepts only false (to turn the webhook route off)');
-  if (given.length === 0 || !given.every((secret) => typeof secret === 'string' && secret !== '')) {
+  if (given.length === 0) {
     throw configError('webhookSecret (or webhookSecrets during a rotation) is required; pass webhooks: false if the app receives no webhooks');
+  }
+  const empty = given.findIndex((secret) => typeof secret !== 'string' || secret === '');
+  if (empty !== -1) {
+    const name = options.webhookSecrets === undefined ? 'webhookSecret' : `webhookSecrets[${empty}]`;
+    throw configError(`${name} is empty or not a string (an unset environment variable?); pass webhooks: false if the app receives no webhooks`);
   }
   return [...given];
 }

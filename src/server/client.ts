@@ -9,7 +9,8 @@ import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { ExpiringMap } from './lib/expiring-set.js';
 import { answerError, readJsonAnswer, send, untilAborted, type Answer, type Transport } from './lib/http.js';
-import { numberOption, shownValue } from '../shared/options.js';
+import { functionOption, methodsOption, numberOption, shownValue } from '../shared/options.js';
+import { isLoopbackOrigin } from './lib/origin.js';
 import { optionsObject } from './lib/options-object.js';
 import { Pacer, PacerWaitTooLong, type ReleaseSlot } from './lib/pacer.js';
 import {
@@ -121,17 +122,22 @@ const HEADER_TOKEN = /^[\x21-\x7e]+$/;
  */
 export function createMarketplaceClient(options: MarketplaceClientOptions): MarketplaceClient {
   optionsObject(options, 'createMarketplaceClient');
-  const siteUrl = trimSlash(requireUrl(options.siteUrl, 'siteUrl'));
-  const apiBaseUrl = trimSlash(options.apiBaseUrl ? requireUrl(options.apiBaseUrl, 'apiBaseUrl') : `${siteUrl}/api/v1`);
+  const configError = (message: string) => new MarketplaceKitError('ERR_CONFIG', `createMarketplaceClient: ${message}`);
+  const siteUrl = siteRoot(options.siteUrl, configError);
+  const apiBaseUrl = trimSlash(options.apiBaseUrl ? requireUrl(options.apiBaseUrl, 'apiBaseUrl', configError) : `${siteUrl}/api/v1`);
   const tokenPath = options.tokenPath ?? '/api/oauth/token';
-  if (typeof tokenPath !== 'string' || !/^(https?:\/\/|\/?)[^\s]+$/i.test(tokenPath)) {
-    throw new MarketplaceKitError('ERR_CONFIG', `createMarketplaceClient: tokenPath must be a path such as /api/oauth/token or an http(s) URL, got ${JSON.stringify(tokenPath)}`);
+  if (typeof tokenPath !== 'string' || !/^[^\s]+$/.test(tokenPath)) {
+    throw configError(`tokenPath must be a path such as /api/oauth/token or an https URL, got ${shownValue(tokenPath)}`);
   }
-  const tokenUrl = /^https?:\/\//i.test(tokenPath) ? tokenPath : `${siteUrl}${tokenPath.startsWith('/') ? '' : '/'}${tokenPath}`;
-  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
-    throw new MarketplaceKitError('ERR_CONFIG', `createMarketplaceClient: fetch must be a function such as globalThis.fetch, got ${shownValue(options.fetch)}`);
+  // A path on siteUrl, or a URL of its own: `ftp://x/token` is neither (it would become a path).
+  const tokenUrl = /^[a-z][a-z\d+.-]*:/i.test(tokenPath)
+    ? requireUrl(tokenPath, 'tokenPath', configError)
+    : `${siteUrl}${tokenPath.startsWith('/') ? '' : '/'}${tokenPath}`;
+  for (const name of ['clientId', 'clientSecret'] as const) {
+    if (options[name] !== undefined) assertCredential(options[name], name, configError);
   }
-  const clock = options.clock ?? systemClock;
+  functionOption(options.fetch, 'createMarketplaceClient: fetch');
+  const clock = methodsOption(options.clock, 'createMarketplaceClient: clock', ['now', 'sleep']) ?? systemClock;
   const transport: Transport = {
     fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
     timeoutMs: numberOption(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'createMarketplaceClient: timeoutMs', { min: 1 }),
@@ -175,7 +181,8 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       // Only an API-key 429 pauses the API-key queue: a Bearer or token call's 429 says nothing
       // about the key's budget (the seed leaves OAuth-token callers' limits unshown).
       if (paced && pacer) pacer.pauseUntil(now + wait);
-      if (attempt >= maxRetries || wait > maxRetryWaitMs) throw error;
+      // A paced retry that the queue would refuse to wait for fails with this 429 (the call was sent).
+      if (attempt >= maxRetries || wait > maxRetryWaitMs || (paced && pacer && wait > pacer.maxWaitMs)) throw error;
       if (!(paced && pacer)) await abortable(endpoint, clock.sleep(wait, signal), signal);
     }
   }
@@ -427,9 +434,38 @@ function abortable<T>(endpoint: MarketplaceEndpoint, work: Promise<T>, signal?: 
   });
 }
 
-function requireUrl(value: string, name: string): string {
-  if (typeof value !== 'string' || !/^https?:\/\/[^\s]+$/i.test(value)) {
-    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be an http(s) URL`);
+type ConfigError = (message: string) => MarketplaceKitError;
+
+/**
+ * An https URL, or http on a loopback host (the simulator, a development proxy): elsewhere http
+ * would carry the client secret, the API key and users' tokens in the clear.
+ */
+function requireUrl(value: unknown, name: string, configError: ConfigError): string {
+  const url = typeof value === 'string' && !/\s/.test(value) && URL.canParse(value) ? new URL(value) : null;
+  if (url === null || !/^https?:$/.test(url.protocol)) throw configError(`${name} must be an https URL, got ${shownValue(value)}`);
+  if (url.protocol === 'http:' && !isLoopbackOrigin(url.origin)) {
+    throw configError(`${name} must use https, got ${shownValue(value)}: over http the client secret, the API key and tokens travel in the clear (http is for localhost, 127.0.0.1 and [::1])`);
   }
-  return value;
+  return value as string;
+}
+
+/** `{site_url}`: the marketplace's host root (no path; trailing slashes dropped), as `requireUrl`. */
+export function siteRoot(value: unknown, configError: ConfigError): string {
+  const url = new URL(trimSlash(requireUrl(value, 'siteUrl', configError)));
+  if (url.href !== `${url.origin}/`) {
+    throw configError(`siteUrl must be the marketplace's host root, such as https://marketplace.example (no path), got ${shownValue(value)}`);
+  }
+  return url.origin;
+}
+
+/**
+ * A Client ID or Client Secret: text that a form body and HTTP Basic carry as it is. A space or a
+ * line break (a secret read from a file with its newline, a CRLF .env) would fail every launch
+ * and sign-in far from here. Never quoted: the message would leak the secret.
+ */
+export function assertCredential(value: unknown, name: string, configError: ConfigError): void {
+  if (typeof value !== 'string' || value === '') throw configError(`${name} is required`);
+  if (!HEADER_TOKEN.test(value)) {
+    throw configError(`${name} holds a space, a line break or another character it cannot have (read from a file with its newline, or from a .env with CRLF line ends?)`);
+  }
 }

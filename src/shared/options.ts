@@ -25,3 +25,29 @@ export function numberOption(value: unknown, fallback: number, name: string, { m
 export function shownValue(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
+
+/**
+ * A function option (a callback, `fetch`), or `undefined`: anything else is `ERR_CONFIG` at once,
+ * not a TypeError at its first call, which would read as the failure of whatever called it
+ * (`onError: console` would silence every report).
+ */
+export function functionOption<T>(value: T, name: string): T {
+  if (value !== undefined && typeof value !== 'function') throw new MarketplaceKitError('ERR_CONFIG', `${name} must be a function, got ${describeValue(value)}`);
+  return value;
+}
+
+/** An object option whose `methods` are called (a store, a clock), or `undefined`; anything else is `ERR_CONFIG`, as with `functionOption`. */
+export function methodsOption<T>(value: T, name: string, methods: readonly string[]): T {
+  if (value === undefined) return value;
+  const wanted = `an object with the methods ${methods.join(' and ')}`;
+  if (typeof value !== 'object' || value === null) throw new MarketplaceKitError('ERR_CONFIG', `${name} must be ${wanted}, got ${describeValue(value)}`);
+  const missing = methods.filter((method) => typeof (value as Record<string, unknown>)[method] !== 'function');
+  if (missing.length > 0) throw new MarketplaceKitError('ERR_CONFIG', `${name} must be ${wanted}: ${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} missing`);
+  return value;
+}
+
+/** What a value that should have been a function or an object is, for a message: never its content. */
+function describeValue(value: unknown): string {
+  if (value === null || Array.isArray(value)) return value === null ? 'null' : 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}

@@ -581,7 +581,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.throws(() => backendWith({ client, apiKey: 'sk_123' }), { code: 'ERR_CONFIG', message: /test_ \(development\) or live_/ });
     // The same marketplace written differently is the same marketplace.
     for (const siteUrl of [market.siteUrl.replace('http://', 'HTTP://'), `${market.siteUrl}/`]) {
-      assert.equal(backendWith({ client: createMarketplaceClient({ siteUrl, apiKey: API_KEY, ...oauth }) }).backend.client.siteUrl, siteUrl.replace(/\/$/, ''));
+      assert.equal(backendWith({ client: createMarketplaceClient({ siteUrl, apiKey: API_KEY, ...oauth }) }).backend.client.siteUrl, market.siteUrl);
     }
     // A client without the API key could not load any user's entitlement.
     assert.throws(() => backendWith({ client: createMarketplaceClient({ siteUrl: market.siteUrl, ...oauth }) }), { code: 'ERR_CONFIG', message: /the client has no API key/ });
@@ -596,7 +596,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       code: 'ERR_CONFIG',
       message: /the client has no clientId and clientSecret/,
     });
-    assert.throws(() => backendWith({ client: createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clientId: 'cli_other', clientSecret: 'another secret' }) }), {
+    assert.throws(() => backendWith({ client: createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clientId: 'cli_other', clientSecret: 'another_secret' }) }), {
       code: 'ERR_CONFIG',
       message: new RegExp(`the client's clientId is "cli_other", not "${CLIENT_ID}": create it with the same clientId and clientSecret`),
     });
@@ -642,9 +642,51 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       message: /webhookSecret or webhookSecrets, not both/,
     });
     // The host root: context tokens name it exactly as their issuer.
-    for (const siteUrl of ['https://marketplace.example/dashboard', 'marketplace.example', 'ftp://marketplace.example', 'https://marketplace.example/?x=1']) {
+    for (const siteUrl of ['https://marketplace.example/dashboard', 'https://marketplace.example/?x=1']) {
       assert.throws(() => backendWith({ siteUrl }), { code: 'ERR_CONFIG', message: /siteUrl must be the marketplace's host root.*got "/ }, siteUrl);
     }
+    for (const siteUrl of ['marketplace.example', 'ftp://marketplace.example']) {
+      assert.throws(() => backendWith({ siteUrl }), { code: 'ERR_CONFIG', message: /^createAppBackend: siteUrl must be an https URL, got "/ }, siteUrl);
+    }
+    // Over http, the client secret, the API key, tokens and sessions would travel in the clear:
+    // http only on loopback (the simulator, a development server).
+    const cleartext = /must use https, got "http:\/\/[^"]*": over http .* in the clear \(http is for localhost, 127\.0\.0\.1 and \[::1\]\)$/;
+    for (const [name, value] of [
+      ['siteUrl', 'http://marketplace.example'],
+      ['apiBaseUrl', 'http://api.marketplace.example/v1'],
+      ['tokenPath', 'http://marketplace.example/oauth/token'],
+      ['publicOrigin', 'http://app.example'],
+    ] as const) {
+      assert.throws(() => backendWith({ [name]: value }), { code: 'ERR_CONFIG', message: new RegExp(`^createAppBackend: ${name} ${cleartext.source}`) }, name);
+    }
+    assert.throws(() => backendWith({ tokenPath: 'ftp://marketplace.example/token' }), { code: 'ERR_CONFIG', message: /^createAppBackend: tokenPath must be an https URL/ });
+    assert.equal(backendWith({ siteUrl: 'http://localhost:4010', publicOrigin: 'http://127.0.0.1:3000', redirectUri: undefined }).backend.client.siteUrl, 'http://localhost:4010');
+    // A credential with a space or a line break (a file's newline, a CRLF .env) is refused, unquoted.
+    for (const name of ['clientId', 'clientSecret'] as const) {
+      for (const value of ['SECRET_VALUE\n', 'SECRET_VALUE\r', ' SECRET_VALUE', 'SECRET VALUE']) {
+        assert.throws(() => backendWith({ [name]: value }), (error: MarketplaceKitError) => {
+          assert.equal(error.code, 'ERR_CONFIG');
+          assert.match(error.message, new RegExp(`^createAppBackend: ${name} holds a space, a line break`));
+          assert.doesNotMatch(error.message, /SECRET/);
+          return true;
+        }, `${name} ${JSON.stringify(value)}`);
+      }
+    }
+    // A callback or store that is not one fails here, not at its first use (where onError: console
+    // would silence every report, and onEvent: 42 would fail every delivery as the handler's fault).
+    assert.throws(() => backendWith({ onError: console as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: onError must be a function, got an object$/ });
+    assert.throws(() => backendWith({ onEvent: 42 as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: onEvent must be a function, got a number$/ });
+    assert.throws(() => backendWith({ replayStore: {} as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: replayStore must be an object with the methods claim and release: claim and release are missing$/ });
+    assert.throws(() => backendWith({ replayStore: (() => true) as never }), { code: 'ERR_CONFIG', message: /replayStore must be an object with the methods claim and release, got a function$/ });
+    // With a client of its own too: the backend keeps time and verifies context tokens itself.
+    const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
+    for (const own of [{}, { client }]) {
+      assert.throws(() => backendWith({ ...own, clock: { now: Date.now } as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: clock must be an object with the methods now and sleep: sleep is missing$/ });
+      assert.throws(() => backendWith({ ...own, clientSecret: `${CLIENT_SECRET}\n` }), { code: 'ERR_CONFIG', message: /^createAppBackend: clientSecret holds a space/ });
+    }
+    // An option the backend passes on to its client is named as the backend's.
+    assert.throws(() => backendWith({ fetch: 'fetch' as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: fetch must be a function, got a string$/ });
+    assert.throws(() => backendWith({ timeoutMs: 0 }), { code: 'ERR_CONFIG', message: /^createAppBackend: timeoutMs must be/ });
     // Number(process.env.X) of an unset variable: a NaN tolerance would accept any timestamp.
     for (const bad of [Number.NaN, -1, Infinity]) {
       assert.throws(() => backendWith({ webhookToleranceSeconds: bad }), { code: 'ERR_CONFIG', message: /webhookToleranceSeconds must be a finite number/ });
@@ -1284,9 +1326,13 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
   it('refuses at configuration time to start without a webhook secret', () => {
     const message = /webhookSecret .* is required; pass webhooks: false/;
     assert.throws(() => backendWith({ webhookSecret: undefined }), { code: 'ERR_CONFIG', message });
-    assert.throws(() => backendWith({ webhookSecret: '' }), { code: 'ERR_CONFIG', message });
+    assert.throws(() => backendWith({ webhookSecret: '' }), { code: 'ERR_CONFIG', message: /^createAppBackend: webhookSecret is empty or not a string/ });
     assert.throws(() => backendWith({ webhookSecret: undefined, webhookSecrets: [] }), { code: 'ERR_CONFIG', message });
-    assert.throws(() => backendWith({ webhookSecret: undefined, webhookSecrets: ['ok', ''] }), { code: 'ERR_CONFIG', message });
+    // One empty secret among several (an unset variable in the list) is named.
+    assert.throws(() => backendWith({ webhookSecret: undefined, webhookSecrets: ['ok', ''] }), {
+      code: 'ERR_CONFIG',
+      message: /^createAppBackend: webhookSecrets\[1\] is empty or not a string \(an unset environment variable\?\)/,
+    });
     assert.throws(() => backendWith({ webhooks: false }), { code: 'ERR_CONFIG', message: /exclude each other/ });
     // Only false means something; true (or a typo's value) is refused rather than read as "on".
     assert.throws(() => backendWith({ webhooks: true as unknown as false }), { code: 'ERR_CONFIG', message: /webhooks accepts only false/ });

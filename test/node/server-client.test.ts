@@ -220,6 +220,20 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
         message: /HTTP 500 \(an HTML or XML page, text\/html\)/,
       },
       {
+        name: '500 JSON that is no error object',
+        answer: (_q, res) => res.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"db down"}'),
+        code: 'ERR_HTTP',
+        status: 500,
+        message: /HTTP 500 \(JSON without an error object, application\/json\)$/,
+      },
+      {
+        name: '503 truncated JSON',
+        answer: (_q, res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"co'),
+        code: 'ERR_HTTP',
+        status: 503,
+        message: /HTTP 503 \(unreadable or truncated JSON, application\/json\)$/,
+      },
+      {
         name: '502 empty body',
         answer: (_q, res) => res.writeHead(502).end(),
         code: 'ERR_HTTP',
@@ -455,6 +469,24 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     // A prefix alone is no key (an unset variable pasted after it).
     for (const apiKey of ['test_', 'live_']) assert.throws(() => client({ apiKey }), { code: 'ERR_CONFIG' }, apiKey);
     assert.throws(() => client({ siteUrl: 'ftp://x' }), { code: 'ERR_CONFIG' });
+  });
+
+  it('refuses, when created, a siteUrl that is no host root, a tokenPath of another scheme, http off loopback and unusable credentials', () => {
+    const refused = (options: Partial<MarketplaceClientOptions>, message: RegExp) =>
+      assert.throws(() => createMarketplaceClient({ siteUrl: 'https://mp.example', ...options }), { code: 'ERR_CONFIG', message }, JSON.stringify(options));
+    refused({ siteUrl: 'https://mp.example/dashboard' }, /^createMarketplaceClient: siteUrl must be the marketplace's host root, .*got "https:\/\/mp\.example\/dashboard"$/);
+    refused({ tokenPath: 'ftp://x/token' }, /^createMarketplaceClient: tokenPath must be an https URL, got "ftp:\/\/x\/token"$/);
+    refused({ siteUrl: 'http://mp.example' }, /^createMarketplaceClient: siteUrl must use https, got "http:\/\/mp\.example": over http the client secret/);
+    refused({ apiBaseUrl: 'http://api.mp.example/v1' }, /^createMarketplaceClient: apiBaseUrl must use https/);
+    refused({ tokenPath: 'http://mp.example/token' }, /^createMarketplaceClient: tokenPath must use https/);
+    refused({ clientId: CLIENT_ID, clientSecret: 'SECRET\r' }, /^createMarketplaceClient: clientSecret holds a space, a line break or another character it cannot have \(/);
+    refused({ clientId: '', clientSecret: CLIENT_SECRET }, /^createMarketplaceClient: clientId is required$/);
+    refused({ fetch: {} as never }, /^createMarketplaceClient: fetch must be a function, got an object$/);
+    refused({ clock: { now: () => 0 } as never }, /^createMarketplaceClient: clock must be an object with the methods now and sleep: sleep is missing$/);
+    // Loopback may use http (the simulator); the siteUrl is kept as its origin.
+    const local = createMarketplaceClient({ siteUrl: 'HTTP://127.0.0.1:4010/', tokenPath: 'http://[::1]:9/token' });
+    assert.equal(local.siteUrl, 'http://127.0.0.1:4010');
+    assert.equal(local.tokenUrl, 'http://[::1]:9/token');
   });
 
   it('never quotes a credential that cannot be sent in a header (a line break in a token or key)', async () => {
@@ -850,6 +882,28 @@ describe('rate limits (seed §8; DESIGN C)', () => {
       await c.whoami({ userId: 'usr_1' });
       assert.equal(clock.now(), NOW + 60_000, `${value}: the next request waited one minute`);
     }
+  });
+
+  it('says when it reads a Retry-After as shorter than asked (at most a minute)', async () => {
+    handler = (_req, res) => res.writeHead(429, { 'retry-after': '120' }).end();
+    await assert.rejects(client().client.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
+      assert.equal(error.retryAfterMs, 60_000);
+      assert.match(error.message, /rate limited; retry after 120 s \(read as 60 s, the longest pause the kit takes\)$/);
+      return true;
+    });
+  });
+
+  it('a paced retry that would wait longer than maxQueueWaitMs fails with the 429 it got, which names no Retry-After the marketplace did not send', async () => {
+    handler = (_req, res) => res.writeHead(429).end();
+    // Backoff without Retry-After: 1 s (within 1.5 s: a second attempt), then 2 s (over it).
+    const { client: c } = client({ maxQueueWaitMs: 1_500 });
+    await assert.rejects(c.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
+      assert.equal(error.code, 'ERR_RATE_LIMITED');
+      assert.equal(error.retryAfterMs, undefined);
+      assert.match(error.message, /^The marketplace whoami request failed with HTTP 429: rate limited$/);
+      return true;
+    });
+    assert.equal(server.requests.length, 2);
   });
 
   it('a call refused during a 429 pause longer than maxQueueWaitMs says the marketplace asked for it', async () => {

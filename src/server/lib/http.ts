@@ -130,8 +130,11 @@ export function answerError(answer: Answer, endpoint: MarketplaceEndpoint, now: 
   const prefix = `The marketplace ${endpoint} request failed with HTTP ${status}`;
 
   if (status === 429) {
-    const retryAfterMs = parseRetryAfter(answer.headers.get('retry-after'), now);
-    const after = retryAfterMs === undefined ? '' : `; retry after ${Math.ceil(retryAfterMs / 1000)} s`;
+    const asked = readRetryAfter(answer.headers.get('retry-after'), now);
+    const retryAfterMs = asked === undefined ? undefined : Math.min(asked, MAX_RETRY_AFTER_MS);
+    const seconds = (ms: number) => Math.ceil(ms / 1000);
+    const after =
+      asked === undefined ? '' : `; retry after ${seconds(asked)} s${asked > MAX_RETRY_AFTER_MS ? ` (read as ${seconds(MAX_RETRY_AFTER_MS)} s, the longest pause the kit takes)` : ''}`;
     return new MarketplaceApiError('ERR_RATE_LIMITED', endpoint, `${prefix}: rate limited${after}`, {
       status,
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
@@ -175,14 +178,20 @@ export const MAX_RETRY_AFTER_MS = 60_000;
  * (RFC 9110 §10.2.3). Undefined when absent or unreadable.
  */
 export function parseRetryAfter(value: string | null, now: number): number | undefined {
+  const asked = readRetryAfter(value, now);
+  return asked === undefined ? undefined : Math.min(asked, MAX_RETRY_AFTER_MS);
+}
+
+/** `Retry-After` in milliseconds as the answer gives it, not capped. */
+function readRetryAfter(value: string | null, now: number): number | undefined {
   if (value === null) return undefined;
   const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Math.min(Number(trimmed) * 1000, MAX_RETRY_AFTER_MS);
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
   // Only an HTTP date: Date.parse alone reads "1.5" or "-5" as dates in 2001.
   const text = IMF_FIXDATE.test(trimmed) || RFC_850.test(trimmed) ? trimmed : ASCTIME.test(trimmed) ? `${trimmed} GMT` : null;
   if (text === null) return undefined;
   const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.min(Math.max(0, date - now), MAX_RETRY_AFTER_MS);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 const NOT_JSON = Symbol('not JSON');
@@ -211,6 +220,8 @@ function describeBody(answer: Answer): string {
   if (answer.text.trim() === '') return 'empty body';
   const type = answer.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
   if (/^\s*</.test(answer.text)) return `an HTML or XML page, ${type}`;
-  if (/json/i.test(type) || /^\s*[[{]/.test(answer.text)) return `unreadable or truncated JSON, ${type}`;
+  if (/json/i.test(type) || /^\s*[[{]/.test(answer.text)) {
+    return parseJson(answer.text) === NOT_JSON ? `unreadable or truncated JSON, ${type}` : `JSON without an error object, ${type}`;
+  }
   return `a non-JSON body, ${type}`;
 }
