@@ -274,6 +274,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
         throw config(`createKit's backend is not a URL: ${options.backend}`);
       }
       this.#bearerOrigins = [base.origin, ...(options.bearerOrigins ?? [])];
+      if (options.fetch !== undefined && typeof options.fetch !== 'function') throw config("createKit's fetch must be a function");
       this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
       this.#backend = createBackendClient(base.href.replace(/\/+$/, ''), this.#fetch, this.#timing.request, new URL(url).origin);
       // The early exchange scrubbed the URL and sent the request: the launch it was handed is

@@ -316,6 +316,12 @@ describe('kit on the developer\'s own site', () => {
         .to.throw(MarketplaceKitError)
         .with.property('code', 'ERR_CONFIG');
     }
+    // Not a TypeError at the first request, reported as the backend being unreachable.
+    for (const notFetch of ['fetch', {}, null]) {
+      expect(() => new MarketplaceKit({ backend: '/api', hostOrigins: [], fetch: notFetch as unknown as typeof fetch }, fakeEnvironment(LAUNCH)), String(notFetch))
+        .to.throw(MarketplaceKitError, "createKit's fetch must be a function")
+        .with.property('code', 'ERR_CONFIG');
+    }
     const unparsable = fakeEnvironment(LAUNCH);
     expect(() => new MarketplaceKit({ backend: 'http://[', hostOrigins: [HOST_ORIGIN], fetch }, unparsable)).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
     expect(unparsable.replaced).to.deep.equal(['/embed?view=1']);
