@@ -228,7 +228,15 @@ function toBytes(rawBody: RawBody, caller: string): Uint8Array | string {
   if (typeof rawBody === 'string' || rawBody instanceof Uint8Array) return rawBody;
   if (rawBody instanceof ArrayBuffer) return new Uint8Array(rawBody);
   if (ArrayBuffer.isView(rawBody)) return new Uint8Array(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
-  if (rawBody === undefined || rawBody === null) fail('ERR_WEBHOOK_BODY_INVALID', 400, 'The webhook body is missing');
+  // No body at all is the app's set-up, not the sender's doing: a request without one gives ''.
+  if (rawBody === undefined || rawBody === null) {
+    fail(
+      'ERR_WEBHOOK_BODY_PARSED',
+      500,
+      `${caller} got ${String(rawBody)} for the raw request body: no body parser read it. Read the body raw on this route ` +
+        "(e.g. express.raw({ type: 'application/json' }), whose type must match the request's Content-Type, or await request.arrayBuffer()).",
+    );
+  }
   return fail(
     'ERR_WEBHOOK_BODY_PARSED',
     500,
