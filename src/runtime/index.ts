@@ -15,7 +15,7 @@ export type { HostBridge, Kit, KitState, ToastTone, UpgradeOutcome } from './typ
 export { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 export { checkAccess, hasAccess, isOverQuota } from '../shared/access.js';
 export type { AccessDecision, AccessReason, AccessRequirement } from '../shared/access.js';
-export type { Entitlement, Profile, Theme } from '../shared/schemas.js';
+export type { AnyEntitlement, Entitlement, EntitlementShort, Profile, Theme } from '../shared/schemas.js';
 
 /**
  * Starts the kit and resolves once start-up is over: `kit.state` is then `ready`, `signed-out`

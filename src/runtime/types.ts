@@ -81,7 +81,10 @@ export interface Kit extends EventTarget {
   /** Inside the dashboard: `host.openUpgrade`, then reloads the entitlement when upgraded. */
   upgrade(options?: { plan?: string | undefined; feature?: string | undefined }): Promise<UpgradeOutcome>;
 
-  /** Calls `listener` once per change of state, user, entitlement, theme or locale. */
+  /**
+   * Calls `listener` once per change of state, user, entitlement, theme, locale or error, and once
+   * when the entitlement's `expires_at` passes while the page is open. Returns the unsubscribe function.
+   */
   subscribe(listener: (kit: Kit) => void): () => void;
   /**
    * Stops timers, observers and the bridge and forgets the session: `host` becomes null, nothing

@@ -1,16 +1,3 @@
-/**
- * Every error the kit throws is a `MarketplaceKitError` (or a subclass) with a stable `code`.
- * Callers switch on `code`; messages are for humans and may change.
- *
- * @example
- * try {
- *   await verifyWebhook(body, header, { secret });
- * } catch (error) {
- *   if (error instanceof MarketplaceKitError && error.code === 'ERR_WEBHOOK_DUPLICATE') return ok();
- *   throw error;
- * }
- */
-
 /** Codes are grouped by the part of the kit that raises them. */
 export type ErrorCode =
   // Shared: input that fails its schema.
@@ -85,6 +72,18 @@ export interface MarketplaceKitErrorOptions {
   cause?: unknown;
 }
 
+/**
+ * Every error the kit throws is a `MarketplaceKitError` (or a subclass) with a stable `code`.
+ * Callers switch on `code`; messages are for humans and may change.
+ *
+ * @example
+ * try {
+ *   await verifyWebhook(body, header, { secret });
+ * } catch (error) {
+ *   if (error instanceof MarketplaceKitError && error.code === 'ERR_WEBHOOK_DUPLICATE') return ok();
+ *   throw error;
+ * }
+ */
 export class MarketplaceKitError extends Error {
   override name = 'MarketplaceKitError';
   readonly code: ErrorCode;
