@@ -5,7 +5,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { isKitError } from './shared/errors.js';
 import { startSimulator, type Simulator, type SimulatorEvent, type SimulatorOptions } from './simulator/index.js';
+import { resolveOptions } from './simulator/options.js';
 
 const USAGE = `Usage: mpkit simulate [options]
 
@@ -50,6 +52,27 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
+
+/** The flag behind each option mpkit sets, so that a refused value is named as the user wrote it. */
+const FLAGS: Record<string, string> = {
+  port: '--port',
+  appUrl: '--app-url',
+  redirectUris: '--redirect-uri',
+  webhookUrl: '--webhook-url',
+  clientId: '--client-id',
+  clientSecret: '--client-secret',
+  testApiKey: '--test-api-key',
+  liveApiKey: '--live-api-key',
+  webhookSecret: '--webhook-secret',
+  'rateLimits.test': '--rate-limit',
+  'rateLimits.live': '--rate-limit',
+  'rateLimits.bearer': '--rate-limit',
+};
+
+/** `redirectUris[1]` → `--redirect-uri`: the value in the message says which one. */
+function flagOf(option: string): string {
+  return FLAGS[option.replace(/\[\d+\]$/, '')] ?? option;
+}
 
 class UsageError extends Error {}
 
@@ -177,6 +200,18 @@ function logLine(event: SimulatorEvent): string | null {
   }
 }
 
+/** The library's messages name the function (`startSimulator: …`) and its options: here, mpkit is speaking. */
+function startError(error: Error, port: number | undefined): string {
+  switch ((error.cause as NodeJS.ErrnoException | undefined)?.code) {
+    case 'EADDRINUSE':
+      return `port ${port} is in use (is another simulator running?): pick another with --port, or --port 0 for a free one.`;
+    case 'EACCES':
+      return `port ${port} needs privileges mpkit lacks (below 1024, it usually does): pick one from 1024 up with --port, or --port 0 for a free one.`;
+    default:
+      return error.message.replace(/^startSimulator: /, '');
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
@@ -198,12 +233,12 @@ async function main(argv: string[]): Promise<number> {
   }
   let sim: Simulator;
   try {
+    // The same checks startSimulator makes, first with the flags' names.
+    resolveOptions(parsed.simulator, flagOf);
     sim = await startSimulator(parsed.simulator);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    // The library's messages name the function (`startSimulator: …`): here, mpkit is speaking.
-    const message = code === 'EADDRINUSE' ? `port ${parsed.simulator.port} is in use; pick another with --port (0 picks a free one).` : (error as Error).message.replace(/^startSimulator: /, '');
-    process.stderr.write(`mpkit: ${message}\n`);
+    if (!isKitError(error, 'ERR_CONFIG')) throw error;
+    process.stderr.write(`mpkit: ${startError(error, parsed.simulator.port)}\n`);
     return 1;
   }
   // Listen for Ctrl-C before announcing readiness: a script may signal as soon as it reads the line.

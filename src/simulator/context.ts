@@ -38,4 +38,6 @@ export interface SimulatorContext {
   webhooks: WebhookSender;
   /** The host bridge bundle the dashboard loads. */
   hostBundle: URL;
+  /** True when `hostBundle` is the developer's own (the option), not this package's build output. */
+  hostBundleGiven: boolean;
 }

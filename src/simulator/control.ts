@@ -183,16 +183,20 @@ function optionalUrl(value: unknown, field: string): string | null {
 }
 
 function absoluteUrl(value: unknown, field: string): string {
-  if (typeof value === 'string') {
-    try {
-      const url = new URL(value);
-      // RFC 6749 §3.1.2: a redirection endpoint has no fragment; all our URLs are http(s).
-      if ((url.protocol === 'http:' || url.protocol === 'https:') && !url.hash && !value.includes('#')) return value;
-    } catch {
-      // Reported below.
-    }
-  }
+  if (isEndpointUrl(value)) return value;
   throw new ApiError(400, 'invalid_request', `${field} must be an absolute http(s) URL without a fragment.`);
+}
+
+/** An app URL, webhook URL or Redirect URI the simulator takes (`startSimulator` checks its options with it too). */
+export function isEndpointUrl(value: unknown): value is string {
+  if (typeof value !== 'string' || value.includes('#')) return false;
+  // RFC 6749 §3.1.2: a redirection endpoint has no fragment; all our URLs are http(s).
+  try {
+    const { protocol } = new URL(value);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
 }
 
 export interface ConfigPatch {

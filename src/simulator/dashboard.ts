@@ -6,6 +6,7 @@
 import { access } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import type { SimulatorContext } from './context.js';
 import { DASHBOARD_SCRIPT } from './dashboard-script.js';
 import { escapeHtml as e, sendHtml } from './http.js';
@@ -126,7 +127,11 @@ export async function dashboard(ctx: SimulatorContext, res: ServerResponse): Pro
     </div>
     <div class="frame" id="frame">${
       !hostReady
-        ? `<div class="notice" role="alert" id="notice"><strong>The host bridge bundle is missing.</strong>dist/cdn/marketplace-host.js was not found: run <code>npm run build</code>, then reload this page.</div>`
+        ? `<div class="notice" role="alert" id="notice"><strong>The host bridge bundle is missing.</strong>${
+            ctx.hostBundleGiven
+              ? `<code>${e(fileURLToPath(ctx.hostBundle))}</code> (the hostBundle option) was not found: fix the path, then reload this page.`
+              : 'dist/cdn/marketplace-host.js was not found: run <code>npm run build</code>, then reload this page.'
+          }</div>`
         : !appUrl
           ? `<div class="notice" id="notice"><strong>No app URL configured.</strong>Start the simulator with <code>--app-url http://127.0.0.1:PORT/</code> or set <code>app_url</code> in the Configuration panel.</div>`
           : !frameSrc

@@ -12,15 +12,14 @@
  * await sim.close();
  */
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { MarketplaceKitError } from '../shared/errors.js';
-import { AppId, Entitlement, parseOrThrow, type Profile } from '../shared/schemas.js';
+import { Entitlement, parseOrThrow, type Profile } from '../shared/schemas.js';
 import { apiRequest } from './api.js';
 import { assertServable, avatarSvg } from './catalog.js';
-import type { RateLimits, SimulatorContext, SimulatorCredentials } from './context.js';
+import type { SimulatorContext } from './context.js';
 import {
   applyConfig,
   deleteEntitlement,
@@ -39,56 +38,15 @@ import { dashboard } from './dashboard.js';
 import { ApiError, redirect, sendApiError, sendJson } from './http.js';
 import { authorizeGet, authorizePost, tokenEndpoint } from './oauth.js';
 import { RateLimiter } from './rate-limit.js';
-import { randomToken } from '../server/oauth.js';
+import { configError, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './options.js';
 import { SimulatorState, type SimulatorEvent } from './state.js';
 import { WebhookSender, exponentialBackoff } from './webhooks.js';
 
 export { PLANS, USER_SEEDS, type SimulatedPlan, type PlanKind } from './catalog.js';
 export type { EventOutcome } from './control.js';
 export type { RateLimits } from './context.js';
+export type { SimulatorOptions } from './options.js';
 export type { ApiCallRecord, DeliveryAttempt, DeliveryRecord, SimulatorEvent } from './state.js';
-
-export interface SimulatorOptions {
-  /** TCP port on 127.0.0.1; `0` (the default) picks a free one. */
-  port?: number | undefined;
-  /** The app's embed URL, loaded in the dashboard's iframe. */
-  appUrl?: string | undefined;
-  /**
-   * Registered Redirect URIs, matched exactly. Default: `{app origin}/api/marketplace/oauth/callback`
-   * when `appUrl` is given (the callback of `createAppBackend`), else none.
-   */
-  redirectUris?: string[] | undefined;
-  /** Where deliveries go. Default: `{app origin}/api/marketplace/webhooks` when `appUrl` is given. */
-  webhookUrl?: string | undefined;
-  /** `app_<id>` of the simulated app. Default `app_simulated`. */
-  appId?: string | undefined;
-  /** Shown on the authorization page and the dashboard. Default `Your app`. */
-  appName?: string | undefined;
-  /** Fixed credentials (tests, demos); each one left out is made up at random, a blank one is `ERR_CONFIG`. */
-  clientId?: string | undefined;
-  clientSecret?: string | undefined;
-  /** Must start with `test_`. */
-  testApiKey?: string | undefined;
-  /** Must start with `live_`. */
-  liveApiKey?: string | undefined;
-  webhookSecret?: string | undefined;
-  /** Clock in ms since the epoch, for tests of expiry. Default `Date.now`. */
-  clock?: (() => number) | undefined;
-  /** Lifetime of authorization codes in seconds. Default 60. */
-  codeTtlSeconds?: number | undefined;
-  /** `expires_in` of access tokens, in seconds. Default 3600. */
-  accessTokenTtlSeconds?: number | undefined;
-  /** Requests per window per caller. Default: test 100, live 1,000, bearer 1,000 per 60 s. */
-  rateLimits?: Partial<RateLimits> | undefined;
-  /** Delivery attempts per event (first try included). Default 5. */
-  webhookMaxAttempts?: number | undefined;
-  /** Wait after the first failed attempt, doubled after each further one. Default 1000 ms. */
-  webhookBackoffMs?: number | undefined;
-  /** Timeout of one delivery attempt. Default 10,000 ms. */
-  webhookTimeoutMs?: number | undefined;
-  /** The host bridge bundle the dashboard serves. Default: this package's `dist/cdn/marketplace-host.js`. */
-  hostBundle?: string | URL | undefined;
-}
 
 export type SimulatorSnapshot = ReturnType<typeof stateSnapshot>;
 
@@ -122,23 +80,6 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const DEFAULT_BACKEND_PATH = '/api/marketplace';
-
-function credential(given: string | undefined, prefix: string): string {
-  if (given === undefined) return randomToken(prefix);
-  if (typeof given !== 'string' || !given.startsWith(prefix) || given.length <= prefix.length) {
-    throw configError(`the API key ${String(given)} must start with ${prefix}`);
-  }
-  return given;
-}
-
-/** A fixed client id or secret: any text but a blank one, which no app could send. */
-function fixed(given: string | undefined, name: string, make: () => string): string {
-  if (given === undefined) return make();
-  if (typeof given !== 'string' || !given.trim()) throw configError(`${name} must be a non-empty string`);
-  return given;
-}
-
 /**
  * Starts the simulator on 127.0.0.1 and resolves once it listens.
  *
@@ -147,39 +88,44 @@ function fixed(given: string | undefined, name: string, make: () => string): str
  * console.log(sim.dashboardUrl);
  */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
-  const clock = options.clock ?? Date.now;
-  const appId = options.appId ?? 'app_simulated';
-  if (!AppId.safeParse(appId).success) throw configError(`appId must look like app_<id>, not ${appId}`);
-  const settings = {
-    codeTtlMs: wholeOption(options.codeTtlSeconds, 60, 'codeTtlSeconds', 1) * 1000,
-    accessTokenTtlSeconds: wholeOption(options.accessTokenTtlSeconds, 3600, 'accessTokenTtlSeconds', 1),
-    maxAttempts: wholeOption(options.webhookMaxAttempts, 5, 'webhookMaxAttempts', 1),
-    backoffMs: wholeOption(options.webhookBackoffMs, 1000, 'webhookBackoffMs', 0),
-    timeoutMs: wholeOption(options.webhookTimeoutMs, 10_000, 'webhookTimeoutMs', 1),
-  };
-  const given = options.rateLimits ?? {};
-  const rateLimits: RateLimits = {
-    test: wholeOption(given.test, 100, 'rateLimits.test', 1),
-    live: wholeOption(given.live, 1000, 'rateLimits.live', 1),
-    bearer: wholeOption(given.bearer, 1000, 'rateLimits.bearer', 1),
-    windowMs: wholeOption(given.windowMs, 60_000, 'rateLimits.windowMs', 1),
-  };
-  const appOrigin = options.appUrl && URL.canParse(options.appUrl) ? new URL(options.appUrl).origin : null;
-  const credentials: SimulatorCredentials = {
-    clientId: fixed(options.clientId, 'clientId', () => randomToken('client_', 12)),
-    clientSecret: fixed(options.clientSecret, 'clientSecret', () => randomToken('secret_', 32)),
-    testApiKey: credential(options.testApiKey, 'test_'),
-    liveApiKey: credential(options.liveApiKey, 'live_'),
-    webhookSecret: fixed(options.webhookSecret, 'webhookSecret', () => randomToken('whsec_', 24)),
-  };
+  const resolved = resolveOptions(options);
   const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
+  await listen(server, resolved.port);
+  try {
+    return serve(server, resolved);
+  } catch (error) {
+    // Nothing may stay listening after a failed start: the process would never exit.
+    await new Promise((resolve) => server.close(resolve));
+    throw error;
+  }
+}
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, port));
+    server.once('error', failed);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', failed);
       resolve();
     });
   });
+}
+
+/** The port is the developer's choice, so a port that cannot be had is a configuration mistake. */
+function listenError(error: NodeJS.ErrnoException, port: number): MarketplaceKitError {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return configError(`port ${port} is in use (is another simulator running?): pick another, or port 0 for a free one`, error);
+    case 'EACCES':
+      return configError(`port ${port} needs privileges this process lacks (below 1024, it usually does): pick a port from 1024 up, or port 0 for a free one`, error);
+    default:
+      return configError(`cannot listen on 127.0.0.1:${port}: ${error.message}`, error);
+  }
+}
+
+/** The simulator on a listening server. */
+function serve(server: Server, resolved: ResolvedOptions): Simulator {
+  const { clock, appId, credentials, rateLimits } = resolved;
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
   const state = new SimulatorState(
@@ -200,34 +146,26 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     baseUrl: `${origin}/api/v1`,
     dashboardUrl: `${origin}/dashboard`,
     appId,
-    appName: options.appName ?? 'Your app',
+    appName: resolved.appName,
     credentials,
-    codeTtlMs: settings.codeTtlMs,
-    accessTokenTtlSeconds: settings.accessTokenTtlSeconds,
+    codeTtlMs: resolved.codeTtlMs,
+    accessTokenTtlSeconds: resolved.accessTokenTtlSeconds,
     rateLimits,
     limiter: new RateLimiter(rateLimits.windowMs, clock),
     webhooks: new WebhookSender(
       state,
       credentials.webhookSecret,
       {
-        maxAttempts: settings.maxAttempts,
-        backoffMs: exponentialBackoff(settings.backoffMs),
-        timeoutMs: settings.timeoutMs,
+        maxAttempts: resolved.maxAttempts,
+        backoffMs: exponentialBackoff(resolved.backoffMs),
+        timeoutMs: resolved.timeoutMs,
       },
       clock,
     ),
-    hostBundle: hostBundleUrl(options.hostBundle),
+    hostBundle: resolved.hostBundle,
+    hostBundleGiven: resolved.hostBundleGiven,
   };
-  try {
-    applyConfig(ctx, {
-      app_url: options.appUrl ?? null,
-      webhook_url: options.webhookUrl ?? (appOrigin ? `${appOrigin}${DEFAULT_BACKEND_PATH}/webhooks` : null),
-      redirect_uris: options.redirectUris ?? (appOrigin ? [`${appOrigin}${DEFAULT_BACKEND_PATH}/oauth/callback`] : []),
-    });
-  } catch (error) {
-    server.close();
-    throw asConfigError(error);
-  }
+  applyConfig(ctx, resolved.config);
 
   const streams = new Set<ServerResponse>();
   const allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
@@ -297,17 +235,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
 }
 
-function hostBundleUrl(given: string | URL | undefined): URL {
-  // Resolves the same from src/simulator (tsx) and dist/simulator (tsc).
-  if (given === undefined) return new URL('../../dist/cdn/marketplace-host.js', import.meta.url);
-  return typeof given === 'string' ? pathToFileURL(resolve(given)) : given;
-}
-
-/** An option mistake: `ERR_CONFIG`, as in `createAppBackend`. */
-function configError(message: string): MarketplaceKitError {
-  return new MarketplaceKitError('ERR_CONFIG', `startSimulator: ${message}`);
-}
-
 /** A configuration refused by the control API's own checks, as `ERR_CONFIG`. */
 function asConfigError(error: unknown): unknown {
   return error instanceof ApiError ? configError(error.message) : error;
@@ -315,15 +242,6 @@ function asConfigError(error: unknown): unknown {
 
 function unknownUser(userId: string): MarketplaceKitError {
   return new MarketplaceKitError('ERR_INVALID_INPUT', `The simulator has no user ${userId}; its users are listed in sim.users`);
-}
-
-/** A whole-number option of at least `min` (a NaN or fractional attempt count would never end or never start). */
-function wholeOption(value: unknown, fallback: number, name: string, min: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw configError(`${name} must be a whole number of at least ${min}, got ${String(value)}`);
-  }
-  return value;
 }
 
 async function handle(
@@ -433,7 +351,8 @@ async function hostBundle(ctx: SimulatorContext, res: ServerResponse): Promise<v
   try {
     script = await readFile(ctx.hostBundle);
   } catch {
-    throw new ApiError(404, 'host_bundle_missing', 'dist/cdn/marketplace-host.js is missing: run npm run build.');
+    const message = ctx.hostBundleGiven ? `${fileURLToPath(ctx.hostBundle)} (the hostBundle option) is missing.` : 'dist/cdn/marketplace-host.js is missing: run npm run build.';
+    throw new ApiError(404, 'host_bundle_missing', message);
   }
   res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'content-length': script.length });
   res.end(script);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, it, type TestContext } from 'node:test';
 import { createMarketplaceClient } from '../../src/server/index.js';
@@ -147,7 +147,7 @@ describe('mpkit CLI', () => {
       const { code, stdout, stderr } = await run(['simulate', '--json']);
       assert.equal(code, 1);
       assert.equal(stdout, '');
-      assert.equal(stderr, 'mpkit: port 4010 is in use; pick another with --port (0 picks a free one).\n');
+      assert.equal(stderr, 'mpkit: port 4010 is in use (is another simulator running?): pick another with --port, or --port 0 for a free one.\n');
     } finally {
       if (holder.listening) await new Promise((resolve) => holder.close(resolve));
     }
@@ -227,10 +227,35 @@ describe('mpkit CLI', () => {
         assert.equal(stdout, '');
       }),
     );
-    // A key with the wrong prefix is refused by startSimulator itself: exit 1 and its message, no usage.
-    const wrongKey = await run(['simulate', '--test-api-key', 'live_x']);
-    assert.equal(wrongKey.code, 1);
-    assert.equal(wrongKey.stderr, 'mpkit: the API key live_x must start with test_\n');
-    assert.equal(wrongKey.stdout, '');
+  });
+  it('answers a value the simulator refuses with one line naming the flag, and exit code 1', async () => {
+    const cases: [string[], string][] = [
+      // The key itself is not repeated: it may be a real one.
+      [['simulate', '--test-api-key', 'live_realLookingSecret123'], '--test-api-key must start with test_'],
+      [['simulate', '--live-api-key', 'test_realLookingSecret123'], '--live-api-key must start with live_'],
+      [['simulate', '--live-api-key', 'live_'], '--live-api-key must go on after live_: the prefix alone is no key'],
+      [['simulate', '--app-url', 'http://127.0.0.1:3000/#top'], '--app-url must be an absolute http(s) URL without a fragment, got "http://127.0.0.1:3000/#top"'],
+      [['simulate', '--webhook-url', 'http://127.0.0.1:3000/h#x'], '--webhook-url must be an absolute http(s) URL without a fragment, got "http://127.0.0.1:3000/h#x"'],
+      [['simulate', '--redirect-uri', 'http://127.0.0.1:3000/cb', '--redirect-uri', 'http://127.0.0.1:3000/cb#x'], '--redirect-uri must be an absolute http(s) URL without a fragment, got "http://127.0.0.1:3000/cb#x"'],
+    ];
+    await Promise.all(
+      cases.map(async ([args, message]) => {
+        const { code, stderr, stdout } = await run(args);
+        assert.deepEqual({ code, stderr, stdout }, { code: 1, stderr: `mpkit: ${message}\n`, stdout: '' }, args.join(' '));
+      }),
+    );
+  });
+
+  it('says what to do about a port below 1024 that it may not use', async (t) => {
+    // Run as an unprivileged user: as root any port may be used. Skipped where low ports are free for all.
+    const unprivilegedFrom = Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', { encoding: 'utf8', flag: 'r' }).trim() || '1024');
+    if (process.platform !== 'linux' || unprivilegedFrom <= 80) return t.skip('port 80 is open to every user here');
+    const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'simulate', '--port', '80'], { stdio: 'pipe', ...asNobody });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 1);
+    assert.equal(stderr, 'mpkit: port 80 needs privileges mpkit lacks (below 1024, it usually does): pick one from 1024 up with --port, or --port 0 for a free one.\n');
   });
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { ServerResponse, createServer } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { Server as NetServer, connect, type AddressInfo } from 'node:net';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import { verifyContextToken } from '../../src/server/index.js';
 import { ApiErrorBody, Entitlement } from '../../src/shared/schemas.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
@@ -387,19 +387,24 @@ describe('simulator: startSimulator options', () => {
     }
   }
 
-  it('refuses API keys with the wrong prefix and bad URLs with ERR_CONFIG', async () => {
-    await refused({ testApiKey: 'live_x' }, /^startSimulator: the API key live_x must start with test_/);
+  it('refuses API keys with the wrong prefix and bad URLs with ERR_CONFIG, naming the option as written', async () => {
+    // The key itself is never shown: a developer may have pasted a real one.
+    await refused({ testApiKey: 'live_realLookingSecret123' }, /^startSimulator: testApiKey must start with test_$/);
+    await refused({ liveApiKey: 'test_realLookingSecret123' }, /^startSimulator: liveApiKey must start with live_$/);
+    await refused({ testApiKey: 42 as unknown as string }, /^startSimulator: testApiKey must start with test_$/);
     // A prefix alone is not a key.
-    await refused({ testApiKey: 'test_' }, /must start with test_/);
-    await refused({ liveApiKey: 'live_' }, /must start with live_/);
-    await refused({ redirectUris: ['not a url'] }, /^startSimulator: /);
-    await refused({ appUrl: 'not a url' }, /^startSimulator: /);
-    await refused({ appId: 'my-app' }, /appId must look like app_<id>/);
+    await refused({ testApiKey: 'test_' }, /^startSimulator: testApiKey must go on after test_/);
+    await refused({ liveApiKey: 'live_' }, /^startSimulator: liveApiKey must go on after live_/);
+    await refused({ redirectUris: ['http://127.0.0.1:3000/cb', 'not a url'] }, /^startSimulator: redirectUris\[1\] must be an absolute http\(s\) URL without a fragment, got "not a url"$/);
+    await refused({ redirectUris: 'http://127.0.0.1:3000/cb' as unknown as string[] }, /^startSimulator: redirectUris must be an array of URLs, got "http:/);
+    await refused({ appUrl: 'not a url' }, /^startSimulator: appUrl must be an absolute http\(s\) URL/);
+    await refused({ appUrl: 'ftp://x/' }, /^startSimulator: appUrl must/);
+    await refused({ webhookUrl: 'http://127.0.0.1:3000/hooks#x' }, /^startSimulator: webhookUrl must be an absolute http\(s\) URL without a fragment/);
+    await refused({ appId: 'my-app' }, /^startSimulator: appId must look like app_<id>, got "my-app"$/);
     // A blank credential (an unset variable) is refused, not used or replaced by a made-up one.
     await refused({ clientId: '' }, /^startSimulator: clientId must be a non-empty string/);
     await refused({ clientSecret: ' ' }, /clientSecret must be a non-empty string/);
     await refused({ webhookSecret: '' }, /webhookSecret must be a non-empty string/);
-    await refused({ testApiKey: 42 as unknown as string }, /the API key 42 must start with test_/);
   });
 
   it('refuses numeric options that would never deliver, never expire or never allow a call', async () => {
@@ -412,9 +417,77 @@ describe('simulator: startSimulator options', () => {
       [{ accessTokenTtlSeconds: -60 }, /accessTokenTtlSeconds/],
       [{ rateLimits: { test: 0 } }, /rateLimits\.test/],
       [{ rateLimits: { windowMs: Infinity } }, /rateLimits\.windowMs/],
-      [{ rateLimits: { bearer: '5' as unknown as number } }, /rateLimits\.bearer .*got 5/],
+      // A string is quoted: `got 5` would hide that it is one (an unparsed process.env value).
+      [{ rateLimits: { bearer: '5' as unknown as number } }, /rateLimits\.bearer .*got "5"$/],
     ];
     for (const [options, message] of cases) await refused(options, message);
+  });
+
+  it('refuses a port that is not a whole number from 0 to 65535 before it listens', async () => {
+    for (const port of ['abc', -1, 70000, 65536, 1.5, Number.NaN, '4010']) {
+      await refused({ port: port as number }, /^startSimulator: port must be a whole number from 0 to 65535, got /);
+    }
+    await refused({ port: 'abc' as unknown as number }, /got "abc"$/);
+  });
+
+  /**
+   * Counts the servers started from here on that still listen: a failed start must leave none
+   * behind, or the process would never exit.
+   */
+  function serversOf(t: TestContext): () => number {
+    const listen = t.mock.method(NetServer.prototype, 'listen');
+    return () => listen.mock.calls.filter((call) => (call.this as NetServer).listening).length;
+  }
+
+  it('refuses options it would call or read only after listening, before it listens', async (t) => {
+    const listening = serversOf(t);
+    const cases: Array<[unknown, RegExp]> = [
+      [{ clock: 5 }, /^startSimulator: clock must be a function returning milliseconds since the epoch, got 5$/],
+      [{ clock: () => '2026-11-21' }, /^startSimulator: clock\(\) must return milliseconds since the epoch, got "2026-11-21"$/],
+      [{ clock: () => Number.NaN }, /^startSimulator: clock\(\) must return .*got NaN$/],
+      [{ hostBundle: 5 }, /^startSimulator: hostBundle must be a file path or a file: URL, got 5$/],
+      [{ hostBundle: new URL('https://cdn.example/host.js') }, /^startSimulator: hostBundle must be a file path or a file: URL/],
+      [{ appName: 42 }, /^startSimulator: appName must be a non-empty string$/],
+      [{ appName: '' }, /^startSimulator: appName must be a non-empty string$/],
+      [{ rateLimits: 5 }, /^startSimulator: rateLimits must be an object such as \{ test: 100 \}, got 5$/],
+      [null, /^startSimulator: the options must be an object, got null$/],
+      [42, /^startSimulator: the options must be an object, got 42$/],
+    ];
+    for (const [options, message] of cases) await refused(options as SimulatorOptions, message);
+    assert.equal(listening(), 0, 'a refused start left a server listening');
+  });
+
+  it('closes its server when it fails after listening', async (t) => {
+    const listening = serversOf(t);
+    let calls = 0;
+    // Fine when the options are checked, failing once the simulator is listening.
+    const clock = () => {
+      calls += 1;
+      if (calls > 1) throw new Error('clock broke');
+      return Date.now();
+    };
+    await assert.rejects(startSimulator({ clock }), { message: 'clock broke' });
+    assert.equal(listening(), 0, 'the failed start left its server listening');
+  });
+
+  it('answers a port in use with ERR_CONFIG that keeps the cause and says what to do', async (t) => {
+    const holder = createServer();
+    holder.listen(0, '127.0.0.1');
+    await once(holder, 'listening');
+    const { port } = holder.address() as AddressInfo;
+    try {
+      const listening = serversOf(t);
+      await assert.rejects(startSimulator({ port }), (error: Error & { code?: string }) => {
+        assert.equal(error.name, 'MarketplaceKitError');
+        assert.equal(error.code, 'ERR_CONFIG');
+        assert.equal(error.message, `startSimulator: port ${port} is in use (is another simulator running?): pick another, or port 0 for a free one`);
+        assert.equal((error.cause as NodeJS.ErrnoException).code, 'EADDRINUSE');
+        return true;
+      });
+      assert.equal(listening(), 0);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('validates what is set from code', async () => {

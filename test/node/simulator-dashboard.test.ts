@@ -24,16 +24,18 @@ describe('simulator dashboard page (HTTP)', () => {
     assert.doesNotMatch(html, /id="notice"/);
   });
 
-  it('says "run npm run build" when the host bridge bundle is missing, and serves no script for it', async () => {
+  it('names the hostBundle file that is missing, on the dashboard and in the 404 of its script', async () => {
+    // The package's own bundle missing (before a build) says "run npm run build"; a path the
+    // developer gave is named instead, as that advice would not find the mistake.
     const missing = '/nonexistent/marketplace-host.js';
     const { html } = await dashboardOf({ appUrl: 'http://127.0.0.1:5999/', hostBundle: missing });
-    assert.match(html, /run <code>npm run build<\/code>/);
+    assert.match(html, /<code>\/nonexistent\/marketplace-host\.js<\/code> \(the hostBundle option\) was not found/);
     assert.doesNotMatch(html, /_simulator\/host\.js/);
     const sim = await startTestSimulator({ hostBundle: missing });
     try {
       const script = await fetch(`${sim.siteUrl}/_simulator/host.js`);
       assert.equal(script.status, 404);
-      assert.match(await script.text(), /npm run build/);
+      assert.deepEqual(await script.json(), { error: { code: 'host_bundle_missing', message: '/nonexistent/marketplace-host.js (the hostBundle option) is missing.' } });
     } finally {
       await sim.close();
     }
