@@ -180,7 +180,8 @@ Control API: ${sim.siteUrl}/_simulator/state  ·  Press Ctrl-C to stop.
 `;
 }
 
-function logLine(event: SimulatorEvent): string | null {
+/** `stopping`: Ctrl-C was pressed, so a delivery that ends now was cut short, not failed by the receiver. */
+function logLine(event: SimulatorEvent, stopping: boolean): string | null {
   const time = new Date().toISOString().slice(11, 19);
   switch (event.type) {
     case 'api_call': {
@@ -189,9 +190,11 @@ function logLine(event: SimulatorEvent): string | null {
     }
     case 'delivery': {
       const d = event.data;
+      const attempts = `${d.attempts.length} attempt${d.attempts.length === 1 ? '' : 's'}`;
+      if (stopping && d.outcome === 'failed') return `${time}  webhook ${d.event} stopped: the simulator is shutting down (${attempts})`;
       const last = d.attempts.at(-1);
       const answer = last ? (last.status ?? last.error) : 'no webhook URL';
-      return `${time}  webhook ${d.event} ${d.outcome} (${answer}, ${d.attempts.length} attempt${d.attempts.length === 1 ? '' : 's'})`;
+      return `${time}  webhook ${d.event} ${d.outcome} (${answer}, ${attempts})`;
     }
     case 'entitlement':
       return `${time}  entitlement of ${event.data.user_id}: ${event.data.entitlement ? `${event.data.entitlement.plan} (${event.data.entitlement.status})` : 'none'}`;
@@ -242,8 +245,10 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   // Listen for Ctrl-C before announcing readiness: a script may signal as soon as it reads the line.
+  let stopping = false;
   const stopped = new Promise<void>((resolve) => {
     const stop = () => {
+      stopping = true;
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
       resolve();
@@ -268,7 +273,7 @@ async function main(argv: string[]): Promise<number> {
   } else {
     process.stdout.write(banner(sim));
     sim.subscribe((event) => {
-      const line = logLine(event);
+      const line = logLine(event, stopping);
       if (line) process.stdout.write(`${line}\n`);
     });
   }

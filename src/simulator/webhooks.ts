@@ -21,6 +21,9 @@ export interface WebhookSettings {
 
 const ANSWER_PREVIEW = 500;
 
+/** The error of an attempt that `close()` stopped while it waited for the receiver. */
+export const SHUT_DOWN = 'stopped: the simulator is shutting down';
+
 export class WebhookSender {
   /** Aborted by `close()`: stops waiting retries and in-flight attempts. */
   private readonly stopped = new AbortController();
@@ -90,6 +93,8 @@ export class WebhookSender {
       const text = await response.text().catch(() => '');
       return { at, status: response.status, error: null, body: text.slice(0, ANSWER_PREVIEW), duration_ms: elapsed(started) };
     } catch (error) {
+      // An attempt cut short by `close()` did not fail at the receiver: say why it ended.
+      if (this.stopped.signal.aborted) return { at, status: null, error: SHUT_DOWN, body: null, duration_ms: elapsed(started) };
       const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
       return { at, status: null, error: reason, body: null, duration_ms: elapsed(started) };
     } finally {

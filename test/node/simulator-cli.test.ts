@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, it, type TestContext } from 'node:test';
@@ -257,5 +258,36 @@ describe('mpkit CLI', () => {
     const [code] = await once(child, 'exit');
     assert.equal(code, 1);
     assert.equal(stderr, 'mpkit: port 80 needs privileges mpkit lacks (below 1024, it usually does): pick one from 1024 up with --port, or --port 0 for a free one.\n');
+  });
+
+  it('logs a delivery that Ctrl-C cuts short as stopped by the shutdown', RUNNING, async (t) => {
+    let arrived!: () => void;
+    const waiting = new Promise<void>((resolve) => (arrived = resolve));
+    const receiver = createHttpServer(() => arrived());
+    receiver.listen(0, '127.0.0.1');
+    await once(receiver, 'listening');
+    t.after(() => {
+      receiver.closeAllConnections();
+      receiver.close();
+    });
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    await withCli(t, ['simulate', '--port', '0', '--webhook-url', hook], async (child) => {
+      const output = await readUntil(child, /Ctrl-C/);
+      const siteUrl = /Site URL\s+(\S+)/.exec(output)![1]!;
+      let rest = '';
+      child.stdout.on('data', (chunk) => (rest += chunk));
+      const event = fetch(`${siteUrl}/_simulator/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ event: 'subscription.created', data: { user_id: 'usr_ada', plan: 'pro_monthly' } }),
+      }).catch(() => undefined);
+      await waiting;
+      child.kill('SIGINT');
+      assert.deepEqual(await once(child, 'exit'), [0, null]);
+      await event;
+      assert.match(rest, /webhook subscription\.created stopped: the simulator is shutting down \(1 attempt\)\n/);
+      assert.doesNotMatch(rest, /aborted/);
+      assert.match(rest, /Simulator stopped\.\n$/);
+    });
   });
 });

@@ -370,4 +370,25 @@ describe('simulator: webhook retries', () => {
       await cleanUp();
     }
   });
+
+  it('records an attempt that close() cuts short as stopped by the shutdown, not as a failure of the receiver', { timeout: 10_000 }, async (t) => {
+    let arrived!: () => void;
+    const waiting = new Promise<void>((resolve) => (arrived = resolve));
+    const receiver = await startReceiver(() => {
+      arrived();
+      return new Promise<void>(() => {});
+    });
+    const sim = await startTestSimulator({ webhookUrl: receiver.url });
+    const cleanUp = closedAtEnd(t, sim, receiver);
+    try {
+      const sent = sim.sendEvent('subscription.created', { user_id: 'usr_ada', plan: 'pro_monthly' });
+      await waiting;
+      await sim.close();
+      const result = await within(sent, 2_000, 'the attempt was still waiting 2 s after close()');
+      assert.equal(result.outcome, 'failed');
+      assert.deepEqual(result.delivery.attempts.map((attempt) => [attempt.status, attempt.error]), [[null, 'stopped: the simulator is shutting down']]);
+    } finally {
+      await cleanUp();
+    }
+  });
 });
