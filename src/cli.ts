@@ -104,15 +104,33 @@ function parseUrl(value: string | undefined, flag: string): string | undefined {
   return fail(`${flag} must be an absolute http(s) URL, not "${value}".`);
 }
 
+/**
+ * `--port -1` as `--port=-1`: no flag looks like a negative number, so the value is meant, and its
+ * own check then says what is wrong with it (parseArgs would call it ambiguous).
+ */
+function negativeValuesJoined(args: string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    const takesValue = arg.startsWith('--') && OPTIONS[arg.slice(2) as keyof typeof OPTIONS]?.type === 'string';
+    if (takesValue && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
 type Parsed = { help?: true; version?: true; json: boolean; simulator: SimulatorOptions };
 
 function options(args: string[]): Parsed {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: negativeValuesJoined(args), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
     // Node's advice on positionals that start with '-' means nothing here (mpkit takes none).
-    fail((error as Error).message.replace(/\. To specify a positional argument[\s\S]*$/, '.'));
+    fail((error as Error).message.replace(/\. To specify a positional argument[\s\S]*$/, '.').replace(/\n/g, ' '));
   }
   const { values, positionals } = parsed;
   if (values.help) return { help: true, json: false, simulator: {} };
@@ -221,7 +239,7 @@ async function main(argv: string[]): Promise<number> {
     parsed = options(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`mpkit: ${error.message}\n\n${USAGE}`);
+    process.stderr.write(`mpkit: ${error.message}\nRun mpkit --help for usage.\n`);
     return 2;
   }
   if (parsed.help) {
