@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it, type TestContext } from 'node:test';
 import { createMarketplaceClient } from '../../src/server/index.js';
@@ -295,5 +297,53 @@ describe('mpkit CLI', () => {
       assert.doesNotMatch(rest, /aborted/);
       assert.match(rest, /Simulator stopped\.\n$/);
     });
+  });
+});
+
+/** The README's "Scripts" snippet, run as a shell script in a directory of its own where `./node_modules/.bin/mpkit` is this CLI. */
+describe('the README snippet for scripts', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const snippet = /```sh\n(# Scripts:[\s\S]*?)```/.exec(readme)?.[1];
+
+  async function runSnippet(t: TestContext, port: number, prepare: (dir: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    assert.ok(snippet, 'README: no sh block starting with "# Scripts:"');
+    assert.match(snippet, /mpkit simulate /);
+    const dir = mkdtempSync(join(tmpdir(), 'mpkit-snippet-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    mkdirSync(join(dir, 'node_modules/.bin'), { recursive: true });
+    const tsx = import.meta.resolve('tsx');
+    writeFileSync(join(dir, 'node_modules/.bin/mpkit'), `#!/bin/sh\nexec "${process.execPath}" --import "${tsx}" "${CLI}" "$@"\n`, { mode: 0o755 });
+    prepare(dir);
+    // Where the snippet stopped, the script tells what it read and stops the simulator.
+    const script = `${snippet.replace('mpkit simulate ', `mpkit simulate --port ${port} `)}\necho "site=$MP_SITE_URL"\nkill $!\nwait $!\n`;
+    const child = spawn('bash', ['-c', script], { cwd: dir, stdio: 'pipe' });
+    const kill = () => child.kill('SIGKILL');
+    t.signal.addEventListener('abort', kill, { once: true });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const [code] = await once(child, 'exit');
+    t.signal.removeEventListener('abort', kill);
+    return { code, stdout, stderr };
+  }
+
+  it('reads the sim.json of this run, never one left by an earlier run', RUNNING, async (t) => {
+    for (let run = 0; run < 3; run++) {
+      const { code, stdout, stderr } = await runSnippet(t, 0, (dir) => writeFileSync(join(dir, 'sim.json'), JSON.stringify({ site_url: 'http://stale.invalid' })));
+      assert.equal(code, 0, stderr);
+      assert.match(stdout, /^site=http:\/\/127\.0\.0\.1:\d+\n$/);
+    }
+  });
+
+  it('stops with an error when mpkit cannot start, instead of waiting forever', RUNNING, async (t) => {
+    const holder = createServer();
+    holder.listen(0, '127.0.0.1');
+    await once(holder, 'listening');
+    t.after(() => holder.close());
+    const { code, stdout, stderr } = await runSnippet(t, (holder.address() as AddressInfo).port, () => {});
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.match(stderr, /^mpkit: port \d+ is in use[^\n]*\nmpkit simulate failed\n$/);
   });
 });
