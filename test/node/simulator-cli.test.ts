@@ -255,19 +255,6 @@ describe('mpkit CLI', () => {
     );
   });
 
-  it('says what to do about a port below 1024 that it may not use', async (t) => {
-    // Run as an unprivileged user: as root any port may be used. Skipped where low ports are free for all.
-    const unprivilegedFrom = Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', { encoding: 'utf8', flag: 'r' }).trim() || '1024');
-    if (process.platform !== 'linux' || unprivilegedFrom <= 80) return t.skip('port 80 is open to every user here');
-    const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'simulate', '--port', '80'], { stdio: 'pipe', ...asNobody });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const [code] = await once(child, 'exit');
-    assert.equal(code, 1);
-    assert.equal(stderr, 'mpkit: port 80 needs privileges mpkit lacks (below 1024, it usually does): pick one from 1024 up with --port, or --port 0 for a free one.\n');
-  });
-
   it('logs a delivery that Ctrl-C cuts short as stopped by the shutdown', RUNNING, async (t) => {
     let arrived!: () => void;
     const waiting = new Promise<void>((resolve) => (arrived = resolve));
