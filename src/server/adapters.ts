@@ -7,6 +7,7 @@ import { finished } from 'node:stream';
 import { earlyLaunch, type EarlyLaunchOptions } from '../shared/early-launch.js';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { exactOrigin } from '../shared/origin.js';
+import { functionOption } from '../shared/options.js';
 import { bodyReadFirst } from './lib/body.js';
 import { toErrorResponse } from './responses.js';
 
@@ -332,7 +333,7 @@ function assertAdapter(name: string, handler: unknown, options: NodeAdapterOptio
   if (typeof handler !== 'function') {
     throw new MarketplaceKitError('ERR_CONFIG', `${name} needs a handler, (request: Request) => Promise<Response> such as createAppBackend's, got ${String(handler)}`);
   }
-  if (options.onError !== undefined && typeof options.onError !== 'function') throw new MarketplaceKitError('ERR_CONFIG', `${name}: onError must be a function`);
+  functionOption(options.onError, `${name}: onError`);
   const { origin } = options;
   if (origin !== undefined && exactOrigin(origin) === null) {
     throw new MarketplaceKitError('ERR_CONFIG', `The adapter's origin must be an exact http(s) origin such as https://app.example, got ${JSON.stringify(origin)}`);
