@@ -54,6 +54,7 @@ export class MpAccessChangeEvent extends Event {
   }
 }
 
+/** Where `<mp-usage-meter>`'s usage stands against its `warning` and `exceeded` thresholds. */
 export type UsageLevel = 'ok' | 'warning' | 'exceeded';
 
 /** Fired by `<mp-usage-meter>` when usage crosses a threshold (also on the first reading). */

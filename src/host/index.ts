@@ -42,24 +42,31 @@ export interface HostHandlers {
   getContext(): Awaitable<{ context: string; theme?: Theme | undefined; locale?: string | undefined }>;
   // The calls without a result answer null whatever these return (a toast library's id, say);
   // only a throw or a rejection is heard.
+  /** The app's content height in CSS pixels (0 to 1000000): size the iframe to it. */
   resize?: ((params: { height: number }) => unknown) | undefined;
   /** Only a path that starts with one `/` and has no `.` or `..` segment reaches this handler. */
   navigate?: ((params: { path: string }) => unknown) | undefined;
   /** Only absolute http(s) URLs reach this handler. */
   openExternal?: ((params: { url: string }) => unknown) | undefined;
+  /** Show the plan chooser (for `plan` or `feature` when given); resolve once the user upgraded or dismissed it. */
   openUpgrade?: ((params: { plan?: string; feature?: string }) => Awaitable<{ outcome: 'upgraded' | 'dismissed' }>) | undefined;
+  /** Show `message` (up to 1000 characters, plain text) in the dashboard's toast. */
   toast?: ((params: { message: string; tone?: 'info' | 'success' | 'warning' | 'error' }) => unknown) | undefined;
+  /** Show `title` (up to 200 characters, plain text) as the app's title in the dashboard. */
   setTitle?: ((params: { title: string }) => unknown) | undefined;
 }
 
+/** Options of `connectApp`. */
 export interface ConnectAppOptions {
   /** The app's origin, exactly (`https://app.example`); messages from any other origin are dropped. */
   appOrigin: string;
+  /** What the dashboard does for each call of the app. */
   handlers: HostHandlers;
   /** Timeout of each call to the app, in milliseconds (default 5000). */
   timeoutMs?: number | undefined;
 }
 
+/** The dashboard's end of one app's bridge, as `connectApp` returns it. */
 export interface HostConnection {
   /** Resolves when the app's kit has answered the handshake; waits as long as the app takes to load. */
   readonly ready: Promise<void>;

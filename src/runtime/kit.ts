@@ -55,6 +55,7 @@ function ownNames(names: unknown, config: (message: string) => MarketplaceKitErr
   return Object.freeze(Object.assign(Object.create(null) as Record<string, string>, names));
 }
 
+/** Options of `createKit`: `backend` and `hostOrigins` are required, the rest have defaults. */
 export interface KitOptions {
   /**
    * Base URL of the app backend's session routes (`createAppBackend`'s `basePath`), absolute or

@@ -15,7 +15,9 @@ import type { Entitlement, Profile, Theme } from '../shared/schemas.js';
  */
 export type KitState = 'loading' | 'ready' | 'signed-out' | 'error';
 
+/** The look of a dashboard toast (`kit.host.toast(message, tone)`); `info` by default. */
 export type ToastTone = 'info' | 'success' | 'warning' | 'error';
+/** How the dashboard's plan chooser closed: the user `upgraded`, or `dismissed` it. */
 export type UpgradeOutcome = 'upgraded' | 'dismissed';
 
 /** The app's side of the host bridge (DESIGN E). Every call times out with `ERR_BRIDGE_TIMEOUT`. */
@@ -31,15 +33,27 @@ export interface HostBridge {
   openExternal(url: string): Promise<void>;
   /** Shows the dashboard's plan chooser; resolves when the user upgrades or dismisses it. */
   openUpgrade(options?: { plan?: string | undefined; feature?: string | undefined }): Promise<{ outcome: UpgradeOutcome }>;
+  /** Shows a short message in the dashboard's own toast. */
   toast(message: string, tone?: ToastTone): Promise<void>;
+  /** Sets the dashboard's title for the app (the browser tab and the app's header). */
   setTitle(title: string): Promise<void>;
 }
 
+/**
+ * The running kit, as `createKit` resolves it and `getKit()` returns it: the session's state, user
+ * and entitlement, access checks, `fetch` to the app's own backend, and the host bridge. Every
+ * change of state fires `mp-kit-change` on it (or use `subscribe`).
+ */
 export interface Kit extends EventTarget {
+  /** Where start-up and the session stand; see `KitState`. */
   readonly state: KitState;
+  /** The signed-in user; null until a session is ready, and when signed out. */
   readonly user: Profile | null;
+  /** The user's entitlement for this app; null when there is none, or no user. */
   readonly entitlement: Entitlement | null;
+  /** The dashboard's theme inside it; on the developer's own site, the browser's `prefers-color-scheme`. */
   readonly theme: Theme;
+  /** The user's locale (BCP 47), from the dashboard or else the browser; the elements format with it. */
   readonly locale: string;
   /**
    * True inside the marketplace dashboard: launched with `mp_*` parameters by an allowed host, or

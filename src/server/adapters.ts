@@ -14,6 +14,7 @@ import { toErrorResponse } from './responses.js';
 /** Any Web-standard handler, e.g. an `AppBackend`. */
 export type FetchHandler = (request: Request) => Promise<Response>;
 
+/** Options of `toNodeHandler`. */
 export interface NodeAdapterOptions {
   /**
    * Exact origin used to build the request URL (default `http://<Host header>`). Security
@@ -114,6 +115,7 @@ interface ExpressRequest extends IncomingMessage {
   body?: unknown;
 }
 
+/** Options of `toExpressMiddleware`. */
 export interface ExpressAdapterOptions extends NodeAdapterOptions {
   /** Requests whose path is outside it go to `next()` (default: the backend's `basePath`, else `/`). */
   basePath?: string | undefined;

@@ -3,6 +3,7 @@ import { MarketplaceKitError, type ErrorCode, type MarketplaceKitErrorOptions } 
 /** Which marketplace call failed. */
 export type MarketplaceEndpoint = 'token' | 'whoami' | 'entitlements';
 
+/** The details of a `MarketplaceApiError`. */
 export interface MarketplaceApiErrorOptions extends MarketplaceKitErrorOptions {
   /** The marketplace's HTTP status, when an answer arrived. */
   status?: number | undefined;

@@ -38,6 +38,7 @@ import {
 } from './session.js';
 import { receiveWebhook, SIGNATURE_HEADER } from './webhooks.js';
 
+/** Where `createAppBackend` serves its routes unless given another `basePath`. */
 export const DEFAULT_BASE_PATH = '/api/marketplace';
 /** Cookie holding the app session after the OAuth sign-in (the off-dashboard flow); `__Host-mp_session` on https. */
 export const SESSION_COOKIE = 'mp_session';
@@ -73,6 +74,7 @@ const MAX_TRACKED_EXCHANGERS = 20_000;
 /** Each default in-memory replay store: one for webhook deliveries, one for context tokens. */
 const REPLAY_STORE_ENTRIES = 10_000;
 
+/** Options of `createAppBackend`. */
 export interface AppBackendOptions {
   /** The app's Client ID and Client Secret (Developer Console). */
   clientId: string;
@@ -149,6 +151,10 @@ export interface AppBackendOptions {
   clock?: Clock | undefined;
 }
 
+/**
+ * The app backend, as `createAppBackend` returns it: a fetch handler (`Request` to `Response`) for
+ * the kit's routes, and the checks your own routes call (`requireSession`, `requireEntitlement`).
+ */
 export interface AppBackend {
   /** Serves the kit's routes under `basePath`. */
   (request: Request): Promise<Response>;
@@ -165,6 +171,7 @@ export interface AppBackend {
   requireEntitlement(request: Request, requirement?: AccessRequirement): Promise<{ session: AppSession; entitlement: Entitlement | null }>;
   /** The marketplace client the backend uses. */
   readonly client: MarketplaceClient;
+  /** Where the routes are served, without a trailing slash (`/api/marketplace`). */
   readonly basePath: string;
 }
 

@@ -25,6 +25,7 @@ import {
 
 /** Requests per minute by API key kind (seed §8). */
 export const API_KEY_LIMITS = { test: 100, live: 1000 } as const;
+/** An API key's kind, read from its prefix: `test_…` or `live_…`. */
 export type ApiKeyKind = keyof typeof API_KEY_LIMITS;
 
 /**
@@ -36,6 +37,7 @@ export type ApiKeyKind = keyof typeof API_KEY_LIMITS;
 export const REFRESH_REUSE_WINDOW_MS = 60_000;
 const MAX_SETTLED_REFRESHES = 10_000;
 
+/** Options of `createMarketplaceClient`: `siteUrl`, plus the credentials of the calls you make. */
 export interface MarketplaceClientOptions {
   /** `{site_url}`: host root of the marketplace (authorization page, token endpoint). */
   siteUrl: string;
@@ -74,9 +76,17 @@ export type UserSelector = ({ accessToken: string; userId?: never } | { userId: 
   signal?: AbortSignal | undefined;
 };
 
+/**
+ * The marketplace API client, as `createMarketplaceClient` returns it: OAuth (authorization URL,
+ * code exchange, refresh) and the API (`whoami`, `entitlements`), with retries, rate-limit pacing
+ * and typed `MarketplaceApiError`s.
+ */
 export interface MarketplaceClient {
+  /** `{site_url}`, without a trailing slash. */
   readonly siteUrl: string;
+  /** `{base_url}` of the API calls (`{site_url}/api/v1` by default). */
   readonly apiBaseUrl: string;
+  /** The token endpoint's URL. */
   readonly tokenUrl: string;
   /** `test` or `live` from the API key's prefix; null without a key. */
   readonly keyKind: ApiKeyKind | null;

@@ -18,6 +18,7 @@ export class ContextTokenError extends MarketplaceKitError {
   override name = 'ContextTokenError';
 }
 
+/** Options of `verifyContextToken`. */
 export interface VerifyContextTokenOptions {
   /** The app's Client ID: the expected `aud`. */
   clientId: string;

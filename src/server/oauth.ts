@@ -25,6 +25,7 @@ export interface TokenSet {
   scope?: string | undefined;
 }
 
+/** Options of `buildAuthorizationUrl`. */
 export interface AuthorizationUrlOptions {
   /** `{site_url}` of the marketplace. */
   siteUrl: string;
@@ -42,6 +43,7 @@ export interface AuthorizationUrlOptions {
   codeVerifier?: string | undefined;
 }
 
+/** A sign-in to start: the URL to send the browser to, and what to keep until the callback. */
 export interface AuthorizationRequest {
   /** Where to send the browser: `{site_url}/oauth/authorize?…`. */
   url: string;

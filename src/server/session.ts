@@ -13,6 +13,7 @@ import { optionsObject } from './lib/options-object.js';
 import { nowOption, wholeSecondsOption } from './lib/time-options.js';
 import { randomToken } from './oauth.js';
 
+/** The `typ` header of an app session token, so that no other token passes for one. */
 export const SESSION_TOKEN_TYPE = 'mp-session+jwt';
 /** Upper bound of an app session's lifetime (DESIGN B). */
 export const MAX_SESSION_TTL_SECONDS = 900;
@@ -48,6 +49,7 @@ const SessionClaims = z.object({
   exp: z.number(),
 });
 
+/** Options of `signSessionToken`. */
 export interface SignSessionOptions {
   /** The app's session secret (≥ 32 characters). */
   secret: string;
@@ -62,6 +64,7 @@ export interface SignSessionOptions {
   now?: number | Date | undefined;
 }
 
+/** Options of `verifySessionToken`. */
 export interface VerifySessionOptions {
   /** The app's session secret (≥ 32 characters). */
   secret: string;

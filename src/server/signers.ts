@@ -9,6 +9,7 @@ import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, type Profile } from 
 import { optionsObject } from './lib/options-object.js';
 import { nowOption, wholeSecondsOption } from './lib/time-options.js';
 
+/** Options of `signContextToken`. */
 export interface SignContextTokenOptions {
   /** The app's Client ID: becomes `aud`. */
   clientId: string;

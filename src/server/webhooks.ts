@@ -15,7 +15,9 @@ import { nowOption } from './lib/time-options.js';
 import { numberOption } from '../shared/options.js';
 import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 
+/** The request header that carries a delivery's signature (seed §6). */
 export const SIGNATURE_HEADER = 'X-Service-Signature';
+/** How far a delivery's `timestamp` may be from now, either way, by default (seconds). */
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
 
 /** A webhook that must not be handled. Switch on `code`; `status` is what to answer with. */
@@ -23,6 +25,7 @@ export class WebhookVerificationError extends MarketplaceKitError {
   override name = 'WebhookVerificationError';
 }
 
+/** Options of `verifyWebhook` and `receiveWebhook`. */
 export interface VerifyWebhookOptions {
   /** The webhook secret of the Developer Console. */
   secret?: string | undefined;
@@ -39,7 +42,9 @@ export interface VerifyWebhookOptions {
 /** The raw body as received: the exact bytes, or their text. */
 export type RawBody = string | Uint8Array | ArrayBuffer | ArrayBufferView;
 
+/** A verified delivery, claimed against replays, as `receiveWebhook` gives it. */
 export interface ReceivedWebhook {
+  /** The parsed delivery. */
   delivery: WebhookDelivery;
   /** Frees the delivery's claim when handling it failed, so that the marketplace's retry is handled. Once only. */
   release(): Promise<void>;

@@ -7,6 +7,7 @@
  */
 import type { AnyEntitlement } from './schemas.js';
 
+/** What access needs: a feature, a plan, usage left (`metered`); every one given must hold. */
 export interface AccessRequirement {
   /** A feature identifier the entitlement must list. */
   feature?: string | undefined;
@@ -39,8 +40,11 @@ export type AccessReason =
   | 'feature'
   | 'over_quota';
 
+/** `checkAccess`'s answer: whether access is granted, and why (the reason names what is missing when it is not). */
 export interface AccessDecision {
+  /** Whether the entitlement grants the requirement. */
   granted: boolean;
+  /** `granted` when it is; otherwise what refused it. */
   reason: AccessReason;
 }
 

@@ -15,9 +15,11 @@ import { THEMES, describeFailure, length, matches } from './schemas.js';
 
 /** The `serviceId` both ends use, so other postMessage traffic on the page is never confused with ours. */
 export const BRIDGE_SERVICE_ID = 'marketplace-app-bridge';
+/** The bridge protocol's version, exchanged in the handshake; both ends must speak the same. */
 export const BRIDGE_PROTOCOL_VERSION = '1';
 /** Messages larger than this (characters of the JSON text) are dropped unread. */
 export const BRIDGE_MAX_MESSAGE_SIZE = 64 * 1024;
+/** How long a call over the bridge waits for its answer by default, in milliseconds. */
 export const BRIDGE_DEFAULT_TIMEOUT_MS = 5000;
 
 /**

@@ -16,6 +16,7 @@
 /** `Symbol.for` key of the hand-over on `window` (a symbol: page markup cannot forge it). */
 export const EARLY_LAUNCH_KEY = 'marketplace-app-kit/early-launch';
 
+/** Options of `earlyLaunchScript`: the same `backend` and `hostOrigins` as the page's `createKit`. */
 export interface EarlyLaunchOptions {
   /** The same `backend` as given to `createKit` (absolute, or relative to the page). */
   backend: string;

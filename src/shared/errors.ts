@@ -62,6 +62,7 @@ export type ErrorCode =
   // Configuration mistakes by the developer.
   | 'ERR_CONFIG';
 
+/** The optional details of a `MarketplaceKitError`. */
 export interface MarketplaceKitErrorOptions {
   /** HTTP status involved, when there is one (upstream status, or the status to answer with). */
   status?: number | undefined;

@@ -81,18 +81,26 @@ const Count = count();
 const Email = email();
 const Name = name();
 
-/** Authenticated user profile, `GET /whoami` (seed §2.1). */
 const profile = /* @__NO_SIDE_EFFECTS__ */ () => z.object({ id: userId(), email: email(), name: name(), avatar_url: httpUrl() });
+/** Schema of `Profile`. */
 export const Profile = profile();
+/** The signed-in user, as `GET /whoami` answers (seed §2.1): `id` (`usr_…`), `email`, `name`, `avatar_url`. */
 export type Profile = z.infer<typeof Profile>;
 
 /** Known entitlement statuses (DESIGN C). Any other value is kept but never grants access. */
 export const ENTITLEMENT_STATUSES = ['active', 'trialing', 'past_due', 'cancelled', 'expired'] as const;
+/** One of `ENTITLEMENT_STATUSES`. */
 export type KnownEntitlementStatus = (typeof ENTITLEMENT_STATUSES)[number];
+/**
+ * An entitlement's `status`: a known one, or any other text the marketplace may add later (kept,
+ * but it never grants access).
+ */
 export type EntitlementStatus = KnownEntitlementStatus | (string & {});
 
 const usage = /* @__NO_SIDE_EFFECTS__ */ () => z.object({ api_calls: count(), limit: count() });
+/** Schema of `Usage`. */
 export const Usage = usage();
+/** Metered use in the current period: `api_calls` made of `limit` allowed (over quota once `api_calls >= limit`). */
 export type Usage = z.infer<typeof Usage>;
 
 const entitlementShortShape = /* @__NO_SIDE_EFFECTS__ */ () => ({
@@ -113,20 +121,23 @@ export const EntitlementShort = /* @__PURE__ */ z.object({
   status: z.optional(z.never()),
   expires_at: z.optional(z.null()),
 });
+/** An entitlement in the short form: user, app, plan, features and usage, with no status or expiry. */
 export type EntitlementShort = Omit<z.infer<typeof EntitlementShort>, 'status'>;
 
-/**
- * Full entitlement, `GET /entitlements` (seed §2.2). `expires_at` absent or null means lifetime
- * access (one-time purchase). `status` is any string so that an unknown status parses and is
- * then refused by the access rules (fail closed) instead of failing the whole response.
- */
 const entitlement = /* @__NO_SIDE_EFFECTS__ */ () =>
   z.object({
     ...entitlementShortShape(),
     status: string(length(1, 50)),
     expires_at: z.optional(z.nullable(utcTimestamp())),
   });
+/** Schema of `Entitlement`. */
 export const Entitlement = entitlement();
+/**
+ * Full entitlement, `GET /entitlements` (seed §2.2): `plan`, `features`, `usage`, `status` and
+ * `expires_at`. `expires_at` absent or null means lifetime access (one-time purchase). `status` is
+ * any string so that an unknown status parses and is then refused by the access rules (fail
+ * closed) instead of failing the whole response.
+ */
 export type Entitlement = Omit<z.infer<typeof Entitlement>, 'status'> & { status: EntitlementStatus };
 
 /** Either form; the access rules treat a missing status as `active` (DESIGN C). */
@@ -159,7 +170,9 @@ export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 
 /* Webhook deliveries (seed §6, DESIGN D). */
 
+/** The webhook event kinds the kit knows and types (seed §6). Others arrive as generic deliveries. */
 export const WEBHOOK_EVENTS = ['user.authorized', 'subscription.created', 'subscription.cancelled', 'user.revoked'] as const;
+/** One of `WEBHOOK_EVENTS`. */
 export type KnownWebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 const deliveryOf = /* @__NO_SIDE_EFFECTS__ */ <E extends KnownWebhookEvent, D extends z.ZodMiniType>(event: E, data: D) =>
@@ -183,14 +196,17 @@ export const WebhookEnvelope = z.object({
   data: z.record(z.string(), z.unknown()),
   id: z.optional(z.string()),
 });
+/** A delivery of a kind the kit does not know: `event`, `timestamp`, `data` as an object, optional `id`. */
 export type GenericWebhookDelivery = z.infer<typeof WebhookEnvelope>;
 
+/** Schema of `KnownWebhookDelivery`. */
 export const KnownWebhookDelivery = z.discriminatedUnion('event', [
   UserAuthorizedDelivery,
   SubscriptionCreatedDelivery,
   SubscriptionCancelledDelivery,
   UserRevokedDelivery,
 ]);
+/** A delivery of one of `WEBHOOK_EVENTS`, with that kind's typed `data` (switch on `event`). */
 export type KnownWebhookDelivery = z.infer<typeof KnownWebhookDelivery>;
 
 /**
@@ -199,6 +215,7 @@ export type KnownWebhookDelivery = z.infer<typeof KnownWebhookDelivery>;
  */
 export type WebhookDelivery = KnownWebhookDelivery | GenericWebhookDelivery;
 
+/** Whether the delivery is one of `WEBHOOK_EVENTS`; narrows it to `KnownWebhookDelivery`. */
 export function isKnownEvent(delivery: WebhookDelivery): delivery is KnownWebhookDelivery {
   return (WEBHOOK_EVENTS as readonly string[]).includes(delivery.event);
 }
@@ -215,9 +232,12 @@ export function parseWebhookDelivery(value: unknown): WebhookDelivery {
 
 /* Embed context token (DESIGN A). */
 
+/** The `typ` header of an embed context token; a token of any other type is refused. */
 export const CONTEXT_TOKEN_TYPE = 'mp-context+jwt';
+/** The longest a context token may live (`exp - iat`), in seconds. */
 export const CONTEXT_TOKEN_MAX_AGE_SECONDS = 300;
 
+/** Schema of `ContextTokenClaims`. */
 export const ContextTokenClaims = z.object({
   iss: string(length(1)),
   aud: string(length(1)),
@@ -231,6 +251,11 @@ export const ContextTokenClaims = z.object({
   exp: Count,
   jti: string(length(8, 200)),
 });
+/**
+ * The claims of an embed context token (DESIGN A): issuer and audience, the user (`sub`, `email`,
+ * `name`, `avatar_url`), the app (`app_id`), the dashboard's origin (`host`), `iat`, `exp` and a
+ * one-time `jti`.
+ */
 export type ContextTokenClaims = z.infer<typeof ContextTokenClaims>;
 
 /* The app's own session, answered by `POST /session` and `GET /session` (DESIGN B). */
@@ -245,6 +270,7 @@ export const SessionResponse = /* @__PURE__ */ z.lazy(() =>
     host: z.optional(z.nullable(z.string())),
   }),
 );
+/** What the app backend's `POST /session` and `GET /session` answer: the session, the user and the entitlement. */
 export type SessionResponse = Omit<z.infer<typeof SessionResponse>, 'entitlement'> & { entitlement: Entitlement | null };
 
 /**
@@ -265,8 +291,11 @@ export const EMBED_PARAMS = { context: 'mp_context', host: 'mp_host', locale: 'm
 export const SIGN_IN_ERROR_PARAM = 'mp_oauth_error';
 /** What a `mp_oauth_error` value may be: a code, never a text to show (both sides check it). */
 export const SIGN_IN_ERROR_CODE = /^[\w.-]{1,64}$/;
+/** The dashboard's themes. */
 export const THEMES = ['light', 'dark'] as const;
+/** Schema of `Theme`. */
 export const Theme = /* @__PURE__ */ z.enum(THEMES);
+/** The dashboard's theme, `light` or `dark`; the elements follow it. */
 export type Theme = z.infer<typeof Theme>;
 
 /**

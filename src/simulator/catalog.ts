@@ -8,13 +8,17 @@ import type { Entitlement, Profile } from '../shared/schemas.js';
 /** The seed's plan kinds (§1.3). */
 export type PlanKind = 'free' | 'monthly' | 'annual' | 'one_time';
 
+/** A plan of the simulated marketplace's catalog (`PLANS`). */
 export interface SimulatedPlan {
   /** The `plan` value entitlements carry. */
   id: string;
+  /** The plan's display name (`Pro monthly`). */
   name: string;
+  /** How it is sold: free, monthly, annual or one time. */
   kind: PlanKind;
   /** Display price, e.g. `$12 / month`. The seed shows no pricing record (§2.5). */
   price: string;
+  /** The features an entitlement to the plan lists. */
   features: readonly string[];
   /** `usage.limit`: API calls allowed per billing period. */
   limit: number;
@@ -22,6 +26,7 @@ export interface SimulatedPlan {
   periodDays: number | null;
 }
 
+/** The simulated marketplace's plans: `free`, `pro_monthly`, `pro_annual`, `lifetime`. */
 export const PLANS: readonly SimulatedPlan[] = [
   { id: 'free', name: 'Free', kind: 'free', price: '$0', features: [], limit: 100, periodDays: null },
   { id: 'pro_monthly', name: 'Pro monthly', kind: 'monthly', price: '$12 / month', features: ['export', 'reports'], limit: 10_000, periodDays: 30 },

@@ -11,6 +11,7 @@ export interface SimulatorCredentials {
   webhookSecret: string;
 }
 
+/** The simulator's rate limits (`startSimulator`'s `rateLimits`): requests per window, by caller. */
 export interface RateLimits {
   /** Requests per window for a `test_` key (seed §8: 100 per minute). */
   test: number;
@@ -18,6 +19,7 @@ export interface RateLimits {
   live: number;
   /** Requests per window for each user's OAuth access tokens (seed: not shown; 1,000 per minute). */
   bearer: number;
+  /** The length of a window in milliseconds (60000). */
   windowMs: number;
 }
 

@@ -96,13 +96,17 @@ export function deleteEntitlement(ctx: SimulatorContext, res: ServerResponse, us
   res.writeHead(204).end();
 }
 
+/** What `sim.sendEvent` (and `POST /_simulator/events`) answers once the event is sent. */
 export interface EventOutcome {
+  /** The event's kind (`subscription.created`). */
   event: string;
   /** `delivered` (2xx), `failed` (every attempt failed) or `skipped` (no webhook URL). */
   outcome: DeliveryRecord['outcome'];
   /** The receiver's last HTTP status, `null` when it never answered. */
   status: number | null;
+  /** How many attempts were made. */
   attempts: number;
+  /** The delivery as recorded, with each attempt. */
   delivery: DeliveryRecord;
   /** The user's entitlement after the event, when the event names a user. */
   entitlement?: Entitlement | null;

@@ -48,8 +48,10 @@ export type { RateLimits } from './context.js';
 export type { SimulatorOptions } from './options.js';
 export type { ApiCallRecord, DeliveryAttempt, DeliveryRecord, SimulatorEvent } from './state.js';
 
+/** The simulator's state as `sim.state()` (and `GET /_simulator/state`) gives it. */
 export type SimulatorSnapshot = ReturnType<typeof stateSnapshot>;
 
+/** A running simulator, as `startSimulator` resolves it: its URLs, credentials, and what drives it from code. */
 export interface Simulator {
   /** `{site_url}`: the authorization page and the token endpoint live here. */
   siteUrl: string;

@@ -12,6 +12,7 @@ import { randomToken } from '../server/oauth.js';
 import type { RateLimits, SimulatorCredentials } from './context.js';
 import { isEndpointUrl } from './control.js';
 
+/** Options of `startSimulator` (and of `mpkit simulate`'s flags); every one has a default. */
 export interface SimulatorOptions {
   /** TCP port on 127.0.0.1; `0` (the default) picks a free one. */
   port?: number | undefined;

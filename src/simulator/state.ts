@@ -52,38 +52,59 @@ export interface RefreshTokenRecord {
   usedAt: number | null;
 }
 
+/** One attempt of a webhook delivery. */
 export interface DeliveryAttempt {
+  /** When it was made (ISO 8601). */
   at: string;
+  /** The receiver's HTTP status, null when it never answered. */
   status: number | null;
+  /** Why it failed without an answer (refused, timed out), or null. */
   error: string | null;
   /** First bytes of the receiver's answer body. */
   body: string | null;
   duration_ms: number;
 }
 
+/** A webhook delivery the simulator made (or is making), as the dashboard's event log shows it. */
 export interface DeliveryRecord {
+  /** The delivery's `id`, as sent in its body. */
   id: string;
+  /** The event's kind. */
   event: string;
+  /** The event's `data`. */
   data: Record<string, unknown>;
+  /** Where it was sent; null when no webhook URL was set (`skipped`). */
   url: string | null;
   /** `pending` while attempts are running. */
   outcome: 'pending' | 'delivered' | 'failed' | 'skipped';
+  /** Every attempt so far. */
   attempts: DeliveryAttempt[];
+  /** When the event was sent (ISO 8601). */
   created_at: string;
 }
 
+/** A call an app made to the simulated marketplace API, as the dashboard's API log shows it. */
 export interface ApiCallRecord {
+  /** When it was made (ISO 8601). */
   at: string;
+  /** HTTP method. */
   method: string;
+  /** Path and query. */
   path: string;
   /** How the caller identified itself. */
   auth: 'bearer' | 'test_key' | 'live_key' | 'client' | 'none';
+  /** The user it was about, when there is one. */
   user_id: string | null;
+  /** The HTTP status answered. */
   status: number;
   /** The answer body (the entitlement a check saw, or the error). */
   response: unknown;
 }
 
+/**
+ * What `sim.subscribe` (and `GET /_simulator/stream`) reports: a change of entitlement, a delivery,
+ * an API call or a change of configuration.
+ */
 export type SimulatorEvent =
   | { type: 'entitlement'; data: { user_id: string; entitlement: Entitlement | null } }
   | { type: 'delivery'; data: DeliveryRecord }

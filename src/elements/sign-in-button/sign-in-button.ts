@@ -3,6 +3,7 @@ import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/
 import { baseStyles } from '../base/base.styles.js';
 import { signInButtonStyles } from './sign-in-button.styles.js';
 
+/** The texts of `<mp-sign-in-button>` (its `strings`); each key overrides one default. */
 export type SignInButtonStrings = BaseStrings & {
   /** The button's label. */
   label: string;

@@ -5,6 +5,7 @@ import { baseStyles } from '../base/base.styles.js';
 import { lapsedOwnPlan, parseFeature, parsePlanList } from '../base/plans.js';
 import { upgradeButtonStyles } from './upgrade-button.styles.js';
 
+/** The texts of `<mp-upgrade-button>` (its `strings`); each key overrides one default. */
 export type UpgradeButtonStrings = BaseStrings & {
   /** The label without a `plan`. */
   label: string;

@@ -3,7 +3,9 @@ import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/
 import { baseStyles } from '../base/base.styles.js';
 import { userBadgeStyles } from './user-badge.styles.js';
 
+/** The texts of `<mp-user-badge>` (its `strings`); each key overrides one default. */
 export type UserBadgeStrings = BaseStrings & {
+  /** Shown when nobody is signed in. */
   signedOut: string;
 };
 
