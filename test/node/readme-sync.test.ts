@@ -1,0 +1,67 @@
+// The README's reference lists say what the code has: every option of an options interface, and
+// only those, in its README table or section. Read with regexes from the sources (TypeScript 7
+// has no compiler API for JS), so a new, renamed or removed option fails here until the README
+// follows.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const readme = readFileSync(`${root}README.md`, 'utf8');
+
+/** The README from the line that starts with `start` up to the next line that starts with `end`. */
+function section(start: string, end: string): string {
+  const from = readme.indexOf(`\n${start}`);
+  assert.ok(from >= 0, `README has no line starting ${start}`);
+  const to = readme.indexOf(`\n${end}`, from + 1);
+  assert.ok(to >= 0, `README has no line starting ${end} after ${start}`);
+  return readme.slice(from, to);
+}
+
+/** The top-level members of `export interface name` in a source file (two-space indented). */
+function members(file: string, name: string): string[] {
+  const source = readFileSync(`${root}${file}`, 'utf8');
+  const body = new RegExp(`^export interface ${name}\\b[^{]*\\{\\n([\\s\\S]*?)^\\}`, 'm').exec(source)?.[1];
+  assert.ok(body, `${file} has no interface ${name}`);
+  return [...body.matchAll(/^ {2}(?:readonly )?(\w+)\??[:(]/gm)].map((match) => match[1]!);
+}
+
+const sorted = (names: Iterable<string>) => [...new Set(names)].sort();
+
+describe('README options', () => {
+  // Each interface whose README has a table of its options: the table names each option once.
+  const TABLES = [
+    { name: 'KitOptions', file: 'src/runtime/kit.ts', heading: '### `createKit(options): Promise<Kit>`', next: '### The kit' },
+    { name: 'AppBackendOptions', file: 'src/server/backend.ts', heading: '### `createAppBackend(options)` options', next: '### Adapters and headers' },
+    { name: 'SimulatorOptions', file: 'src/simulator/options.ts', heading: '### From code: `startSimulator(options)`', next: '### Users and plans' },
+  ];
+  for (const { name, file, heading, next } of TABLES) {
+    it(`lists every member of ${name}, and nothing else, in its table`, () => {
+      const table = section(heading, next).split('\n\n').find((block) => block.trimStart().startsWith('|'))!;
+      const listed = table.split('\n').slice(2).flatMap((row) => [...row.split('|')[1]!.matchAll(/`(\w+)/g)].map((match) => match[1]!));
+      assert.deepEqual(sorted(listed), sorted(members(file, name)));
+    });
+  }
+
+  // Options described in a section's text and examples rather than a table: each is named there.
+  const SECTIONS = [
+    { name: 'MarketplaceClientOptions', file: 'src/server/client.ts', heading: '### Marketplace client', next: '### Webhooks' },
+    { name: 'VerifyWebhookOptions', file: 'src/server/webhooks.ts', heading: '### Webhooks', next: '### Replay store' },
+    { name: 'VerifyContextTokenOptions', file: 'src/server/context-token.ts', heading: '### Context tokens', next: '### Session tokens' },
+    { name: 'SignSessionOptions', file: 'src/server/session.ts', heading: '### Session tokens', next: '### Webhook verification speed' },
+    { name: 'VerifySessionOptions', file: 'src/server/session.ts', heading: '### Session tokens', next: '### Webhook verification speed' },
+    { name: 'SignContextTokenOptions', file: 'src/server/signers.ts', heading: '### Session tokens', next: '### Webhook verification speed' },
+    { name: 'NodeAdapterOptions', file: 'src/server/adapters.ts', heading: '### Adapters and headers', next: '### Marketplace client' },
+    { name: 'ExpressAdapterOptions', file: 'src/server/adapters.ts', heading: '### Adapters and headers', next: '### Marketplace client' },
+    { name: 'EarlyLaunchOptions', file: 'src/shared/early-launch.ts', heading: '### Start sooner', next: '### On your own site' },
+    { name: 'ConnectAppOptions', file: 'src/host/index.ts', heading: '### The dashboard side', next: '### The bridge protocol' },
+    { name: 'HostHandlers', file: 'src/host/index.ts', heading: '### The dashboard side', next: '### The bridge protocol' },
+  ];
+  for (const { name, file, heading, next } of SECTIONS) {
+    it(`names every member of ${name} under "${heading}"`, () => {
+      const text = section(heading, next);
+      assert.deepEqual(members(file, name).filter((member) => !new RegExp(`\\b${member}\\b`).test(text)), []);
+    });
+  }
+});
