@@ -1,5 +1,5 @@
-// The README's reference lists say what the code has: every option of an options interface, and
-// only those, in its README table or section. Read with regexes from the sources (TypeScript 7
+// The README's reference lists say what the code has: every option of an options interface (and
+// only those) in its README table or section, and every error code. Read with regexes from the sources (TypeScript 7
 // has no compiler API for JS), so a new, renamed or removed option fails here until the README
 // follows.
 import assert from 'node:assert/strict';
@@ -64,4 +64,18 @@ describe('README options', () => {
       assert.deepEqual(members(file, name).filter((member) => !new RegExp(`\\b${member}\\b`).test(text)), []);
     });
   }
+});
+
+describe('README error codes', () => {
+  it('names every ErrorCode, and no code that is not one', () => {
+    const source = readFileSync(`${root}src/shared/errors.ts`, 'utf8');
+    const union = /^export type ErrorCode =([\s\S]*?);$/m.exec(source)?.[1] ?? '';
+    const codes = [...union.matchAll(/'(ERR_\w+)'/g)].map((match) => match[1]!);
+    assert.ok(codes.length > 40, `found only ${codes.length} codes in src/shared/errors.ts`);
+    const named = new Set([...readme.matchAll(/\bERR_[A-Z0-9_]+/g)].map((match) => match[0]));
+    assert.deepEqual(codes.filter((code) => !named.has(code)), [], 'codes the README never names');
+    // `ERR_SESSION_*` stands for several codes: a prefix of one counts.
+    const unknown = [...named].filter((code) => (code.endsWith('_') ? !codes.some((known) => known.startsWith(code)) : !codes.includes(code)));
+    assert.deepEqual(unknown, [], 'codes the README names that ErrorCode does not have');
+  });
 });
