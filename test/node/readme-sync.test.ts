@@ -1,8 +1,9 @@
 // The README's reference lists say what the code has: every option of an options interface (and
-// only those) in its README table or section, and every error code. Read with regexes from the sources (TypeScript 7
+// only those) in its README table or section, every error code, and the flags `mpkit --help` lists. Read with regexes from the sources (TypeScript 7
 // has no compiler API for JS), so a new, renamed or removed option fails here until the README
 // follows.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -77,5 +78,19 @@ describe('README error codes', () => {
     // `ERR_SESSION_*` stands for several codes: a prefix of one counts.
     const unknown = [...named].filter((code) => (code.endsWith('_') ? !codes.some((known) => known.startsWith(code)) : !codes.includes(code)));
     assert.deepEqual(unknown, [], 'codes the README names that ErrorCode does not have');
+  });
+});
+
+describe('README mpkit flags', () => {
+  it('lists in its Flags table the flags of mpkit --help, and no other', () => {
+    // From the sources (tsx), as `npm run simulate` runs it: no build needed.
+    const help = execFileSync(process.execPath, ['--import', 'tsx', `${root}src/cli.ts`, '--help'], { cwd: root, encoding: 'utf8' });
+    // Option lines start with their flags ("  -h, --help   Show…"); continuation lines do not.
+    const options = help.slice(help.indexOf('Options:'), help.indexOf('Commands:'));
+    const flags = options.split('\n').flatMap((line) => /^ {2}(-.*?)(?: {2,}|$)/.exec(line)?.[1]!.match(/--?[a-z][a-z-]*/g) ?? []);
+    assert.ok(flags.length >= 10, `found only ${flags.length} flags in mpkit --help`);
+    const table = section('### Flags', 'A bad flag');
+    const listed = table.split('\n').filter((row) => row.startsWith('| `')).flatMap((row) => row.split('|')[1]!.match(/--?[a-z][a-z-]*/g) ?? []);
+    assert.deepEqual(sorted(listed), sorted(flags));
   });
 });
