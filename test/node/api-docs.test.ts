@@ -3,13 +3,12 @@
 // `npm run build` first, as `npm test` does.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, relative, resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { DECLARATION, ENTRIES, exportedNames, target } from '../support/public-exports.js';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
-const ENTRIES = ['runtime/index.d.ts', 'elements/index.d.ts', 'server/index.d.ts', 'host/index.d.ts', 'simulator/index.d.ts'];
-const DECLARATION = /^export (?:declare )?(?:abstract )?(?:function|class|interface|type|const|enum) (\w+)/;
 
 const sources = new Map<string, string[]>();
 function lines(file: string): string[] {
@@ -21,8 +20,6 @@ function lines(file: string): string[] {
   }
   return text;
 }
-
-const target = (from: string, specifier: string) => resolve(dirname(from), specifier.replace(/\.js$/, '.d.ts'));
 
 /** Whether `name`'s declaration, followed through re-exports from `file`, has a doc comment. */
 function documented(file: string, name: string, seen = new Set<string>()): boolean | undefined {
@@ -54,31 +51,11 @@ function documented(file: string, name: string, seen = new Set<string>()): boole
   return undefined;
 }
 
-/** The names an entry exports. */
-function exportedNames(file: string): string[] {
-  const text = lines(file).join('\n');
-  const names = new Set<string>();
-  for (const line of text.split('\n')) {
-    const name = DECLARATION.exec(line)?.[1];
-    if (name) names.add(name);
-  }
-  for (const match of text.matchAll(/export(?: type)? \{([^}]*)\}/g)) {
-    for (const part of match[1]!.split(',')) {
-      const name = part.replace(/\btype\b/, '').trim().split(/\s+as\s+/).pop();
-      if (name) names.add(name);
-    }
-  }
-  for (const match of text.matchAll(/export \* from '([^']+)'/g)) {
-    for (const name of exportedNames(target(file, match[1]!))) names.add(name);
-  }
-  return [...names];
-}
-
 describe('public API docs', () => {
   for (const entry of ENTRIES) {
     it(`documents every export of dist/${entry}`, () => {
       const file = resolve(dist, entry);
-      const names = exportedNames(file);
+      const names = exportedNames(file, (path) => lines(path).join('\n'));
       assert.ok(names.length > 0, `found no exports in dist/${entry}`);
       const missing = names.filter((name) => documented(file, name) === false);
       const unresolved = names.filter((name) => documented(file, name) === undefined);

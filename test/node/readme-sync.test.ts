@@ -1,5 +1,6 @@
 // The README's reference lists say what the code has: every option of an options interface (and
-// only those) in its README table or section, every error code, and the flags `mpkit --help` lists. Read with regexes from the sources (TypeScript 7
+// only those) in its README table or section, every error code, the flags `mpkit --help` lists and
+// what each public entry exports (from the built declarations: `npm run build` first). Read with regexes from the sources (TypeScript 7
 // has no compiler API for JS), so a new, renamed or removed option fails here until the README
 // follows.
 import assert from 'node:assert/strict';
@@ -7,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { exportedNames } from '../support/public-exports.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const readme = readFileSync(`${root}README.md`, 'utf8');
@@ -93,4 +95,27 @@ describe('README mpkit flags', () => {
     const listed = table.split('\n').filter((row) => row.startsWith('| `')).flatMap((row) => row.split('|')[1]!.match(/--?[a-z][a-z-]*/g) ?? []);
     assert.deepEqual(sorted(listed), sorted(flags));
   });
+});
+
+describe('README public exports', () => {
+  // Where the README lists each entry's exports. The server's are spread over its whole section
+  // (each function where it is explained, the rest in "Also exported" and "Types").
+  const LISTS = [
+    { entry: 'runtime', start: '`marketplace-app-kit` (`src/runtime/index.ts`):', end: '`marketplace-app-kit/host`' },
+    { entry: 'host', start: '`marketplace-app-kit/host` (`src/host/index.ts`):', end: '### Measured' },
+    { entry: 'elements', start: '### Other exports of `marketplace-app-kit/elements`', end: 'The package has named exports only' },
+    { entry: 'simulator', start: '### From code: `startSimulator(options)`', end: '| option |' },
+    { entry: 'server', start: '## Backend module', end: '## The local marketplace' },
+  ];
+  for (const { entry, start, end } of LISTS) {
+    it(`names every export of marketplace-app-kit${entry === 'runtime' ? '' : `/${entry}`}, and lists nothing it lacks`, () => {
+      const exported = exportedNames(`${root}dist/${entry}/index.d.ts`);
+      assert.ok(exported.length > 5, `found only ${exported.length} exports in dist/${entry}/index.d.ts`);
+      const text = section(start, end);
+      assert.deepEqual(exported.filter((name) => !new RegExp(`\\b${name}\\b`).test(text)), [], 'exports the README does not name');
+      // The name each item of a list starts with ("- `createKit(options)`: …", "- type `Kit`: …").
+      const listed = [...text.matchAll(/^- (?:types? )?`(\w+)/gm)].map((match) => match[1]!);
+      assert.deepEqual(listed.filter((name) => !exported.includes(name)), [], 'listed names the entry does not export');
+    });
+  }
 });
