@@ -1,6 +1,7 @@
 // The README's reference lists say what the code has: every option of an options interface (and
 // only those) in its README table or section, every error code, the flags `mpkit --help` lists and
-// what each public entry exports (from the built declarations: `npm run build` first). Read with regexes from the sources (TypeScript 7
+// what each public entry exports (from the built declarations: `npm run build` first), and each
+// element's attributes, parts, events and custom properties with their defaults. Read with regexes from the sources (TypeScript 7
 // has no compiler API for JS), so a new, renamed or removed option fails here until the README
 // follows.
 import assert from 'node:assert/strict';
@@ -8,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { ELEMENT_API } from '../support/element-api.js';
 import { exportedNames } from '../support/public-exports.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -118,4 +120,41 @@ describe('README public exports', () => {
       assert.deepEqual(listed.filter((name) => !exported.includes(name)), [], 'listed names the entry does not export');
     });
   }
+});
+
+describe('README elements', () => {
+  /** The backticked names in `text` between `from` and the first of `to` after it, outside parentheses. */
+  const namesBetween = (text: string, from: RegExp, to: RegExp, shape: RegExp) => {
+    const start = from.exec(text);
+    if (!start) return [];
+    const rest = text.slice(start.index + start[0].length);
+    const end = rest.search(to);
+    return [...rest.slice(0, end < 0 ? undefined : end).replace(/\([^)]*\)/g, '').matchAll(/`([^`]+)`/g)].map((match) => match[1]!).filter((name) => shape.test(name));
+  };
+
+  // test/support/element-api.ts is what the manifest and style tests check the elements against.
+  for (const [tag, api] of Object.entries(ELEMENT_API)) {
+    it(`lists the attributes, parts, events and custom properties of <${tag}>`, () => {
+      const text = section(`### \`<${tag}>\``, '### ');
+      const table = text.slice(text.indexOf('\n| attribute |')).split('\n\n')[0]!;
+      const attributes = table.split('\n').filter((row) => row.startsWith('| `')).map((row) => /`([\w-]+)`/.exec(row.split('|')[1]!)?.[1]);
+      assert.deepEqual(sorted(attributes.filter((name) => name !== undefined)), sorted(api.attributes), 'attributes');
+      assert.deepEqual(sorted(namesBetween(text, /Parts:/, /Custom\s+properties:/, /^[a-z-]+$/)), sorted(api.parts), 'parts');
+      assert.deepEqual(sorted(namesBetween(text, /Custom\s+properties:/, /Events:|Strings:/, /^--mp-/)), sorted(api.cssProperties), 'custom properties');
+      assert.deepEqual(sorted(namesBetween(text, /Events:/, /Strings:/, /^mp-/)), sorted(api.events ?? []), 'events');
+    });
+  }
+
+  it('gives the defaults of the shared custom properties as the styles have them', () => {
+    const styles = readFileSync(`${root}src/elements/base/base.styles.ts`, 'utf8');
+    const code = [...styles.matchAll(/var\((--mp-[\w-]+), (?:light-dark\(([^,]+), ([^)]+)\)|([^)]+))\)/g)].map(
+      ([, name, light, dark, both]) => `${name} ${light ?? both} ${dark ?? ''}`.trim(),
+    );
+    assert.ok(code.length >= 10, `found only ${code.length} custom properties in base.styles.ts`);
+    const table = section('| custom property | light default | dark default |', 'Each element');
+    const documented = [...table.matchAll(/^\| `(--mp-[\w-]+)` \| `([^`]+)` \| (?:`([^`]+)` )?\|$/gm)].map(
+      ([, name, light, dark]) => `${name} ${light} ${dark ?? ''}`.trim(),
+    );
+    assert.deepEqual(documented, code);
+  });
 });
