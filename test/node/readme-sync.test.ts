@@ -1,9 +1,9 @@
 // The README's reference lists say what the code has: every option of an options interface (and
 // only those) in its README table or section, every error code, the flags `mpkit --help` lists and
 // what each public entry exports (from the built declarations: `npm run build` first), and each
-// element's attributes, parts, events and custom properties with their defaults. Read with regexes from the sources (TypeScript 7
-// has no compiler API for JS), so a new, renamed or removed option fails here until the README
-// follows.
+// element's attributes, parts, events and custom properties with their defaults. Read with
+// regexes from the sources (TypeScript 7 has no compiler API for JS), so a new, renamed or removed
+// option fails here until the README follows.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
