@@ -7,7 +7,7 @@ import { finished } from 'node:stream';
 import { earlyLaunch, type EarlyLaunchOptions } from '../shared/early-launch.js';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { exactOrigin } from '../shared/origin.js';
-import { functionOption } from '../shared/options.js';
+import { functionOption, MAX_TIMER_MS, numberOption } from '../shared/options.js';
 import { bodyReadFirst } from './lib/body.js';
 import { toErrorResponse } from './responses.js';
 
@@ -274,9 +274,8 @@ export function earlyLaunchScript(options: EarlyLaunchOptions): string {
     throw new MarketplaceKitError('ERR_CONFIG', 'earlyLaunchScript needs hostOrigins: exact dashboard origins, as given to createKit');
   }
   const { backend, hostOrigins, timeoutMs } = options;
-  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    throw new MarketplaceKitError('ERR_CONFIG', 'earlyLaunchScript: timeoutMs must be a positive number of milliseconds');
-  }
+  // The range of createKit's timeoutMs: past MAX_TIMER_MS a browser timer may fire at once.
+  if (timeoutMs !== undefined) numberOption(timeoutMs, 0, 'earlyLaunchScript: timeoutMs', { min: 1, max: MAX_TIMER_MS });
   // JSON inside a <script>: `<` is escaped so that no value can close the element.
   const json = JSON.stringify({ backend, hostOrigins, timeoutMs }).replace(/</g, '\\u003c');
   return `(${earlyLaunch.toString()})(${json});`;

@@ -639,6 +639,12 @@ describe('embed page headers', () => {
     assert.throws(() => earlyLaunchScript({ backend: '', hostOrigins: [DASHBOARD] }), { code: 'ERR_CONFIG' });
     assert.throws(() => earlyLaunchScript({ backend: '/api', hostOrigins: ['https://dashboard.example/'] }), { code: 'ERR_CONFIG' });
     assert.throws(() => earlyLaunchScript({ backend: '/api', hostOrigins: [DASHBOARD], timeoutMs: 0 }), { code: 'ERR_CONFIG' });
+    // createKit's range: a browser timer past 2³¹−1 ms may fire at once.
+    assert.throws(() => earlyLaunchScript({ backend: '/api', hostOrigins: [DASHBOARD], timeoutMs: 2 ** 31 }), {
+      code: 'ERR_CONFIG',
+      message: 'earlyLaunchScript: timeoutMs must be a finite number from 1 to 2147483647, got 2147483648',
+    });
+    assert.match(earlyLaunchScript({ backend: '/api', hostOrigins: [DASHBOARD], timeoutMs: 2 ** 31 - 1 }), /"timeoutMs":2147483647/);
   });
 
   it('embedPageHeaders: frame-ancestors, and no Referer that could carry ?mp_context= to sub-resources', () => {
