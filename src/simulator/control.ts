@@ -118,10 +118,14 @@ export interface EventOutcome {
  * (`user.revoked`: no entitlement, tokens revoked). Listeners hear of the entitlement change only
  * after the receiver answered, so an app backend's entitlement cache is invalid by then.
  */
-export async function sendEvent(ctx: SimulatorContext, event: string, input: Record<string, unknown>): Promise<EventOutcome> {
-  if (!event || event.length > 200) throw new ApiError(400, 'invalid_request', 'event must be a non-empty string.');
+export async function sendEvent(ctx: SimulatorContext, event: unknown, input: unknown): Promise<EventOutcome> {
+  // Checked here, not only by the HTTP route: `sim.sendEvent` is called from plain JavaScript too.
+  if (typeof event !== 'string' || !event || event.length > 200) {
+    throw new ApiError(400, 'invalid_request', `event must be a non-empty string, e.g. ${WEBHOOK_EVENTS.join(', ')}.`);
+  }
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ApiError(400, 'invalid_request', 'data must be an object.');
   const known = (WEBHOOK_EVENTS as readonly string[]).includes(event);
-  const data = { ...input };
+  const data: Record<string, unknown> = { ...input };
   let change: { userId: string; entitlement: Entitlement | null } | null = null;
   if (known) {
     const userId = requireUser(ctx, data.user_id);
@@ -175,10 +179,7 @@ function nextEntitlement(ctx: SimulatorContext, event: string, data: Record<stri
 export async function postEvent(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readJsonObject(req);
   rejectUnknownFields(body, ['event', 'data']);
-  const data = body.data ?? {};
-  if (typeof body.event !== 'string') throw new ApiError(400, 'invalid_request', `event must be a string, e.g. ${WEBHOOK_EVENTS.join(', ')}.`);
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new ApiError(400, 'invalid_request', 'data must be an object.');
-  sendJson(res, 200, await sendEvent(ctx, body.event, data as Record<string, unknown>));
+  sendJson(res, 200, await sendEvent(ctx, body.event, body.data ?? {}));
 }
 
 function optionalUrl(value: unknown, field: string): string | null {

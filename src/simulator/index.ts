@@ -211,7 +211,10 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
       }
       state.setEntitlement(userId, parsed);
     },
-    sendEvent: (event, data) => sendEvent(ctx, event, data),
+    sendEvent: (event, data) =>
+      sendEvent(ctx, event, data).catch((error: unknown) => {
+        throw asInputError(error);
+      }),
     configure: (patch) => {
       try {
         applyConfig(ctx, patch);
@@ -240,6 +243,11 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
 /** A configuration refused by the control API's own checks, as `ERR_CONFIG`. */
 function asConfigError(error: unknown): unknown {
   return error instanceof ApiError ? configError(error.message) : error;
+}
+
+/** An event refused by the control API's own checks (an unknown user, data that fails the schema), as `ERR_INVALID_INPUT`. */
+function asInputError(error: unknown): unknown {
+  return error instanceof ApiError ? new MarketplaceKitError('ERR_INVALID_INPUT', error.message) : error;
 }
 
 function unknownUser(userId: string): MarketplaceKitError {

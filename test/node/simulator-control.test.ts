@@ -277,6 +277,9 @@ describe('simulator: control API', () => {
     assert.equal(avatarPost.headers.get('allow'), 'GET, HEAD');
     await apiError(avatarPost, 405, 'method_not_allowed');
     await apiError(await send(sim, 'POST', '/_simulator/events', 'null'), 400);
+    await apiError(await send(sim, 'POST', '/_simulator/events', { event: 42 }), 400, 'invalid_request');
+    await apiError(await send(sim, 'POST', '/_simulator/events', { event: 'user.revoked', data: [] }), 400, 'invalid_request');
+    await apiError(await send(sim, 'POST', '/_simulator/events', { event: 'user.revoked', data: { user_id: 'usr_nobody' } }), 404, 'user_not_found');
   });
 });
 
@@ -510,6 +513,13 @@ describe('simulator: startSimulator options', () => {
       assert.throws(() => sim.setEntitlement('usr_ada', grace), { code: 'ERR_INVALID_INPUT', message: /must have user_id usr_ada and app_id/ });
       assert.throws(() => sim.setEntitlement('usr_ada', { ...grace, user_id: 'usr_ada', app_id: 'app_someone_else' }), { code: 'ERR_INVALID_INPUT' });
       await assert.rejects(sim.contextToken('usr_nobody'), { code: 'ERR_INVALID_INPUT', message: /no user usr_nobody/ });
+      // sim.sendEvent refuses what POST /_simulator/events answers 4xx for, as a kit error: never delivered.
+      const refused = { name: 'MarketplaceKitError', code: 'ERR_INVALID_INPUT' };
+      await assert.rejects(sim.sendEvent('user.revoked', { user_id: 'usr_nobody' }), { ...refused, message: 'No user usr_nobody.' });
+      await assert.rejects(sim.sendEvent('subscription.created', { user_id: 'usr_ada', plan: 7 }), refused);
+      await assert.rejects(sim.sendEvent(42 as unknown as string, {}), { ...refused, message: /^event must be a non-empty string/ });
+      await assert.rejects(sim.sendEvent('user.authorized', null as unknown as Record<string, unknown>), { ...refused, message: 'data must be an object.' });
+      assert.equal(sim.state().deliveries.length, 0);
       sim.setEntitlement('usr_ada', null);
       assert.equal(sim.entitlement('usr_ada'), null);
     } finally {

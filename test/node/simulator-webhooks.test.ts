@@ -78,7 +78,7 @@ describe('simulator: webhook deliveries', () => {
     assert.equal(sim.entitlement('usr_alan'), null);
     // Nothing to cancel: the plan cannot default to the current one.
     await assert.rejects(sim.sendEvent('subscription.cancelled', { user_id: 'usr_alan' }), {
-      status: 400,
+      code: 'ERR_INVALID_INPUT',
       message: 'usr_alan holds no entitlement to cancel: give the cancelled plan as data.plan.',
     });
     const entitlements = await fetch(`${sim.baseUrl}/entitlements?user_id=usr_alan`, { headers: { 'x-api-key': sim.testApiKey } });
