@@ -223,7 +223,11 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
       }
     },
     state: () => stateSnapshot(ctx),
-    subscribe: (listener) => state.subscribe(listener),
+    subscribe: (listener) => {
+      // Kept, a non-function would fail every later API request of the app with a 500.
+      if (typeof listener !== 'function') throw new MarketplaceKitError('ERR_CONFIG', 'sim.subscribe needs a listener function');
+      return state.subscribe(listener);
+    },
     contextToken: async (userId) => {
       if (!state.users.has(userId)) throw unknownUser(userId);
       return (await mintContext(ctx, userId)).context;

@@ -520,6 +520,9 @@ describe('simulator: startSimulator options', () => {
       await assert.rejects(sim.sendEvent(42 as unknown as string, {}), { ...refused, message: /^event must be a non-empty string/ });
       await assert.rejects(sim.sendEvent('user.authorized', null as unknown as Record<string, unknown>), { ...refused, message: 'data must be an object.' });
       assert.equal(sim.state().deliveries.length, 0);
+      assert.throws(() => sim.subscribe(undefined as unknown as () => void), { name: 'MarketplaceKitError', code: 'ERR_CONFIG' });
+      const whoami = await fetch(`${sim.baseUrl}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': sim.testApiKey } });
+      assert.equal(whoami.status, 200, 'the refused listener was not kept');
       sim.setEntitlement('usr_ada', null);
       assert.equal(sim.entitlement('usr_ada'), null);
     } finally {
