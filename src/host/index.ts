@@ -16,7 +16,7 @@ import {
   type HandlerTable,
   type HostMethods,
 } from '../shared/bridge.js';
-import { MarketplaceKitError } from '../shared/errors.js';
+import { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 import { MAX_TIMER_MS, numberOption } from '../shared/options.js';
 import { assertOrigin } from '../shared/origin.js';
 import type { Theme } from '../shared/schemas.js';
@@ -24,7 +24,7 @@ import type { Theme } from '../shared/schemas.js';
 export type { Theme };
 
 export { BRIDGE_DEFAULT_TIMEOUT_MS, BRIDGE_MAX_MESSAGE_SIZE, BRIDGE_PROTOCOL_VERSION, BRIDGE_SERVICE_ID };
-export { MarketplaceKitError };
+export { MarketplaceKitError, isKitError, type ErrorCode };
 
 type Awaitable<T> = T | Promise<T>;
 

@@ -42,7 +42,9 @@ import { configError, resolveOptions, type ResolvedOptions, type SimulatorOption
 import { SimulatorState, type SimulatorEvent } from './state.js';
 import { WebhookSender, exponentialBackoff } from './webhooks.js';
 
-export { PLANS, USER_SEEDS, type SimulatedPlan, type PlanKind } from './catalog.js';
+export { PLANS, USER_SEEDS, type SimulatedPlan, type PlanKind, type SimulatedUserSeed } from './catalog.js';
+export { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
+export type { Entitlement, EntitlementStatus, Profile } from '../shared/schemas.js';
 export type { EventOutcome } from './control.js';
 export type { RateLimits } from './context.js';
 export type { SimulatorOptions } from './options.js';

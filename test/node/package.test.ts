@@ -34,6 +34,9 @@ describe('package', () => {
     assert.equal(typeof server.verifyWebhook, 'function');
     const simulator = await import('marketplace-app-kit/simulator');
     assert.equal(typeof simulator.startSimulator, 'function');
+    // One error class for the whole package: a simulator's error is a kit error to the server's isKitError.
+    assert.equal(simulator.MarketplaceKitError, server.MarketplaceKitError);
+    assert.equal(simulator.isKitError, server.isKitError);
   });
 
   // A server-side render (Next.js, Vite SSR) evaluates an app's browser modules in Node. In a
@@ -43,13 +46,15 @@ describe('package', () => {
       const runtime = await import('marketplace-app-kit');
       const elements = await import('marketplace-app-kit/elements');
       const gate = await import('marketplace-app-kit/dist/elements/gate/gate.js');
+      const host = await import('marketplace-app-kit/host');
       const error = await runtime.createKit({ backend: 'https://app.example/api/marketplace', hostOrigins: [] }).then(() => null, (e) => e);
-      console.log(JSON.stringify({ getKit: runtime.getKit(), same: gate.MpGate === elements.MpGate, kitError: runtime.isKitError(error), code: error?.code, message: error?.message }));
+      console.log(JSON.stringify({ getKit: runtime.getKit(), same: gate.MpGate === elements.MpGate, hostErrors: host.isKitError === runtime.isKitError && host.MarketplaceKitError === runtime.MarketplaceKitError, kitError: runtime.isKitError(error), code: error?.code, message: error?.message }));
     `;
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], { cwd: root });
     assert.deepEqual(JSON.parse(stdout), {
       getKit: null,
       same: true,
+      hostErrors: true,
       kitError: true,
       code: 'ERR_CONFIG',
       message: 'createKit needs a browser: create the kit from client-only code, not in a server-side render',
