@@ -115,7 +115,10 @@ export class MarketplaceKitError extends Error {
   }
 }
 
-/** True for any kit error, optionally of one code: `isKitError(e, 'ERR_TIMEOUT')`. */
-export function isKitError(error: unknown, code?: ErrorCode): error is MarketplaceKitError {
+/**
+ * True for any kit error, optionally of one code: `isKitError(e, 'ERR_TIMEOUT')`, after which
+ * TypeScript knows `e.code` is `'ERR_TIMEOUT'`.
+ */
+export function isKitError<Code extends ErrorCode = ErrorCode>(error: unknown, code?: Code): error is MarketplaceKitError & { readonly code: Code } {
   return error instanceof MarketplaceKitError && (code === undefined || error.code === code);
 }

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import * as z from 'zod/mini';
-import { MarketplaceKitError } from '../../src/shared/errors.js';
+import { MarketplaceKitError, isKitError, type ErrorCode } from '../../src/shared/errors.js';
 import { ReplayStoreFullError, createMemoryReplayStore } from '../../src/server/index.js';
 import { linkSignals } from '../../src/server/lib/abort.js';
 import { readLimited } from '../../src/server/lib/body.js';
@@ -21,6 +21,22 @@ import { MarketplaceApiError } from '../../src/server/api-error.js';
 import { systemClock } from '../../src/server/lib/clock.js';
 import { nowOption, wholeSecondsOption } from '../../src/server/lib/time-options.js';
 import { NOW, createVirtualClock } from '../support/server-http.js';
+
+describe('isKitError', () => {
+  it('tells kit errors by code, and narrows code to the one asked for (checked by tsc)', () => {
+    const error: unknown = new MarketplaceApiError('ERR_TIMEOUT', 'whoami', 'slow');
+    assert.equal(isKitError(new Error('x')), false);
+    assert.equal(isKitError(error, 'ERR_HTTP'), false);
+    if (!isKitError(error, 'ERR_TIMEOUT')) assert.fail('a kit error of the code asked for');
+    const timeout: 'ERR_TIMEOUT' = error.code;
+    // @ts-expect-error: narrowed to ERR_TIMEOUT, the code can be no other.
+    assert.notEqual(error.code === 'ERR_HTTP', true);
+    assert.equal(timeout, 'ERR_TIMEOUT');
+    if (!isKitError(error)) assert.fail('a kit error without a code asked for');
+    const any: ErrorCode = error.code;
+    assert.equal(any, 'ERR_TIMEOUT');
+  });
+});
 
 describe('linkSignals', () => {
   it('aborts with the reason of the source that aborted first', () => {
