@@ -1,6 +1,18 @@
 // Configuration of `cem analyze` (the `cem` script): custom-elements.json, generated from the
 // elements' doc comments and shipped in the package beside dist/.
+import { readFileSync } from 'node:fs';
 import { posix, relative, sep } from 'node:path';
+
+/**
+ * The modules under dist/elements/ that the package's exports map lets an app import (the
+ * elements, their base class, the event classes, the `./elements` entry). The manifest lists only
+ * these: the others (styles, helpers) are implementation. Read beside this file, not from the
+ * working directory, whose package.json may be another's (test/e2e/cdn-manifest.test.ts).
+ */
+function exportedElementModules() {
+  const { exports } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
+  return new Set(Object.keys(exports).filter((key) => key.startsWith('./dist/elements/')).map((key) => key.slice(2)));
+}
 
 /**
  * The analyzer reads src/ and writes what it read: `src/elements/gate/gate.ts`, a superclass as
@@ -123,6 +135,7 @@ export default {
         checked ??= checkElements(ts);
       },
       packageLinkPhase({ customElementsManifest }) {
+        const exported = exportedElementModules();
         for (const module of customElementsManifest.modules) {
           for (const declaration of module.declarations ?? []) {
             publicMembers(declaration);
@@ -132,7 +145,10 @@ export default {
           module.exports = module.exports?.filter((entry) => !(entry.kind === 'js' && typeOnly?.has(entry.name)));
           rewriteModules(module, module.path);
           module.path = toDist(module.path, module.path);
+          const element = module.declarations?.find((declaration) => declaration.tagName);
+          if (element && !exported.has(module.path)) throw new Error(`<${element.tagName}>: add ./${module.path} to the exports of package.json`);
         }
+        customElementsManifest.modules = customElementsManifest.modules.filter((module) => exported.has(module.path));
         checked = undefined; // `cem analyze --watch` checks the sources again on the next run
       },
     },

@@ -31,6 +31,7 @@ interface Declaration {
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   customElements?: string;
+  exports: Record<string, unknown>;
   files: string[];
   scripts: { build: string; cem: string };
 };
@@ -82,6 +83,11 @@ describe('custom-elements.json', () => {
       assert.equal(resolved, join(root, specifier));
     }
     assert.ok(packageJson.files.includes('dist'));
+  });
+
+  it('lists exactly the element modules the exports map lets an app import, no styles or helpers', () => {
+    const exported = Object.keys(packageJson.exports).filter((key) => key.startsWith('./dist/elements/')).map((key) => key.slice(2));
+    assert.deepEqual(manifest.modules.map((module) => module.path).sort(), exported.sort());
   });
 
   it('lists only public members: no private or protected ones (`_kit`, `_run`) for wrapper generators to filter', () => {
