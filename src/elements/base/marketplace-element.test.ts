@@ -1,5 +1,5 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
-import { elements, defineElements, MarketplaceElement, MpGate, type MpSignInButton, type MpUpgradeButton, type MpUserBadge } from '../index.js';
+import { elements, defineElements, MarketplaceElement, MpGate, type MpPlanBadge, type MpSignInButton, type MpUsageMeter, type MpUpgradeButton, type MpUserBadge } from '../index.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import type { MpErrorEvent } from '../events.js';
@@ -194,6 +194,33 @@ describe('events', () => {
     }
     // Seen from the document, the target is the shadow root's host.
     expect(heard).to.deep.equal(['mp-access-change from div', 'mp-upgrade-request from div', 'mp-upgrade from div']);
+  });
+});
+
+describe('what the element sets itself', () => {
+  it('is readonly to TypeScript, and a value set anyway is replaced at the next update', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 10, limit: 100 } }));
+    const container = await fixture(html`<div>
+      <mp-gate .kit=${kit} feature="nope"></mp-gate><mp-usage-meter .kit=${kit}></mp-usage-meter><mp-plan-badge .kit=${kit}></mp-plan-badge>
+    </div>`);
+    const [gate, meter, badge] = [...container.children] as [MpGate, MpUsageMeter, MpPlanBadge];
+    await Promise.all([settle(gate), settle(meter), settle(badge)]);
+    const seen = () => [gate.state, gate.access, gate.decision?.granted, meter.level, badge.status, gate.getAttribute('access'), meter.getAttribute('level')];
+    const before = seen();
+    expect(before).to.deep.equal(['ready', 'locked', false, 'ok', 'active', 'locked', 'ok']);
+    // @ts-expect-error: set by the element
+    gate.state = 'error';
+    // @ts-expect-error: set by the element
+    gate.access = 'granted';
+    // @ts-expect-error: set by the element
+    gate.decision = null;
+    // @ts-expect-error: set by the element
+    meter.level = 'exceeded';
+    // @ts-expect-error: set by the element
+    badge.status = 'cancelled';
+    gate.requestUpdate();
+    await Promise.all([settle(gate), settle(meter), settle(badge)]);
+    expect(seen()).to.deep.equal(before);
   });
 });
 

@@ -91,7 +91,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * What the element shows: `loading`, `ready`, `signed-out`, `error` or `not-connected`. Set by the element; reflected.
    * @readonly
    */
-  declare state: ElementState;
+  declare readonly state: ElementState;
   /** True while an action started by this element (sign-in, upgrade, retry) is under way. */
   protected declare _busy: boolean;
   /** True when the element's last action failed (an `mp-error` told the page why), until the next one starts. */
@@ -191,7 +191,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     if (changed.has('kit')) this._attach();
     const kit = this._kit;
     if (kit) this.theme = kit.theme;
-    this.state = kit ? kit.state : this._noKit ? 'not-connected' : 'loading';
+    (this as { state: ElementState }).state = kit ? kit.state : this._noKit ? 'not-connected' : 'loading';
     this._renderAtExpiry(kit?.entitlement?.expires_at);
     // Read when the element renders, as `lang` is: data is isolated from sentences of the other direction.
     this._rtl = (this.ownerDocument.defaultView ?? window).getComputedStyle(this).direction === 'rtl';

@@ -159,7 +159,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
    * The decision's look: `granted`, `locked`, `expired`, `past-due` or `over-quota`; unset until decided. Set by the element; reflected.
    * @readonly
    */
-  declare access: GateAccess | undefined;
+  declare readonly access: GateAccess | undefined;
   /** Overrides of the built-in texts, as a property or a JSON attribute; see `GateStrings` for the keys and placeholders. */
   declare strings: Partial<GateStrings> | undefined;
 
@@ -167,7 +167,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
    * The current decision (`checkAccess` through `kit.access`), or null while loading, in error or not connected.
    * @readonly
    */
-  decision: AccessDecision | null = null;
+  readonly decision: AccessDecision | null = null;
   private _announced: string | undefined;
   private _hadFocus = false;
   /** Set while the focus is away from the page since it left from inside the gate; aborts the wait for its return. */
@@ -209,9 +209,10 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const kit = this._kit;
     const decided = kit && (this.state === 'ready' || this.state === 'signed-out');
     const requirement = { feature: this._feature, plan: this._plans, metered: this.metered };
-    this.decision = decided ? kit.access(requirement) : null;
+    // Readonly to pages only: the element sets these itself.
+    (this as { decision: AccessDecision | null }).decision = decided ? kit.access(requirement) : null;
     const before = this.access;
-    this.access = this.decision ? this._look(this.decision, requirement) : undefined;
+    (this as { access: GateAccess | undefined }).access = this.decision ? this._look(this.decision, requirement) : undefined;
     // A failure of the card's action is news about that card only.
     if (this.access !== before) this._failed = false;
   }

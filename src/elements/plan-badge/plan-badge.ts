@@ -65,7 +65,7 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
    * The status shown: the entitlement's status (`expired` for an active or trialing one whose `expires_at` has passed), or `none`. Set by the element; reflected.
    * @readonly
    */
-  declare status: string | undefined;
+  declare readonly status: string | undefined;
   /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: one per status (a status the kit does not know, such as `paused`, too), `none`, `signedOut`, `until`, `loading`, `error`, `notConnected`. */
   declare strings: (Partial<PlanBadgeStrings> & { [status: string]: string | undefined }) | undefined;
 
@@ -73,9 +73,9 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
     super.willUpdate(changed);
     const kit = this._kit;
     const entitlement = kit?.entitlement;
-    if (this.state !== 'ready' || !kit) this.status = undefined;
-    else if (!entitlement) this.status = 'none';
-    else this.status = kit.access({}).reason === 'expired' ? 'expired' : entitlement.status;
+    if (this.state !== 'ready' || !kit) (this as { status: string | undefined }).status = undefined;
+    else if (!entitlement) (this as { status: string | undefined }).status = 'none';
+    else (this as { status: string | undefined }).status = kit.access({}).reason === 'expired' ? 'expired' : entitlement.status;
   }
 
   override render() {

@@ -93,7 +93,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
    * `ok`, `warning` or `exceeded`; unset without usage data. Set by the element; reflected.
    * @readonly
    */
-  declare level: UsageLevel | undefined;
+  declare readonly level: UsageLevel | undefined;
   /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `value`, `warningText`, `exceededText`, `none`, `signedOut`, `loading`, `error`, `notConnected`. */
   declare strings: Partial<UsageMeterStrings> | undefined;
   private declare _announcement: string;
@@ -119,7 +119,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     const ratio = this._ratio;
     const exceeded = threshold(this.exceeded, DEFAULT_THRESHOLDS.exceeded);
     const warning = threshold(this.warning, DEFAULT_THRESHOLDS.warning);
-    this.level = ratio === undefined ? undefined : ratio >= exceeded ? 'exceeded' : ratio >= warning ? 'warning' : 'ok';
+    (this as { level: UsageLevel | undefined }).level = ratio === undefined ? undefined : ratio >= exceeded ? 'exceeded' : ratio >= warning ? 'warning' : 'ok';
     const user = this._kit?.user?.id;
     if (this.level) {
       // Announced: a new level after the first one (that one is page content), not every new
