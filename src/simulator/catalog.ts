@@ -77,10 +77,15 @@ export function entitlementForPlan(
   };
 }
 
+/** A user of the simulated marketplace (`USER_SEEDS`): profile, avatar colour and starting entitlement. */
 export interface SimulatedUserSeed {
+  /** The user id (`usr_…`). */
   id: string;
+  /** Display name. */
   name: string;
+  /** Email address (on the `example.test` domain). */
   email: string;
+  /** Background of the generated avatar (a CSS colour). */
   color: string;
   /** Starting entitlement; `null` for a user who holds none. */
   start: { plan: string; status: string; apiCalls: number; expiresInDays?: number } | null;
