@@ -56,6 +56,18 @@ async function run(args: string[]): Promise<{ code: number | null; stdout: strin
   return { code, stdout, stderr };
 }
 
+/**
+ * Runs `each` on every case, four at a time: a process per case all at once (19 tsx start-ups)
+ * ran past `run`'s 10 s on a loaded 2-core machine.
+ */
+async function fourAtATime<T>(cases: T[], each: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...cases];
+  const worker = async () => {
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await each(item);
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+}
+
 /** Resolves with stdout once it holds `until`. */
 function readUntil(child: ChildProcessWithoutNullStreams, until: RegExp): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -225,12 +237,10 @@ describe('mpkit CLI', () => {
       [['launch'], 'Unknown command "launch".'],
       [[], 'Missing command.'],
     ];
-    await Promise.all(
-      cases.map(async ([args, message]) => {
-        const { code, stderr, stdout } = await run(args);
-        assert.deepEqual({ code, stderr, stdout }, { code: 2, stderr: `mpkit: ${message}\nRun mpkit --help for usage.\n`, stdout: '' }, args.join(' '));
-      }),
-    );
+    await fourAtATime(cases, async ([args, message]) => {
+      const { code, stderr, stdout } = await run(args);
+      assert.deepEqual({ code, stderr, stdout }, { code: 2, stderr: `mpkit: ${message}\nRun mpkit --help for usage.\n`, stdout: '' }, args.join(' '));
+    });
     // A flag that takes a value, given none, is still one line.
     const missing = await run(['simulate', '--app-url', '--json']);
     assert.equal(missing.code, 2);
@@ -247,12 +257,10 @@ describe('mpkit CLI', () => {
       [['simulate', '--webhook-url', 'http://127.0.0.1:3000/h#x'], '--webhook-url must be an absolute http(s) URL without a fragment, got "http://127.0.0.1:3000/h#x"'],
       [['simulate', '--redirect-uri', 'http://127.0.0.1:3000/cb', '--redirect-uri', 'http://127.0.0.1:3000/cb#x'], '--redirect-uri must be an absolute http(s) URL without a fragment, got "http://127.0.0.1:3000/cb#x"'],
     ];
-    await Promise.all(
-      cases.map(async ([args, message]) => {
-        const { code, stderr, stdout } = await run(args);
-        assert.deepEqual({ code, stderr, stdout }, { code: 1, stderr: `mpkit: ${message}\n`, stdout: '' }, args.join(' '));
-      }),
-    );
+    await fourAtATime(cases, async ([args, message]) => {
+      const { code, stderr, stdout } = await run(args);
+      assert.deepEqual({ code, stderr, stdout }, { code: 1, stderr: `mpkit: ${message}\n`, stdout: '' }, args.join(' '));
+    });
   });
 
   it('logs a delivery that Ctrl-C cuts short as stopped by the shutdown', RUNNING, async (t) => {
