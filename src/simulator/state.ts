@@ -187,8 +187,21 @@ export class SimulatorState {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Tells every listener. One that throws changes nothing here (the request that made the change
+   * is still answered, the other listeners still hear of it); its error is thrown again on its
+   * own, as an uncaught exception, as a throwing EventTarget listener's is.
+   */
   emit(event: SimulatorEvent): void {
-    for (const listener of this.listeners) listener(event);
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
   }
 }
 

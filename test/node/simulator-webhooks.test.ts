@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it, type TestContext } from 'node:test';
+import { promisify } from 'node:util';
 import { createMemoryReplayStore, isKitError, verifyWebhook, type WebhookDelivery } from '../../src/server/index.js';
 import { signWebhookBody } from '../../src/server/signers.js';
 import type { Simulator, SimulatorEvent } from '../../src/simulator/index.js';
@@ -190,6 +192,24 @@ describe('simulator: webhook deliveries', () => {
     } finally {
       unsubscribe();
     }
+  });
+
+  it('answers the API call and tells the other listeners when a subscriber throws; the error is thrown again, uncaught', async () => {
+    // In a process of its own: the uncaught error would fail whichever test ran here.
+    const script = `
+      const { startSimulator } = await import(${JSON.stringify(new URL('../../src/simulator/index.ts', import.meta.url).href)});
+      const uncaught = [];
+      process.on('uncaughtException', (error) => uncaught.push(error.message));
+      const sim = await startSimulator();
+      const heard = [];
+      sim.subscribe(() => { throw new Error('listener bug'); });
+      sim.subscribe((event) => heard.push(event.type));
+      const whoami = await fetch(sim.baseUrl + '/whoami?user_id=usr_ada', { headers: { 'x-api-key': sim.testApiKey } });
+      await sim.close();
+      console.log(JSON.stringify({ status: whoami.status, heard, uncaught }));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script]);
+    assert.deepEqual(JSON.parse(stdout), { status: 200, heard: ['api_call'], uncaught: ['listener bug'] });
   });
 
   it('records a delivery as skipped when no webhook URL is configured, still changing the entitlement', async () => {
