@@ -8,8 +8,8 @@ import { MarketplaceKitError } from '../shared/errors.js';
 import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { ExpiringMap } from './lib/expiring-set.js';
-import { answerError, readJsonAnswer, send, untilAborted, type Answer, type Transport } from './lib/http.js';
-import { functionOption, methodsOption, numberOption, shownValue } from '../shared/options.js';
+import { answerError, answerName, readJsonAnswer, send, untilAborted, type Answer, type Transport } from './lib/http.js';
+import { describeValue, functionOption, methodsOption, numberOption, shownValue } from '../shared/options.js';
 import { isLoopbackOrigin } from './lib/origin.js';
 import { optionsObject } from './lib/options-object.js';
 import { Pacer, PacerWaitTooLong, type ReleaseSlot } from './lib/pacer.js';
@@ -175,12 +175,13 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   };
 
   /** One logical call: paced (API key), retried after 429 within limits. */
-  async function call(endpoint: MarketplaceEndpoint, url: string, init: RequestInit, paced: boolean, signal?: AbortSignal): Promise<Answer> {
+  async function call(endpoint: MarketplaceEndpoint, request: OutgoingRequest, signal?: AbortSignal): Promise<Answer> {
+    const { url, init, paced, secrets } = request;
     for (let attempt = 0; ; attempt++) {
       const release = paced && pacer ? await takeSlot(endpoint, pacer, signal) : undefined;
       let answer: Answer;
       try {
-        answer = await send(transport, endpoint, url, init, signal);
+        answer = await send(transport, endpoint, url, init, signal, secrets);
       } finally {
         release?.();
       }
@@ -198,31 +199,25 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   }
 
   async function token(grant: TokenGrant, signal?: AbortSignal, previousRefreshToken?: string): Promise<TokenSet> {
-    const request = buildTokenRequest(tokenUrl, credentials(), grant);
-    const answer = await call('token', request.url, request.init, false, signal);
+    const { clientId, clientSecret } = credentials();
+    const secrets = [clientSecret, ...(grant.grant_type === 'refresh_token' ? [grant.refresh_token] : [grant.code, grant.code_verifier ?? ''])];
+    const answer = await call('token', { ...buildTokenRequest(tokenUrl, { clientId, clientSecret }, grant), paced: false, secrets }, signal);
     return processTokenAnswer(answer, clock.now(), previousRefreshToken);
   }
 
-  function apiRequest(path: string, who: UserSelector): { url: string; init: RequestInit; paced: boolean } {
+  function apiRequest(path: string, who: SelectedUser): OutgoingRequest {
     const url = new URL(`${apiBaseUrl}${path}`);
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (typeof who.accessToken === 'string' && who.accessToken !== '') {
-      // Refused before fetch would refuse it: its error quotes the whole header, token included.
-      if (!HEADER_TOKEN.test(who.accessToken)) {
-        throw new MarketplaceKitError('ERR_INVALID_INPUT', `The accessToken passed to ${path.slice(1)}() holds a space, a line break or another character a Bearer token cannot have`);
-      }
+    if (who.accessToken !== undefined) {
       headers.authorization = `Bearer ${who.accessToken}`;
-      return { url: url.href, init: { method: 'GET', headers }, paced: false };
-    }
-    if (typeof who.userId !== 'string' || who.userId === '') {
-      throw new MarketplaceKitError('ERR_INVALID_INPUT', `Pass { accessToken } or { userId } to ${path.slice(1)}()`);
+      return { url: url.href, init: { method: 'GET', headers }, paced: false, secrets: [who.accessToken] };
     }
     if (!options.apiKey) {
       throw new MarketplaceKitError('ERR_CONFIG', `createMarketplaceClient needs an apiKey to call ${path} by userId`);
     }
     headers['x-api-key'] = options.apiKey;
     url.searchParams.set('user_id', who.userId);
-    return { url: url.href, init: { method: 'GET', headers }, paced: true };
+    return { url: url.href, init: { method: 'GET', headers }, paced: true, secrets: [options.apiKey] };
   }
 
   // Refreshes in flight, then those that succeeded lately, by the refresh token they spent.
@@ -257,13 +252,12 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     }
   }
 
-  async function loadEntitlement(who: UserSelector): Promise<Entitlement | null> {
+  async function loadEntitlement(who: SelectedUser): Promise<Entitlement | null> {
     const load = {};
     const started = tick;
     running.set(load, started);
     try {
-      const request = apiRequest('/entitlements', who);
-      const answer = await call('entitlements', request.url, request.init, request.paced);
+      const answer = await call('entitlements', apiRequest('/entitlements', who));
       const value =
         answer.status === 404 && isApiErrorBody(answer) ? null : toFullEntitlement(readJsonAnswer(answer, 'entitlements', AnyEntitlement, clock.now()));
       if (value) assertSameUser(answer, 'entitlements', who.userId, value.user_id);
@@ -291,17 +285,20 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       return buildAuthorizationUrl({ ...authOptions, siteUrl, clientId: credentials().clientId });
     },
 
-    exchangeCode({ code, redirectUri, codeVerifier, signal }) {
+    async exchangeCode(exchange) {
+      if (typeof exchange !== 'object' || exchange === null) throw argumentError('exchangeCode', '{ code, redirectUri }', exchange);
+      const { code, redirectUri, codeVerifier, signal } = exchange;
       const grant: TokenGrant = {
         grant_type: 'authorization_code',
-        code,
-        redirect_uri: redirectUri,
-        ...(codeVerifier === undefined ? {} : { code_verifier: codeVerifier }),
+        code: textArgument(code, 'exchangeCode', 'code'),
+        redirect_uri: textArgument(redirectUri, 'exchangeCode', 'redirectUri'),
+        ...(codeVerifier === undefined ? {} : { code_verifier: textArgument(codeVerifier, 'exchangeCode', 'codeVerifier') }),
       };
       return token(grant, signal);
     },
 
-    refresh(refreshToken, refreshOptions = {}) {
+    async refresh(refreshToken, refreshOptions = {}) {
+      textArgument(refreshToken, 'refresh', 'the refresh token');
       const settled = refreshed.get(refreshToken, clock.now());
       if (settled) return abortable('token', Promise.resolve(settled), refreshOptions.signal);
       let shared = refreshes.get(refreshToken);
@@ -319,27 +316,27 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     },
 
     async whoami(who) {
-      const request = apiRequest('/whoami', who);
-      const answer = await call('whoami', request.url, request.init, request.paced, who.signal);
+      const selected = selectUser(who, 'whoami');
+      const answer = await call('whoami', apiRequest('/whoami', selected), who.signal);
       const profile = readJsonAnswer(answer, 'whoami', Profile, clock.now());
-      assertSameUser(answer, 'whoami', who.userId, profile.id);
+      assertSameUser(answer, 'whoami', selected.userId, profile.id);
       return profile;
     },
 
-    entitlements(who) {
-      const userId = typeof who.userId === 'string' ? who.userId : undefined;
+    async entitlements(who) {
+      const selected = selectUser(who, 'entitlements');
+      const { userId } = selected;
       if (userId !== undefined && who.fresh) invalidate(userId);
       if (userId !== undefined && ttlMs > 0) {
         const hit = cache.get(userId);
         // An aborted caller is told so, cached answer or not (as refresh does).
         if (hit && hit.expiresAt > clock.now()) return abortable('entitlements', Promise.resolve(hit.value), who.signal);
       }
-      const key = userId !== undefined ? `user:${userId}` : `token:${who.accessToken ?? ''}`;
+      const key = userId !== undefined ? `user:${userId}` : `token:${selected.accessToken}`;
       let shared = inflight.get(key);
       if (!shared) {
         // Without the caller's signal: other callers may be waiting on the same load.
-        const { signal: _ignored, fresh: _fresh, ...selector } = who;
-        shared = loadEntitlement(selector as UserSelector).finally(() => {
+        shared = loadEntitlement(selected).finally(() => {
           if (inflight.get(key) === shared) inflight.delete(key);
         });
         inflight.set(key, shared);
@@ -356,13 +353,58 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   };
 }
 
+/** A request as the client sends it: `secrets` are the credentials it carries, which no message shows. */
+interface OutgoingRequest {
+  url: string;
+  init: RequestInit;
+  /** Under the API key's rate limit. */
+  paced: boolean;
+  secrets: readonly string[];
+}
+
+/**
+ * A client method's argument that plain JavaScript left out or got wrong: `ERR_INVALID_INPUT`
+ * before anything is sent (`refresh(undefined)` would send a request without a token, `whoami()`
+ * fail with a TypeError). The value is never shown: it may be a credential.
+ */
+function argumentError(method: string, wanted: string, value: unknown): MarketplaceKitError {
+  return new MarketplaceKitError('ERR_INVALID_INPUT', `${method}() needs ${wanted}, got ${describeValue(value)}`);
+}
+
+/** A token, code or URI argument: a non-empty string, or `argumentError`. */
+function textArgument(value: unknown, method: string, name: string): string {
+  if (typeof value !== 'string' || value === '') throw argumentError(method, `${name} (a non-empty string)`, value);
+  return value;
+}
+
+/** A `UserSelector` that `selectUser` accepted: one of the two, and nothing else. */
+type SelectedUser = { accessToken: string; userId?: undefined } | { userId: string; accessToken?: undefined };
+
+/** Who a `whoami()` or `entitlements()` is about, checked before anything is sent or shared. */
+function selectUser(who: UserSelector, method: string): SelectedUser {
+  if (typeof who !== 'object' || who === null) throw argumentError(method, '{ accessToken } or { userId }', who);
+  const { accessToken, userId } = who;
+  if (typeof accessToken === 'string' && accessToken !== '') {
+    // Refused before fetch would refuse it: its error quotes the whole header, token included.
+    if (!HEADER_TOKEN.test(accessToken)) {
+      throw new MarketplaceKitError('ERR_INVALID_INPUT', `The accessToken passed to ${method}() holds a space, a line break or another character a Bearer token cannot have`);
+    }
+    return { accessToken };
+  }
+  // An empty one too (an unset variable): `?user_id=` would be about nobody.
+  if (typeof userId !== 'string' || userId === '') {
+    throw new MarketplaceKitError('ERR_INVALID_INPUT', `Pass { accessToken } or { userId } to ${method}()`);
+  }
+  return { userId };
+}
+
 /**
  * An answer by `user_id` must be about that user: a marketplace (or proxy) that ignored the
  * parameter would otherwise hand one user another's plan (fails closed).
  */
 function assertSameUser(answer: Answer, endpoint: MarketplaceEndpoint, asked: string | undefined, got: string): void {
   if (asked === undefined || got === asked) return;
-  throw new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, `The marketplace ${endpoint} answer (HTTP ${answer.status}) is about another user than the one asked for`, {
+  throw new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, `The ${answerName(endpoint, answer.status, answer.request)} is about another user than the one asked for`, {
     status: answer.status,
   });
 }

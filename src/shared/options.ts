@@ -46,8 +46,10 @@ export function methodsOption<T>(value: T, name: string, methods: readonly strin
   return value;
 }
 
-/** What a value that should have been a function or an object is, for a message: never its content. */
-function describeValue(value: unknown): string {
-  if (value === null || Array.isArray(value)) return value === null ? 'null' : 'an array';
+/** What a value that was refused is, for a message: never its content (it may be a credential). */
+export function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (value === '') return 'an empty string';
+  if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }

@@ -259,7 +259,7 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
         answer: (_q, res) => sendJson(res, 200, { token_type: 'Bearer', expires_in: 10 }),
         code: 'ERR_RESPONSE_INVALID',
         status: 200,
-        message: /answer \(HTTP 200\) at access_token/,
+        message: /answer \(HTTP 200, POST \/api\/oauth\/token\) at access_token/,
       },
       {
         name: '200 with a non-Bearer token type',
@@ -280,7 +280,7 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
         answer: (_q, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MAX_ANSWER_BYTES + 1) }).end(),
         code: 'ERR_RESPONSE_INVALID',
         status: 200,
-        message: /answer \(HTTP 200\) is larger than 1000000 bytes/,
+        message: /answer \(HTTP 200, POST \/api\/oauth\/token\) is larger than 1000000 bytes/,
       },
       {
         name: '200 with a body over 1 MB, streamed',
@@ -336,8 +336,8 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       handler = (_q, res) => sendJson(res, 400, { error: 'invalid_grant', error_description: `expired\r\n2026-05-01 INFO admin signed in\u2028${'A'.repeat(500_000)}` });
       await assert.rejects(client().client.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), (error: MarketplaceApiError) => {
         assert.equal(error.code, 'ERR_OAUTH');
-        assert.match(error.message, /^The marketplace token request failed with HTTP 400: invalid_grant: expired 2026-05-01 INFO admin signed in A+…$/);
-        assert.equal(error.message.length, 'The marketplace token request failed with HTTP 400: invalid_grant: '.length + 500 + 1);
+        assert.match(error.message, /^The marketplace token request \(POST \/api\/oauth\/token\) failed with HTTP 400: invalid_grant: expired 2026-05-01 INFO admin signed in A+…$/);
+        assert.equal(error.message.length, 'The marketplace token request (POST /api/oauth/token) failed with HTTP 400: invalid_grant: '.length + 500 + 1);
         return true;
       });
       handler = (_q, res) => sendJson(res, 403, { error: { code: `forbidden\n${'x'.repeat(300_000)}`, message: 'y'.repeat(300_000) } });
@@ -346,6 +346,64 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
         assert.ok(error.message.length < 700, `${error.message.length} characters`);
         assert.doesNotMatch(error.message, /[\n\r]/);
         return true;
+      });
+    });
+
+    it('never repeats a credential the request carried when the answer echoes the request (a proxy page, a marketplace quoting it)', async () => {
+      const code = 'code_SECRET_0123456789';
+      const codeVerifier = `verifier_SECRET_${'v'.repeat(30)}`;
+      const refreshToken = 'rt_SECRET_0123456789';
+      // Quotes and backslashes arrive escaped in an echo of the JSON body.
+      const clientSecret = 'cs_SECRET_"quoted"\\back';
+      const echoBody: RawHandler = (_q, res, body) => sendJson(res, 400, { error: 'invalid_request', error_description: `got ${body}` });
+      const hidden = (error: MarketplaceApiError) => {
+        for (const secret of [clientSecret, JSON.stringify(clientSecret), code, codeVerifier, refreshToken, API_KEY, 'at_SECRET']) {
+          assert.ok(!error.message.includes(secret) && !error.upstreamCode?.includes(secret), `${JSON.stringify(secret)} in ${error.message}`);
+        }
+        return true;
+      };
+      handler = echoBody;
+      const c = client({ clientSecret }).client;
+      await assert.rejects(c.exchangeCode({ code, redirectUri: 'https://app.example/cb', codeVerifier }), (error: MarketplaceApiError) => {
+        assert.equal(error.code, 'ERR_OAUTH');
+        // What is no credential stays, so the message still says what was sent.
+        assert.match(error.message, /"code":"\[redacted\]","redirect_uri":"https:\/\/app\.example\/cb","code_verifier":"\[redacted\]","client_id":"[^"]+","client_secret":"\[redacted\]"/);
+        return hidden(error);
+      });
+      await assert.rejects(c.refresh(refreshToken), hidden);
+      // Headers echoed in an API error, its code included: the API key and the Bearer token.
+      handler = (req, res) => sendJson(res, 502, { error: { code: String(req.headers['x-api-key'] ?? req.headers.authorization), message: `headers: ${JSON.stringify(req.headers)}` } });
+      await assert.rejects(c.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
+        assert.equal(error.upstreamCode, '[redacted]');
+        return hidden(error);
+      });
+      await assert.rejects(c.entitlements({ accessToken: 'at_SECRET_0123456789' }), hidden);
+      // A fetch of the app's own that quotes the request in its error.
+      const quoting: typeof fetch = async (_url, init) => {
+        throw new TypeError(`refused ${String(init?.body)} ${JSON.stringify(init?.headers)}`);
+      };
+      await assert.rejects(client({ fetch: quoting, clientSecret }).client.refresh(refreshToken), (error: MarketplaceApiError) => {
+        assert.equal(error.code, 'ERR_NETWORK');
+        return hidden(error);
+      });
+      await assert.rejects(client({ fetch: quoting }).client.whoami({ userId: 'usr_1' }), hidden);
+    });
+
+    it('names the method and path of the failed call, never its query', async () => {
+      handler = (_q, res) => res.writeHead(503).end();
+      await rejects(client().client.whoami({ userId: 'usr_secretive' }), {
+        code: 'ERR_HTTP',
+        status: 503,
+        message: /^The marketplace whoami request \(GET \/api\/v1\/whoami\) failed with HTTP 503 \(empty body\)$/,
+      });
+      await rejects(client({ tokenPath: '/api/v1/oauth/token?tenant=1' }).client.refresh('rt_1'), {
+        code: 'ERR_HTTP',
+        status: 503,
+        message: /^The marketplace token request \(POST \/api\/v1\/oauth\/token\) failed with HTTP 503/,
+      });
+      await rejects(client({ timeoutMs: 100, fetch: () => new Promise(() => undefined) }).client.entitlements({ userId: 'usr_1' }), {
+        code: 'ERR_TIMEOUT',
+        message: /^The marketplace entitlements request \(GET \/api\/v1\/entitlements\) timed out after 100 ms$/,
       });
     });
 
@@ -407,7 +465,7 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       const where = new URL(closed.url).origin.replace(/[.]/g, '\\.');
       await rejects(c.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), {
         code: 'ERR_NETWORK',
-        message: new RegExp(`token request to ${where} failed: fetch failed \\(ECONNREFUSED\\)`),
+        message: new RegExp(`^The marketplace token request \\(POST /api/oauth/token\\) to ${where} failed: fetch failed \\(ECONNREFUSED\\)$`),
       });
     });
   });
@@ -547,6 +605,33 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     await assert.rejects(createMarketplaceClient({ siteUrl: server.url }).whoami({ userId: 'usr_1' }), { code: 'ERR_CONFIG', message: /apiKey/ });
   });
 
+  it('refuses a missing token, code or selector from plain JavaScript with ERR_INVALID_INPUT, and sends nothing', async () => {
+    const { client: c } = client();
+    const loose = c as unknown as Record<'refresh' | 'whoami' | 'entitlements' | 'exchangeCode', (...args: unknown[]) => Promise<unknown>>;
+    const refused: Array<[Promise<unknown>, RegExp]> = [
+      [loose.refresh(undefined), /^refresh\(\) needs the refresh token \(a non-empty string\), got undefined$/],
+      [loose.refresh(''), /^refresh\(\) needs the refresh token \(a non-empty string\), got an empty string$/],
+      [loose.refresh({ refreshToken: 'rt_1' }), /^refresh\(\) needs the refresh token \(a non-empty string\), got an object$/],
+      [loose.whoami(), /^whoami\(\) needs \{ accessToken \} or \{ userId \}, got undefined$/],
+      [loose.whoami('at_1'), /^whoami\(\) needs \{ accessToken \} or \{ userId \}, got a string$/],
+      [loose.entitlements(null), /^entitlements\(\) needs \{ accessToken \} or \{ userId \}, got null$/],
+      [loose.whoami({ accessToken: undefined }), /^Pass \{ accessToken \} or \{ userId \} to whoami\(\)$/],
+      [loose.exchangeCode(), /^exchangeCode\(\) needs \{ code, redirectUri \}, got undefined$/],
+      [loose.exchangeCode({ redirectUri: 'https://app.example/cb' }), /^exchangeCode\(\) needs code \(a non-empty string\), got undefined$/],
+      [loose.exchangeCode({ code: 'c' }), /^exchangeCode\(\) needs redirectUri \(a non-empty string\), got undefined$/],
+      [loose.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb', codeVerifier: 42 }), /^exchangeCode\(\) needs codeVerifier \(a non-empty string\), got a number$/],
+    ];
+    for (const [pending, message] of refused) {
+      await assert.rejects(pending, (error: unknown) => {
+        assert.ok(error instanceof MarketplaceKitError && !(error instanceof MarketplaceApiError), String(error));
+        assert.equal(error.code, 'ERR_INVALID_INPUT');
+        assert.match(error.message, message);
+        return true;
+      });
+    }
+    assert.equal(server.requests.length, 0);
+  });
+
   it('refuses an empty userId with ERR_INVALID_INPUT and sends nothing', async () => {
     // An unset variable would otherwise ask for `?user_id=`, about nobody.
     const { client: c } = client();
@@ -615,7 +700,7 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     // An expiry without a status is neither form; the error names what the full form misses.
     const { status: _s, ...noStatus } = ENTITLEMENT;
     handler = (_req, res) => sendJson(res, 200, { ...noStatus, expires_at: '2000-01-01T00:00:00Z' });
-    await rejects(client().client.entitlements({ accessToken: 'at' }), { code: 'ERR_RESPONSE_INVALID', status: 200, message: /entitlements answer \(HTTP 200\) at status: / });
+    await rejects(client().client.entitlements({ accessToken: 'at' }), { code: 'ERR_RESPONSE_INVALID', status: 200, message: /entitlements answer \(HTTP 200, GET \/api\/v1\/entitlements\) at status: / });
   });
 
   describe('entitlement cache', () => {
@@ -900,7 +985,7 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     await assert.rejects(c.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
       assert.equal(error.code, 'ERR_RATE_LIMITED');
       assert.equal(error.retryAfterMs, undefined);
-      assert.match(error.message, /^The marketplace whoami request failed with HTTP 429: rate limited$/);
+      assert.match(error.message, /^The marketplace whoami request \(GET \/api\/v1\/whoami\) failed with HTTP 429: rate limited$/);
       return true;
     });
     assert.equal(server.requests.length, 2);

@@ -22,18 +22,38 @@ export interface Answer {
   status: number;
   headers: Headers;
   text: string;
+  /** The request answered, when `send` sent it: its errors name its route and never quote its credentials. */
+  request?: SentRequest | undefined;
 }
 
-/** Sends one request and reads the whole body, all within `timeoutMs`. */
+/** What the messages about a request may say of it. */
+export interface SentRequest {
+  /** Method and path, such as `GET /api/v1/whoami`: never the query (it names a user) or a credential. */
+  route: string;
+  /**
+   * `text` with every credential the request carried replaced by `[redacted]`: a proxy or
+   * marketplace error that repeats the request (a client secret, an API key, a token, a code)
+   * must not carry it into a message and on to `onError` and the logs.
+   */
+  redact(text: string): string;
+}
+
+/**
+ * Sends one request and reads the whole body, all within `timeoutMs`. `secrets` are the
+ * credentials it carries, which no message of its errors will show.
+ */
 export async function send(
   transport: Transport,
   endpoint: MarketplaceEndpoint,
   url: string,
   init: RequestInit,
   signal?: AbortSignal,
+  secrets: readonly string[] = [],
 ): Promise<Answer> {
+  const request = sentRequest(url, init, secrets);
+  const name = requestName(endpoint, request);
   if (signal?.aborted) {
-    throw new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted`, { cause: signal.reason });
+    throw new MarketplaceApiError('ERR_ABORTED', endpoint, `The ${name} was aborted`, { cause: signal.reason });
   }
   const timeout = AbortSignal.timeout(transport.timeoutMs);
   const linked = signal ? linkSignals(signal, timeout) : null;
@@ -44,23 +64,24 @@ export async function send(
     // pacing slot) past the timeout.
     const response = await untilAborted(transport.fetch(url, { ...init, signal: combined, redirect: 'manual' }), combined);
     status = response.status;
-    const text = await untilAborted(readText(response, endpoint), combined);
-    return { status: response.status, headers: response.headers, text };
+    const text = await untilAborted(readText(response, endpoint, request), combined);
+    return { status: response.status, headers: response.headers, text, request };
   } catch (error) {
     if (error instanceof MarketplaceApiError) throw error;
     const where = status === undefined ? '' : ` (after HTTP ${status}, while reading the body)`;
     const options = { ...(status === undefined ? {} : { status }), cause: error };
     if (timeout.aborted) {
-      throw new MarketplaceApiError('ERR_TIMEOUT', endpoint, `The marketplace ${endpoint} request timed out after ${transport.timeoutMs} ms${where}`, options);
+      throw new MarketplaceApiError('ERR_TIMEOUT', endpoint, `The ${name} timed out after ${transport.timeoutMs} ms${where}`, options);
     }
     if (signal?.aborted) {
-      throw new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted${where}`, options);
+      throw new MarketplaceApiError('ERR_ABORTED', endpoint, `The ${name} was aborted${where}`, options);
     }
     // undici says only "fetch failed"; what happened (ECONNREFUSED, ENOTFOUND…) is in its cause.
     const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
     const detail = typeof cause?.code === 'string' ? ` (${cause.code})` : typeof cause?.message === 'string' ? ` (${cause.message})` : '';
-    const reason = `${error instanceof Error ? error.message : String(error)}${detail}`;
-    throw new MarketplaceApiError('ERR_NETWORK', endpoint, `The marketplace ${endpoint} request to ${new URL(url).origin} failed${where}: ${reason}`, options);
+    // A fetch of the app's own (a wrapper, a proxy agent) may quote the request in its error.
+    const reason = request.redact(`${error instanceof Error ? error.message : String(error)}${detail}`);
+    throw new MarketplaceApiError('ERR_NETWORK', endpoint, `The ${name} to ${new URL(url).origin} failed${where}: ${reason}`, options);
   } finally {
     linked?.dispose();
   }
@@ -85,10 +106,38 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
 /** Marketplace answers are small JSON documents; anything larger is refused before it is all read. */
 export const MAX_ANSWER_BYTES = 1_000_000;
 
-async function readText(response: Response, endpoint: MarketplaceEndpoint): Promise<string> {
+const REDACTED = '[redacted]';
+/**
+ * Shorter "credentials" are left as they are: no issued one is that short, and a test's code `c`
+ * would turn every `c` of a message into `[redacted]`.
+ */
+const MIN_REDACTED_LENGTH = 8;
+
+function sentRequest(url: string, init: RequestInit, secrets: readonly string[]): SentRequest {
+  // Longest first: a credential that holds another is replaced whole. As JSON text too: an echo
+  // of the JSON body, read from a JSON answer, holds a secret's `"` and `\` escaped.
+  const forms = [...new Set(secrets.filter((secret) => secret.length >= MIN_REDACTED_LENGTH).flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]))];
+  forms.sort((a, b) => b.length - a.length);
+  return {
+    route: `${(init.method ?? 'GET').toUpperCase()} ${new URL(url).pathname}`,
+    redact: (text) => forms.reduce((redacted, form) => redacted.replaceAll(form, REDACTED), text),
+  };
+}
+
+/** `marketplace whoami request (GET /api/v1/whoami)`: which call, and where it went when `send` sent it. */
+export function requestName(endpoint: MarketplaceEndpoint, request?: SentRequest): string {
+  return `marketplace ${endpoint} request${request ? ` (${request.route})` : ''}`;
+}
+
+/** `marketplace whoami answer (HTTP 200, GET /api/v1/whoami)`. */
+export function answerName(endpoint: MarketplaceEndpoint, status: number, request?: SentRequest): string {
+  return `marketplace ${endpoint} answer (HTTP ${status}${request ? `, ${request.route}` : ''})`;
+}
+
+async function readText(response: Response, endpoint: MarketplaceEndpoint, request: SentRequest): Promise<string> {
   if (!response.body) return '';
   const tooLarge = () =>
-    new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, `The marketplace ${endpoint} answer (HTTP ${response.status}) is larger than ${MAX_ANSWER_BYTES} bytes`, {
+    new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, `The ${answerName(endpoint, response.status, request)} is larger than ${MAX_ANSWER_BYTES} bytes`, {
       status: response.status,
     });
   // Node's ReadableStream is async iterable; the DOM lib's type does not say so.
@@ -104,8 +153,9 @@ export function readJsonAnswer<S extends z.ZodMiniType>(
   now: number,
 ): z.infer<S> {
   if (answer.status < 200 || answer.status > 299) throw answerError(answer, endpoint, now);
+  const name = answerName(endpoint, answer.status, answer.request);
   const invalid = (detail: string, cause?: unknown) =>
-    new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, `The marketplace ${endpoint} answer (HTTP ${answer.status}) ${detail}`, {
+    new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, `The ${name} ${detail}`, {
       status: answer.status,
       cause,
     });
@@ -114,7 +164,7 @@ export function readJsonAnswer<S extends z.ZodMiniType>(
   if (parsed === NOT_JSON) throw invalid(`is not JSON (${describeBody(answer)})`);
   const result = schema.safeParse(parsed.value);
   if (!result.success) {
-    throw new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, describeFailure(`marketplace ${endpoint} answer (HTTP ${answer.status})`, result.error), {
+    throw new MarketplaceApiError('ERR_RESPONSE_INVALID', endpoint, describeFailure(name, result.error), {
       status: answer.status,
       cause: result.error,
     });
@@ -127,7 +177,9 @@ export function answerError(answer: Answer, endpoint: MarketplaceEndpoint, now: 
   const { status } = answer;
   const parsed = parseJson(answer.text);
   const value = parsed === NOT_JSON ? undefined : parsed.value;
-  const prefix = `The marketplace ${endpoint} request failed with HTTP ${status}`;
+  const prefix = `The ${requestName(endpoint, answer.request)} failed with HTTP ${status}`;
+  // The marketplace's own words, without what the request carried (an echo of it).
+  const words = (text: string, max?: number) => upstreamText(answer.request?.redact(text) ?? text, max);
 
   if (status === 429) {
     const asked = readRetryAfter(answer.headers.get('retry-after'), now);
@@ -142,8 +194,8 @@ export function answerError(answer: Answer, endpoint: MarketplaceEndpoint, now: 
   }
   const oauth = OAuthErrorBody.safeParse(value);
   if (oauth.success) {
-    const error = upstreamText(oauth.data.error, MAX_UPSTREAM_CODE);
-    const description = oauth.data.error_description ? `: ${upstreamText(oauth.data.error_description)}` : '';
+    const error = words(oauth.data.error, MAX_UPSTREAM_CODE);
+    const description = oauth.data.error_description ? `: ${words(oauth.data.error_description)}` : '';
     // An OAuth error answer is a 4xx (RFC 6749 §5.2). A 5xx is trouble on the marketplace's side
     // whatever its body says (ERR_HTTP, with what it said): never a refusal that ends a user's grant.
     const code = status >= 400 && status < 500 ? 'ERR_OAUTH' : 'ERR_HTTP';
@@ -151,8 +203,8 @@ export function answerError(answer: Answer, endpoint: MarketplaceEndpoint, now: 
   }
   const api = ApiErrorBody.safeParse(value);
   if (api.success) {
-    const code = upstreamText(api.data.error.code, MAX_UPSTREAM_CODE);
-    return new MarketplaceApiError('ERR_HTTP', endpoint, `${prefix}: ${code}: ${upstreamText(api.data.error.message)}`, { status, upstreamCode: code });
+    const code = words(api.data.error.code, MAX_UPSTREAM_CODE);
+    return new MarketplaceApiError('ERR_HTTP', endpoint, `${prefix}: ${code}: ${words(api.data.error.message)}`, { status, upstreamCode: code });
   }
   return new MarketplaceApiError('ERR_HTTP', endpoint, `${prefix} (${describeBody(answer)})`, { status });
 }
