@@ -30,6 +30,7 @@ import { jsonResponse, toErrorResponse } from './responses.js';
 import {
   MAX_SESSION_TTL_SECONDS,
   MIN_SESSION_SECRET_LENGTH,
+  MAKE_SESSION_SECRET,
   assertSessionSecret,
   sessionError,
   signSessionToken,
@@ -705,7 +706,7 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   methodsOption(options.replayStore, 'createAppBackend: replayStore', ['claim', 'release']);
   methodsOption(options.clock, 'createAppBackend: clock', ['now', 'sleep']);
   if (options.sessionSecret === undefined || options.sessionSecret === '') {
-    throw configError(`sessionSecret is required: at least ${MIN_SESSION_SECRET_LENGTH} random characters of your own (not the Client Secret)`);
+    throw configError(`sessionSecret is required: at least ${MIN_SESSION_SECRET_LENGTH} random characters of your own (not the Client Secret); ${MAKE_SESSION_SECRET}`);
   }
   try {
     assertSessionSecret(options.sessionSecret);
@@ -748,6 +749,8 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   if (options.redirectUri !== undefined) {
     const redirect = URL.canParse(options.redirectUri) ? new URL(options.redirectUri) : null;
     if (redirect === null || !/^https?:$/.test(redirect.protocol)) throw configError(`redirectUri must be an http(s) URL, got ${JSON.stringify(options.redirectUri)}`);
+    // No marketplace may register one with a fragment (the simulator refuses it too): every sign-in would fail on its authorization page.
+    if (options.redirectUri.includes('#')) throw configError(`redirectUri must not include a fragment (RFC 6749 §3.1.2), got ${JSON.stringify(options.redirectUri)}`);
     // A public redirectUri says the app runs in public. Without publicOrigin the backend would then
     // take each request's Host for loopback (a proxy that sends Host: 127.0.0.1 does), and set
     // cookies without Secure or __Host- there.

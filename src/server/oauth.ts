@@ -66,6 +66,9 @@ export function buildAuthorizationUrl(options: AuthorizationUrlOptions): Authori
   if (!/^https?:\/\//i.test(options.siteUrl) || !URL.canParse(`${trimSlash(options.siteUrl)}/oauth/authorize`)) {
     throw new MarketplaceKitError('ERR_CONFIG', `buildAuthorizationUrl: siteUrl must be an http(s) URL, got ${JSON.stringify(options.siteUrl)}`);
   }
+  if (options.redirectUri.includes('#')) {
+    throw new MarketplaceKitError('ERR_CONFIG', `buildAuthorizationUrl: redirectUri must not include a fragment (RFC 6749 §3.1.2), got ${JSON.stringify(options.redirectUri)}`);
+  }
   const state = options.state ?? randomToken();
   const codeVerifier = options.codeVerifier ?? randomToken();
   if (typeof state !== 'string' || !/^[\x21-\x7e]{16,}$/.test(state)) {

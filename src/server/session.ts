@@ -19,6 +19,14 @@ export const SESSION_TOKEN_TYPE = 'mp-session+jwt';
 export const MAX_SESSION_TTL_SECONDS = 900;
 /** Minimum length of `sessionSecret`: 32 characters, as HS256 needs a 256-bit key. */
 export const MIN_SESSION_SECRET_LENGTH = 32;
+/**
+ * Fewer different characters than this is a secret typed by hand (`'a'.repeat(40)`, `abab…`,
+ * `passwordpassword…`), not a random one: 32 random hex characters have fewer about once in
+ * 30 million, base64 or longer ones far more rarely still.
+ */
+const MIN_SESSION_SECRET_CHARACTERS = 8;
+/** How to make a session secret, for the messages that refuse one. */
+export const MAKE_SESSION_SECRET = `make one with \`openssl rand -base64 32\` or \`node -p 'crypto.randomBytes(32).toString("base64url")'\``;
 
 /** A verified app session. */
 export interface AppSession {
@@ -142,9 +150,17 @@ export async function verifySessionToken(token: string, options: VerifySessionOp
   };
 }
 
+/** A session secret long and random enough to sign with, or `ERR_CONFIG` saying how to make one (never quoting it). */
 export function assertSessionSecret(secret: unknown, name = 'sessionSecret'): asserts secret is string {
   if (typeof secret !== 'string' || secret.length < MIN_SESSION_SECRET_LENGTH) {
-    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be at least ${MIN_SESSION_SECRET_LENGTH} characters`);
+    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be at least ${MIN_SESSION_SECRET_LENGTH} characters: ${MAKE_SESSION_SECRET}`);
+  }
+  const characters = new Set(secret).size;
+  if (characters < MIN_SESSION_SECRET_CHARACTERS) {
+    throw new MarketplaceKitError(
+      'ERR_CONFIG',
+      `${name} has only ${characters} different character${characters === 1 ? '' : 's'}, so it is no random secret: ${MAKE_SESSION_SECRET}`,
+    );
   }
 }
 

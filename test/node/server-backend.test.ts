@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createServer } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import {
   createAppBackend,
@@ -607,7 +608,21 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       code: 'ERR_CONFIG',
       message: /^createAppBackend: sessionSecret is required: at least 32 random characters/,
     });
-    assert.throws(() => backendWith({ sessionSecret: 'short' }), { code: 'ERR_CONFIG', message: /^createAppBackend: sessionSecret must be at least 32 characters/ });
+    assert.throws(() => backendWith({ sessionSecret: 'short' }), { code: 'ERR_CONFIG', message: /^createAppBackend: sessionSecret must be at least 32 characters: make one with `openssl rand -base64 32`/ });
+    // Long enough, but typed by hand: too few different characters to be random. Never quoted.
+    for (const sessionSecret of ['a'.repeat(40), 'ab'.repeat(20), 'passwordpassword'.repeat(3)]) {
+      assert.throws(() => backendWith({ sessionSecret }), (error: MarketplaceKitError) => {
+        assert.equal(error.code, 'ERR_CONFIG');
+        assert.match(error.message, /^createAppBackend: sessionSecret has only \d different characters?, so it is no random secret: make one with `openssl rand -base64 32` or `node -p/);
+        assert.ok(!error.message.includes(sessionSecret.slice(0, 16)), error.message);
+        return true;
+      }, sessionSecret);
+    }
+    // Random ones of the shortest length pass, in hex and in base64.
+    for (let i = 0; i < 200; i++) {
+      assert.doesNotThrow(() => backendWith({ sessionSecret: randomBytes(16).toString('hex') }));
+      assert.doesNotThrow(() => backendWith({ sessionSecret: randomBytes(24).toString('base64') }));
+    }
     assert.throws(() => backendWith({ sessionSecret: CLIENT_SECRET }), { code: 'ERR_CONFIG' });
     assert.throws(() => backendWith({ hostOrigins: [] }), { code: 'ERR_CONFIG' });
     assert.throws(() => backendWith({ hostOrigins: ['https://dash.example; script-src *'] }), { code: 'ERR_CONFIG' });
@@ -624,6 +639,10 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     }
     for (const redirectUri of ['app.example/callback', 'ftp://app.example/callback']) {
       assert.throws(() => backendWith({ redirectUri }), { code: 'ERR_CONFIG', message: /redirectUri must be an http\(s\) URL/ }, redirectUri);
+    }
+    // RFC 6749 §3.1.2: a redirection endpoint URI must not include a fragment, not even an empty one.
+    for (const redirectUri of [`${APP}/api/marketplace/oauth/callback#done`, `${APP}/api/marketplace/oauth/callback#`]) {
+      assert.throws(() => backendWith({ redirectUri }), { code: 'ERR_CONFIG', message: /^createAppBackend: redirectUri must not include a fragment \(RFC 6749 §3\.1\.2\)/ }, redirectUri);
     }
     for (const host of ['127.0.0.1:3000', 'localhost:3000', '[::1]:3000']) {
       assert.doesNotThrow(() => backendWith({ publicOrigin: undefined, redirectUri: `http://${host}/api/marketplace/oauth/callback` }), host);
@@ -1621,6 +1640,7 @@ describe('server functions called from plain JavaScript with missing options', (
       ['buildAuthorizationUrl()', call(buildAuthorizationUrl), 'ERR_CONFIG', /buildAuthorizationUrl needs its options object/],
       ['buildAuthorizationUrl without clientId', call(buildAuthorizationUrl, { siteUrl: 'https://mp.example', redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /needs clientId/],
       ['buildAuthorizationUrl with a bad siteUrl', call(buildAuthorizationUrl, { siteUrl: 'mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /siteUrl must be/],
+      ['buildAuthorizationUrl with a fragment in redirectUri', call(buildAuthorizationUrl, { siteUrl: 'https://mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb#x' }), 'ERR_CONFIG', /redirectUri must not include a fragment/],
       ['buildAuthorizationUrl with an ftp siteUrl', call(buildAuthorizationUrl, { siteUrl: 'ftp://mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /siteUrl must be/],
       ['signContextToken()', call(signContextToken), 'ERR_CONFIG', /signContextToken needs its options object/],
       ...['', 'short', `${'s'.repeat(20)} x`].map((state): [string, Promise<unknown>, string, RegExp] => [

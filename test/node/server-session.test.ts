@@ -63,12 +63,20 @@ describe('session tokens', () => {
 
   it('takes a session secret of 32 characters and refuses one of 31, when signing and when verifying', async () => {
     const sign = (secret: string) => signSessionToken({ secret, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, ttlSeconds: 60, now: NOW });
-    const secret32 = 'k'.repeat(32);
+    const secret32 = '0123456789abcdef0123456789abcdef';
     const { token } = await sign(secret32);
     assert.equal((await verifySessionToken(token, { secret: secret32, audience: CLIENT_ID, now: NOW })).userId, USER.id);
-    const secret31 = 'k'.repeat(31);
+    const secret31 = secret32.slice(1);
     await assert.rejects(sign(secret31), { code: 'ERR_CONFIG', message: /at least 32 characters/ });
     await assert.rejects(verifySessionToken(token, { secret: secret31, audience: CLIENT_ID, now: NOW }), { code: 'ERR_CONFIG', message: /at least 32 characters/ });
+  });
+
+  it('refuses a secret of fewer than 8 different characters, when signing and when verifying, and says how to make one', async () => {
+    const weak = '1234567'.repeat(5);
+    const refused = { code: 'ERR_CONFIG', message: /^signSessionToken: secret has only 7 different characters, so it is no random secret: make one with `openssl rand -base64 32`/ };
+    await assert.rejects(signSessionToken({ secret: weak, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW }), refused);
+    await assert.rejects(verifySessionToken('a.b.c', { secret: 'k'.repeat(32), audience: CLIENT_ID, now: NOW }), { code: 'ERR_CONFIG', message: /secret has only 1 different character,/ });
+    assert.ok((await signSessionToken({ secret: '12345678'.repeat(4), audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW })).token);
   });
 
   it('expires at exp', async () => {
