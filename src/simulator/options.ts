@@ -3,6 +3,7 @@
  * and nothing is left listening. Messages name what the developer wrote: the option (`appUrl`),
  * or the flag when mpkit checks its flags with the same rules (`--app-url`).
  */
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MarketplaceKitError } from '../shared/errors.js';
@@ -173,10 +174,26 @@ function endpointError(value: unknown, name: string): never {
   throw configError(`${name} must be an absolute http(s) URL without a fragment, got ${shownValue(value)}`);
 }
 
+/**
+ * The host bridge bundle. This package's own is not looked for here: before `npm run build` the
+ * simulator still starts, and its dashboard says to build. A file the developer named must be
+ * there now: a wrong path would otherwise show only on the dashboard, once it is opened.
+ */
 function hostBundleUrl(given: unknown, name: string): URL {
   // Resolves the same from src/simulator (tsx) and dist/simulator (tsc).
   if (given === undefined) return new URL('../../dist/cdn/marketplace-host.js', import.meta.url);
-  if (typeof given === 'string' && given.trim()) return pathToFileURL(resolve(given));
-  if (given instanceof URL && given.protocol === 'file:') return given;
-  throw configError(`${name} must be a file path or a file: URL, got ${shownValue(given)}`);
+  const url = typeof given === 'string' && given.trim() ? pathToFileURL(resolve(given)) : given instanceof URL && given.protocol === 'file:' ? given : null;
+  if (url === null) throw configError(`${name} must be a file path or a file: URL, got ${shownValue(given)}`);
+  let file = false;
+  try {
+    file = statSync(url).isFile();
+  } catch {
+    // Missing, unreadable, or a file: URL of another host: no file to serve either way.
+  }
+  if (!file) {
+    // A relative path is named as resolved too: the working directory may not be the one meant.
+    const resolved = typeof given === 'string' && resolve(given) !== given ? ` (${resolve(given)})` : '';
+    throw configError(`${name} must be an existing file, got ${shownValue(given instanceof URL ? given.href : given)}${resolved}: there is none (or it is a directory)`);
+  }
+  return url;
 }

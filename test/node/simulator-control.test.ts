@@ -450,6 +450,10 @@ describe('simulator: startSimulator options', () => {
       [{ clock: () => Number.NaN }, /^startSimulator: clock\(\) must return .*got NaN$/],
       [{ hostBundle: 5 }, /^startSimulator: hostBundle must be a file path or a file: URL, got 5$/],
       [{ hostBundle: new URL('https://cdn.example/host.js') }, /^startSimulator: hostBundle must be a file path or a file: URL/],
+      // A file the developer named must be there at start (the package's own bundle need not: see the dashboard tests).
+      [{ hostBundle: '/nonexistent/marketplace-host.js' }, /^startSimulator: hostBundle must be an existing file, got "\/nonexistent\/marketplace-host\.js": there is none \(or it is a directory\)$/],
+      [{ hostBundle: 'no-such-dir/host.js' }, new RegExp(`^startSimulator: hostBundle must be an existing file, got "no-such-dir/host\\.js" \\(${process.cwd().replace(/[.]/g, '\\.')}/no-such-dir/host\\.js\\)`)],
+      [{ hostBundle: new URL('.', import.meta.url) }, /^startSimulator: hostBundle must be an existing file, got "file:\/\/.*\/test\/node\/": there is none \(or it is a directory\)$/],
       [{ appName: 42 }, /^startSimulator: appName must be a non-empty string$/],
       [{ appName: '' }, /^startSimulator: appName must be a non-empty string$/],
       [{ rateLimits: 5 }, /^startSimulator: rateLimits must be an object such as \{ test: 100 \}, got 5$/],

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { startTestSimulator } from '../support/simulator-harness.js';
 
@@ -24,20 +27,25 @@ describe('simulator dashboard page (HTTP)', () => {
     assert.doesNotMatch(html, /id="notice"/);
   });
 
-  it('names the hostBundle file that is missing, on the dashboard and in the 404 of its script', async () => {
+  it('names the hostBundle file removed after the start, on the dashboard and in the 404 of its script', async () => {
+    // A missing file is refused at start (ERR_CONFIG); one removed later (a rebuild) is named here.
     // The package's own bundle missing (before a build) says "run npm run build"; a path the
     // developer gave is named instead, as that advice would not find the mistake.
-    const missing = '/nonexistent/marketplace-host.js';
-    const { html } = await dashboardOf({ appUrl: 'http://127.0.0.1:5999/', hostBundle: missing });
-    assert.match(html, /<code>\/nonexistent\/marketplace-host\.js<\/code> \(the hostBundle option\) was not found/);
-    assert.doesNotMatch(html, /_simulator\/host\.js/);
-    const sim = await startTestSimulator({ hostBundle: missing });
+    const dir = mkdtempSync(join(tmpdir(), 'mp-host-bundle-'));
+    const bundle = join(dir, 'marketplace-host.js');
+    writeFileSync(bundle, '');
+    const sim = await startTestSimulator({ appUrl: 'http://127.0.0.1:5999/', hostBundle: bundle });
     try {
+      rmSync(dir, { recursive: true });
+      const html = await (await fetch(sim.dashboardUrl)).text();
+      assert.ok(html.includes(`<code>${bundle}</code> (the hostBundle option) was not found`), html);
+      assert.doesNotMatch(html, /_simulator\/host\.js/);
       const script = await fetch(`${sim.siteUrl}/_simulator/host.js`);
       assert.equal(script.status, 404);
-      assert.deepEqual(await script.json(), { error: { code: 'host_bundle_missing', message: '/nonexistent/marketplace-host.js (the hostBundle option) is missing.' } });
+      assert.deepEqual(await script.json(), { error: { code: 'host_bundle_missing', message: `${bundle} (the hostBundle option) is missing.` } });
     } finally {
       await sim.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
