@@ -259,6 +259,9 @@ export async function postContext(ctx: SimulatorContext, req: IncomingMessage, r
   sendJson(res, 200, await mintContext(ctx, userId));
 }
 
+/** Bytes of unsent events a stream may hold for a client that does not read them; then it is cut. */
+export const STREAM_BACKLOG_BYTES = 1024 * 1024;
+
 /** `GET /_simulator/stream`: Server-Sent Events of every change, for the dashboard. */
 export function stream(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse, open: Set<ServerResponse>): void {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
@@ -266,8 +269,13 @@ export function stream(ctx: SimulatorContext, req: IncomingMessage, res: ServerR
   if (req.method === 'HEAD') return void res.end();
   // Nothing is written once the stream has ended: `close()` ends it, and the webhook deliveries it
   // stops report their outcome after that.
+  // A client that stops reading (a paused or frozen tab, `curl -N … | less`) would otherwise have
+  // every later event buffered here without bound: past STREAM_BACKLOG_BYTES the stream is cut,
+  // and the dashboard's EventSource reconnects and reloads what it missed.
   const send = (chunk: string) => {
-    if (!res.writableEnded && !res.destroyed) res.write(chunk);
+    if (res.writableEnded || res.destroyed) return;
+    if (res.writableLength > STREAM_BACKLOG_BYTES) return void res.destroy();
+    res.write(chunk);
   };
   send('retry: 2000\n\n');
   const unsubscribe = ctx.state.subscribe((event) => send(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`));

@@ -276,6 +276,26 @@ export const DASHBOARD_SCRIPT = String.raw`
     }, 150);
   }
 
+  /** After the event stream reconnected: what changed meanwhile, as the events would have shown it. */
+  async function reloadAfterReconnect() {
+    try {
+      const next = await api('GET', '/state');
+      if (next.config.app_url !== state.config.app_url) return location.reload();
+      const before = JSON.stringify(selectedUser().entitlement);
+      state.users = next.users;
+      state.config = next.config;
+      state.api_calls = next.api_calls;
+      state.deliveries = next.deliveries;
+      renderConfig();
+      renderLogs();
+      if (JSON.stringify(selectedUser().entitlement) === before) return;
+      renderEntitlement();
+      if (connection) connection.entitlementsChanged().catch(warn('entitlementsChanged'));
+    } catch (error) {
+      warn('reconnect')(error);
+    }
+  }
+
   function outcomeText(result) {
     if (result.outcome === 'skipped') return result.event + ': not delivered, no webhook URL is configured.';
     const answer = result.status === null ? 'no answer' : 'HTTP ' + result.status;
@@ -383,7 +403,13 @@ export const DASHBOARD_SCRIPT = String.raw`
       // A new app origin needs a new page: the frame-src of the page's CSP names the app origin.
       if (reload) location.reload();
     });
-    stream.addEventListener('open', () => { document.body.dataset.stream = 'open'; });
+    // A reconnection (the simulator cuts a stream whose reader fell behind) may have missed events.
+    let opened = false;
+    stream.addEventListener('open', () => {
+      document.body.dataset.stream = 'open';
+      if (opened) reloadAfterReconnect();
+      opened = true;
+    });
   }
 
   async function start() {

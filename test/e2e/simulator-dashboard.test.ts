@@ -2,6 +2,7 @@
 // and a real createAppBackend on another loopback origin. Needs `npm run build` first (the
 // dashboard serves dist/cdn/marketplace-host.js).
 import assert from 'node:assert/strict';
+import { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
 import type { Simulator } from '../../src/simulator/index.js';
@@ -184,6 +185,31 @@ describe('simulator dashboard', () => {
     await frame.waitForFunction(() => (window as unknown as AppWindow).kit.entitlement === null);
     // The panel follows too.
     await page.waitForSelector('#entitlement-note:has-text("holds no entitlement")');
+    await page.close();
+  });
+
+  it('catches up after its event stream reconnects: a change made while it was down reaches the panel and the app', async (t) => {
+    // The simulator's end of each event stream: the response that wrote the opening `retry:` line.
+    const streams: ServerResponse[] = [];
+    const write = ServerResponse.prototype.write;
+    t.mock.method(ServerResponse.prototype, 'write', function (this: ServerResponse, ...args: Parameters<ServerResponse['write']>) {
+      if (String(args[0]).startsWith('retry:')) streams.push(this);
+      return (write as (...a: unknown[]) => boolean).apply(this, args);
+    });
+    const { page, frame } = await openDashboard('?user=usr_linus');
+    assert.equal(await kit(frame, (k) => k.entitlement), null);
+    assert.equal(streams.length, 1);
+    // Cut as the simulator cuts a stream whose reader fell behind; the change below sends no event to it.
+    streams[0]!.destroy();
+    const put = await fetch(`${sim.siteUrl}/_simulator/users/usr_linus/entitlement`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ plan: 'pro_monthly' }),
+    });
+    assert.equal(put.status, 200);
+    await page.waitForFunction(() => (document.getElementById('entitlement-form') as HTMLFormElement & { elements: { plan: HTMLInputElement } }).elements.plan.value === 'pro_monthly');
+    await frame.waitForFunction(() => (window as unknown as AppWindow).kit.entitlement?.plan === 'pro_monthly');
+    assert.equal(streams.length, 2, 'the dashboard reconnected once');
     await page.close();
   });
 

@@ -6,6 +6,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { verifyContextToken } from '../../src/server/index.js';
 import { ApiErrorBody, Entitlement } from '../../src/shared/schemas.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { STREAM_BACKLOG_BYTES } from '../../src/simulator/control.js';
 import { rawRequest } from '../support/server-http.js';
 import { CALLBACK, authorizeUrl, startTestSimulator } from '../support/simulator-harness.js';
 
@@ -213,6 +214,32 @@ describe('simulator: control API', () => {
     } finally {
       controller.abort();
     }
+  });
+
+  it('cuts an event stream whose client stopped reading, instead of buffering every later event', { timeout: 30_000 }, async (t) => {
+    // A simulator of its own: the calls below would use up the shared one's API-key limit.
+    const sim = await startTestSimulator({ rateLimits: { test: 1_000_000 } });
+    t.after(() => sim.close());
+    const write = t.mock.method(ServerResponse.prototype, 'write');
+    const socket = connect(Number(new URL(sim.siteUrl).port), '127.0.0.1');
+    t.after(() => socket.destroy());
+    socket.write(`GET /_simulator/stream HTTP/1.1\r\nHost: ${new URL(sim.siteUrl).host}\r\n\r\n`);
+    // The answer's head and first line arrive; after that this client reads nothing.
+    await once(socket, 'data');
+    socket.pause();
+    const streamResponse = write.mock.calls.find((call) => String(call.arguments[0]).startsWith('retry:'))!.this as ServerResponse;
+    let closed = false;
+    streamResponse.once('close', () => (closed = true));
+    let backlog = 0;
+    // Each API call is an api_call event of about 8 KB (its path is in it): 4,000 of them are 32 MB,
+    // far more than the sockets' kernel buffers hold.
+    const pad = 'p'.repeat(8_000);
+    for (let i = 0; i < 4_000 && !closed; i++) {
+      await (await fetch(`${sim.siteUrl}/api/v1/entitlements?user_id=usr_ada&pad=${pad}`, { headers: { 'x-api-key': sim.testApiKey } })).arrayBuffer();
+      backlog = Math.max(backlog, streamResponse.writableLength);
+    }
+    assert.ok(closed, `the stream was still open with ${streamResponse.writableLength} bytes waiting for its reader`);
+    assert.ok(backlog <= STREAM_BACKLOG_BYTES + 16_384, `held ${backlog} unsent bytes`);
   });
 
   it('closes with an event stream open while a webhook retry waits: the delivery it stops is not written to the ended stream', { timeout: 10_000 }, async (t) => {
