@@ -72,7 +72,8 @@ export class Pacer {
       this._slots = this._slots.filter((slot) => slot.end > now - this.windowMs);
       // Full: the earliest answered slot frees up one window after its answer. When every slot is
       // still in flight, the wait is at least one window from now (an answer could come now).
-      const earliestEnd = Math.min(...this._slots.map((slot) => slot.end));
+      // A loop, not Math.min(...ends): spread arguments overflow the stack past ~150,000 slots.
+      const earliestEnd = this._slots.reduce((earliest, slot) => Math.min(earliest, slot.end), Number.POSITIVE_INFINITY);
       const inFlightOnly = this._slots.length >= this.limit && earliestEnd === Number.POSITIVE_INFINITY;
       const windowWait = this._slots.length < this.limit ? 0 : inFlightOnly ? this.windowMs : earliestEnd + this.windowMs - now;
       const pause = this._pausedUntil - now;
