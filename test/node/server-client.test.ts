@@ -536,6 +536,8 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
     refused({ tokenPath: 'ftp://x/token' }, /^createMarketplaceClient: tokenPath must be an https URL, got "ftp:\/\/x\/token"$/);
     refused({ siteUrl: 'http://mp.example' }, /^createMarketplaceClient: siteUrl must use https, got "http:\/\/mp\.example": over http the client secret/);
     refused({ apiBaseUrl: 'http://api.mp.example/v1' }, /^createMarketplaceClient: apiBaseUrl must use https/);
+    // A space URL parsing would trim here ends up inside every request's path ('/v1 /whoami').
+    refused({ apiBaseUrl: 'https://api.mp.example/v1 ' }, /^createMarketplaceClient: apiBaseUrl must be an https URL, got "https:\/\/api\.mp\.example\/v1 "$/);
     refused({ tokenPath: 'http://mp.example/token' }, /^createMarketplaceClient: tokenPath must use https/);
     refused({ clientId: CLIENT_ID, clientSecret: 'SECRET\r' }, /^createMarketplaceClient: clientSecret holds a space, a line break or another character it cannot have \(/);
     refused({ clientId: '', clientSecret: CLIENT_SECRET }, /^createMarketplaceClient: clientId is required$/);
@@ -974,6 +976,32 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     await assert.rejects(client().client.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
       assert.equal(error.retryAfterMs, 60_000);
       assert.match(error.message, /rate limited; retry after 120 s \(read as 60 s, the longest pause the kit takes\)$/);
+      return true;
+    });
+  });
+
+  it('fails a paced retry only when its wait is longer than maxQueueWaitMs, not when it is exactly that long', async () => {
+    handler = (_req, res) => res.writeHead(429).end();
+    // Backoff without Retry-After: 1 s (exactly maxQueueWaitMs: the queue takes it, a second attempt), then 2 s (over it).
+    const { client: c } = client({ maxQueueWaitMs: 1_000 });
+    await assert.rejects(c.whoami({ userId: 'usr_1' }), { code: 'ERR_RATE_LIMITED', message: /^The marketplace whoami request failed with HTTP 429: rate limited$/ });
+    assert.equal(server.requests.length, 2);
+  });
+
+  it('retries a Bearer call after its 429 within maxRetryWaitMs, even past maxQueueWaitMs (which bounds the API-key queue only)', async () => {
+    let calls = 0;
+    handler = (_req, res) => (++calls === 1 ? res.writeHead(429, { 'retry-after': '2' }).end() : sendJson(res, 200, USER));
+    const { client: c, clock } = client({ maxQueueWaitMs: 500, maxRetryWaitMs: 10_000 });
+    assert.deepEqual(await c.whoami({ accessToken: 'at_1' }), USER);
+    assert.equal(server.requests.length, 2);
+    assert.deepEqual(clock.sleeps, [2_000]);
+  });
+
+  it('adds no note to a Retry-After of exactly the longest pause the kit takes (60 s)', async () => {
+    handler = (_req, res) => res.writeHead(429, { 'retry-after': '60' }).end();
+    await assert.rejects(client().client.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
+      assert.equal(error.retryAfterMs, 60_000);
+      assert.match(error.message, /rate limited; retry after 60 s$/);
       return true;
     });
   });
