@@ -697,11 +697,17 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.throws(() => backendWith({ onEvent: 42 as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: onEvent must be a function, got a number$/ });
     assert.throws(() => backendWith({ replayStore: {} as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: replayStore must be an object with the methods claim and release: claim and release are missing$/ });
     assert.throws(() => backendWith({ replayStore: (() => true) as never }), { code: 'ERR_CONFIG', message: /replayStore must be an object with the methods claim and release, got a function$/ });
+    // null (an unset store read from a config) is named, not a TypeError on reading its methods.
+    assert.throws(() => backendWith({ replayStore: null as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: replayStore must be an object with the methods claim and release, got null$/ });
+    assert.throws(() => backendWith({ clock: null as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: clock must be an object with the methods now and sleep, got null$/ });
+    assert.throws(() => backendWith({ onError: [] as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: onError must be a function, got an array$/ });
     // With a client of its own too: the backend keeps time and verifies context tokens itself.
     const client = createMarketplaceClient({ siteUrl: market.siteUrl, apiKey: API_KEY, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET });
     for (const own of [{}, { client }]) {
       assert.throws(() => backendWith({ ...own, clock: { now: Date.now } as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: clock must be an object with the methods now and sleep: sleep is missing$/ });
       assert.throws(() => backendWith({ ...own, clientSecret: `${CLIENT_SECRET}\n` }), { code: 'ERR_CONFIG', message: /^createAppBackend: clientSecret holds a space/ });
+      // The backend reads clientId itself (context tokens' audience), whoever calls the marketplace.
+      assert.throws(() => backendWith({ ...own, clientId: `${CLIENT_ID}\r` }), { code: 'ERR_CONFIG', message: /^createAppBackend: clientId holds a space/ });
     }
     // An option the backend passes on to its client is named as the backend's.
     assert.throws(() => backendWith({ fetch: 'fetch' as never }), { code: 'ERR_CONFIG', message: /^createAppBackend: fetch must be a function, got a string$/ });
