@@ -422,6 +422,8 @@ describe('simulator: startSimulator options', () => {
     await refused({ testApiKey: 'live_realLookingSecret123' }, /^startSimulator: testApiKey must start with test_$/);
     await refused({ liveApiKey: 'test_realLookingSecret123' }, /^startSimulator: liveApiKey must start with live_$/);
     await refused({ testApiKey: 42 as unknown as string }, /^startSimulator: testApiKey must start with test_$/);
+    // Not a string, even one that reads as a key: the simulator would compare keys with it.
+    await refused({ testApiKey: ['test_abc'] as unknown as string }, /^startSimulator: testApiKey must start with test_$/);
     // A prefix alone is not a key.
     await refused({ testApiKey: 'test_' }, /^startSimulator: testApiKey must go on after test_/);
     await refused({ liveApiKey: 'live_' }, /^startSimulator: liveApiKey must go on after live_/);
@@ -486,6 +488,12 @@ describe('simulator: startSimulator options', () => {
       [{ rateLimits: 5 }, /^startSimulator: rateLimits must be an object such as \{ test: 100 \}, got 5$/],
       [null, /^startSimulator: the options must be an object, got null$/],
       [42, /^startSimulator: the options must be an object, got 42$/],
+      // An array has none of the options' names: taken as {}, every one would silently be its default.
+      [[{ port: 4010 }], /^startSimulator: the options must be an object, got an array$/],
+      [{ rateLimits: [5] }, /^startSimulator: rateLimits must be an object such as \{ test: 100 \}, got an array$/],
+      // A blank path (an unset variable) would name the working directory, not a bundle.
+      [{ hostBundle: '' }, /^startSimulator: hostBundle must be a file path or a file: URL, got ""$/],
+      [{ hostBundle: ' ' }, /^startSimulator: hostBundle must be a file path or a file: URL, got " "$/],
     ];
     for (const [options, message] of cases) await refused(options as SimulatorOptions, message);
     assert.equal(listening(), 0, 'a refused start left a server listening');
@@ -522,6 +530,36 @@ describe('simulator: startSimulator options', () => {
     } finally {
       await new Promise((resolve) => holder.close(resolve));
     }
+  });
+
+  /** Makes the next listen() fail as the system would, with `code` (no privileges are needed to test EACCES). */
+  function listenFailsWith(t: TestContext, code: string): void {
+    t.mock.method(NetServer.prototype, 'listen', function (this: NetServer) {
+      const error = Object.assign(new Error(`listen ${code}: refused by the test 127.0.0.1:80`), { code, syscall: 'listen' });
+      process.nextTick(() => this.emit('error', error));
+      return this;
+    });
+  }
+
+  it('answers a port that needs privileges with ERR_CONFIG that keeps the cause and says what to do', async (t) => {
+    listenFailsWith(t, 'EACCES');
+    await assert.rejects(startSimulator({ port: 80 }), (error: Error & { code?: string }) => {
+      assert.equal(error.name, 'MarketplaceKitError');
+      assert.equal(error.code, 'ERR_CONFIG');
+      assert.equal(error.message, 'startSimulator: port 80 needs privileges this process lacks (below 1024, it usually does): pick a port from 1024 up, or port 0 for a free one');
+      assert.equal((error.cause as NodeJS.ErrnoException).code, 'EACCES');
+      return true;
+    });
+  });
+
+  it('answers any other failure to listen with ERR_CONFIG naming the address and the cause', async (t) => {
+    listenFailsWith(t, 'EADDRNOTAVAIL');
+    await assert.rejects(startSimulator({ port: 4999 }), (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'ERR_CONFIG');
+      assert.equal(error.message, 'startSimulator: cannot listen on 127.0.0.1:4999: listen EADDRNOTAVAIL: refused by the test 127.0.0.1:80');
+      assert.equal((error.cause as NodeJS.ErrnoException).code, 'EADDRNOTAVAIL');
+      return true;
+    });
   });
 
   it('validates what is set from code', async () => {
