@@ -15,8 +15,8 @@ import { codeFor } from '../support/simulator-harness.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
-function start(args: string[]): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { stdio: 'pipe' });
+function start(args: string[], nodeArgs: string[] = []): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, CLI, ...args], { stdio: 'pipe' });
 }
 
 /** Each test that keeps a simulator running gets at most this long, so a regression fails instead of hanging. */
@@ -42,8 +42,8 @@ async function withCli(t: TestContext, args: string[], use: (child: ChildProcess
 }
 
 /** Runs the CLI to its end; one still running after 10 s is stopped, so a test expecting an exit fails instead of hanging. */
-async function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = start(args);
+async function run(args: string[], nodeArgs: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = start(args, nodeArgs);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -215,6 +215,21 @@ describe('mpkit CLI', () => {
     }
   });
 
+  it('says what to do when the port needs privileges mpkit lacks', async () => {
+    // listen() fails as it would for a port below 1024 without privileges: no other user, no root needed.
+    const eacces = `import net from 'node:net';
+net.Server.prototype.listen = function () {
+  const error = Object.assign(new Error('listen EACCES: permission denied 127.0.0.1:80'), { code: 'EACCES', syscall: 'listen' });
+  process.nextTick(() => this.emit('error', error));
+  return this;
+};`;
+    const { code, stdout, stderr } = await run(['simulate', '--port', '80'], ['--import', `data:text/javascript,${encodeURIComponent(eacces)}`]);
+    assert.deepEqual(
+      { code, stdout, stderr },
+      { code: 1, stdout: '', stderr: 'mpkit: port 80 needs privileges mpkit lacks (below 1024, it usually does): pick one from 1024 up with --port, or --port 0 for a free one.\n' },
+    );
+  });
+
   it('answers a bad flag, value or command with one line, a pointer to --help and exit code 2', async () => {
     const cases: [string[], string][] = [
       [['simulate', '--bogus'], "Unknown option '--bogus'."],
@@ -225,6 +240,8 @@ describe('mpkit CLI', () => {
       [['simulate', '--port', '-1'], '--port must be a whole number from 0 to 65535, not "-1".'],
       [['simulate', '--port=-1'], '--port must be a whole number from 0 to 65535, not "-1".'],
       [['simulate', '--rate-limit', '-5'], '--rate-limit must be a whole number, 1 or more, not "-5".'],
+      // Only a flag that takes a value takes the negative number: after --json it is an option of its own.
+      [['simulate', '--json', '-1'], "Unknown option '-1'."],
       [['simulate', '--app-url', 'not-a-url'], '--app-url must be an absolute http(s) URL, not "not-a-url".'],
       [['simulate', '--redirect-uri', 'javascript:alert(1)'], '--redirect-uri must be an absolute http(s) URL, not "javascript:alert(1)".'],
       [['simulate', '--webhook-url', 'ftp://x'], '--webhook-url must be an absolute http(s) URL, not "ftp://x".'],
