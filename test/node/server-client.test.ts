@@ -984,7 +984,7 @@ describe('rate limits (seed §8; DESIGN C)', () => {
     handler = (_req, res) => res.writeHead(429).end();
     // Backoff without Retry-After: 1 s (exactly maxQueueWaitMs: the queue takes it, a second attempt), then 2 s (over it).
     const { client: c } = client({ maxQueueWaitMs: 1_000 });
-    await assert.rejects(c.whoami({ userId: 'usr_1' }), { code: 'ERR_RATE_LIMITED', message: /^The marketplace whoami request failed with HTTP 429: rate limited$/ });
+    await assert.rejects(c.whoami({ userId: 'usr_1' }), { code: 'ERR_RATE_LIMITED', message: /^The marketplace whoami request \(GET \/api\/v1\/whoami\) failed with HTTP 429: rate limited$/ });
     assert.equal(server.requests.length, 2);
   });
 
