@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { inspect } from 'node:util';
 import {
   apiKeyKind,
   createMarketplaceClient,
@@ -387,6 +388,25 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
         return hidden(error);
       });
       await assert.rejects(client({ fetch: quoting }).client.whoami({ userId: 'usr_1' }), hidden);
+    });
+
+    it('keeps a credential out of the cause of a network error too, which logs print with the message', async () => {
+      const refreshToken = 'rt_SECRET_0123456789';
+      const quoting: typeof fetch = async (_url, init) => {
+        throw new TypeError('fetch failed', { cause: new Error(`proxy refused ${String(init?.body)}`) });
+      };
+      await assert.rejects(client({ fetch: quoting }).client.refresh(refreshToken), (error: MarketplaceApiError) => {
+        assert.equal(error.code, 'ERR_NETWORK');
+        assert.match(error.message, /failed: fetch failed \(proxy refused .*"refresh_token":"\[redacted\]"/);
+        assert.doesNotMatch(inspect(error, { depth: 10 }), /rt_SECRET/);
+        return true;
+      });
+      // A cause that quotes nothing is kept as it was.
+      const plain = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+      await assert.rejects(client({ fetch: async () => Promise.reject(plain) }).client.refresh(refreshToken), (error: MarketplaceApiError) => {
+        assert.equal(error.cause, plain);
+        return true;
+      });
     });
 
     it('names the method and path of the failed call, never its query', async () => {

@@ -69,7 +69,9 @@ export async function send(
   } catch (error) {
     if (error instanceof MarketplaceApiError) throw error;
     const where = status === undefined ? '' : ` (after HTTP ${status}, while reading the body)`;
-    const options = { ...(status === undefined ? {} : { status }), cause: error };
+    // A cause goes into the logs with the message (its message, its stack): one that quotes a
+    // credential is left out, and the message keeps its reason, redacted.
+    const options = { ...(status === undefined ? {} : { status }), ...(quotesCredential(error, request) ? {} : { cause: error }) };
     if (timeout.aborted) {
       throw new MarketplaceApiError('ERR_TIMEOUT', endpoint, `The ${name} timed out after ${transport.timeoutMs} ms${where}`, options);
     }
@@ -122,6 +124,16 @@ function sentRequest(url: string, init: RequestInit, secrets: readonly string[])
     route: `${(init.method ?? 'GET').toUpperCase()} ${new URL(url).pathname}`,
     redact: (text) => forms.reduce((redacted, form) => redacted.replaceAll(form, REDACTED), text),
   };
+}
+
+/** Whether an error, or a cause of it, quotes a credential of `request` in its message or stack. */
+function quotesCredential(error: unknown, request: SentRequest): boolean {
+  for (let level = error, depth = 0; level !== null && level !== undefined && depth < 5; level = (level as { cause?: unknown }).cause, depth++) {
+    const texts = typeof level === 'object' ? [(level as { message?: unknown }).message, (level as { stack?: unknown }).stack] : [level];
+    if (texts.some((text) => typeof text === 'string' && request.redact(text) !== text)) return true;
+    if (typeof level !== 'object') break;
+  }
+  return false;
 }
 
 /** `marketplace whoami request (GET /api/v1/whoami)`: which call, and where it went when `send` sent it. */
