@@ -409,6 +409,22 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       });
     });
 
+    it('never repeats a credential an echo holds percent-encoded or with its slashes escaped (a form-encoded or PHP echo)', async () => {
+      // A base64 secret (`openssl rand -base64 32`) has `+`, `/` and `=`, which these echoes change.
+      const clientSecret = 'cs+SECRET/0123456789==';
+      const escaped = clientSecret.replaceAll('/', '\\/');
+      const echoes = [encodeURIComponent(clientSecret), new URLSearchParams({ s: clientSecret }).toString().slice(2), escaped];
+      for (const echo of echoes) {
+        handler = (_q, res) => sendJson(res, 400, { error: 'invalid_client', error_description: `got client_secret=${echo}` });
+        await assert.rejects(client({ clientSecret }).client.refresh('rt_0123456789'), (error: MarketplaceApiError) => {
+          assert.equal(error.code, 'ERR_OAUTH');
+          assert.equal(error.message.includes(echo), false, error.message);
+          assert.match(error.message, /got client_secret=\[redacted\]$/);
+          return true;
+        });
+      }
+    });
+
     it('names the method and path of the failed call, never its query', async () => {
       handler = (_q, res) => res.writeHead(503).end();
       await rejects(client().client.whoami({ userId: 'usr_secretive' }), {

@@ -116,9 +116,19 @@ const REDACTED = '[redacted]';
 const MIN_REDACTED_LENGTH = 8;
 
 function sentRequest(url: string, init: RequestInit, secrets: readonly string[]): SentRequest {
-  // Longest first: a credential that holds another is replaced whole. As JSON text too: an echo
-  // of the JSON body, read from a JSON answer, holds a secret's `"` and `\` escaped.
-  const forms = [...new Set(secrets.filter((secret) => secret.length >= MIN_REDACTED_LENGTH).flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]))];
+  // Longest first: a credential that holds another is replaced whole. As an echo may hold it too:
+  // JSON text (an echo of the JSON body, read from a JSON answer, holds `"` and `\` escaped, and
+  // `/` as `\/` from PHP), and percent-encoded (a query or form echo: a base64 secret's `+/=`).
+  const forms = [
+    ...new Set(
+      secrets
+        .filter((secret) => secret.length >= MIN_REDACTED_LENGTH)
+        .flatMap((secret) => {
+          const json = JSON.stringify(secret).slice(1, -1);
+          return [secret, json, json.replaceAll('/', '\\/'), encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2)];
+        }),
+    ),
+  ];
   forms.sort((a, b) => b.length - a.length);
   return {
     route: `${(init.method ?? 'GET').toUpperCase()} ${new URL(url).pathname}`,
