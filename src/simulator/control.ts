@@ -124,6 +124,13 @@ export async function sendEvent(ctx: SimulatorContext, event: unknown, input: un
     throw new ApiError(400, 'invalid_request', `event must be a non-empty string, e.g. ${WEBHOOK_EVENTS.join(', ')}.`);
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ApiError(400, 'invalid_request', 'data must be an object.');
+  // What the webhook body and the dashboard's stream will hold: data they cannot hold (a BigInt, a
+  // cycle) is refused here, not thrown later by the stream's listener, uncaught.
+  try {
+    JSON.stringify(input);
+  } catch (error) {
+    throw new ApiError(400, 'invalid_request', `data must be JSON: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+  }
   const known = (WEBHOOK_EVENTS as readonly string[]).includes(event);
   const data: Record<string, unknown> = { ...input };
   let change: { userId: string; entitlement: Entitlement | null } | null = null;

@@ -600,6 +600,26 @@ describe('simulator: startSimulator options', () => {
   });
 });
 
+describe('simulator: sim.sendEvent with data JSON cannot hold', () => {
+  it('refuses it with ERR_INVALID_INPUT before the dashboard stream hears of it (which would throw, uncaught)', async () => {
+    const sim = await startTestSimulator();
+    const stream = new AbortController();
+    try {
+      const open = await fetch(`${sim.siteUrl}/_simulator/stream`, { signal: stream.signal });
+      assert.equal(open.status, 200);
+      const cyclic: Record<string, unknown> = { user_id: 'usr_ada' };
+      cyclic.self = cyclic;
+      for (const data of [{ amount: 1n }, cyclic]) {
+        await assert.rejects(sim.sendEvent('custom.event', data), { name: 'MarketplaceKitError', code: 'ERR_INVALID_INPUT', message: /^data must be JSON: / });
+      }
+      assert.equal(sim.state().deliveries.length, 0);
+    } finally {
+      stream.abort();
+      await sim.close();
+    }
+  });
+});
+
 describe('simulator: HEAD of a page on another of its hosts', () => {
   it('is sent to the 127.0.0.1 origin as GET is (302), not answered there', async () => {
     const sim = await startTestSimulator();
