@@ -200,7 +200,10 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
 
   async function token(grant: TokenGrant, signal?: AbortSignal, previousRefreshToken?: string): Promise<TokenSet> {
     const { clientId, clientSecret } = credentials();
-    const secrets = [clientSecret, ...(grant.grant_type === 'refresh_token' ? [grant.refresh_token] : [grant.code, grant.code_verifier ?? ''])];
+    // Not the authorization code: it comes from the callback's URL, so a visitor picks it (a code of
+    // `invalid_grant` would hide the marketplace's answer), and it is worth nothing without the
+    // client secret and the verifier, which are redacted.
+    const secrets = [clientSecret, ...(grant.grant_type === 'refresh_token' ? [grant.refresh_token] : [grant.code_verifier ?? ''])];
     const answer = await call('token', { ...buildTokenRequest(tokenUrl, { clientId, clientSecret }, grant), paced: false, secrets }, signal);
     return processTokenAnswer(answer, clock.now(), previousRefreshToken);
   }

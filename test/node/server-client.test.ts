@@ -358,7 +358,7 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       const clientSecret = 'cs_SECRET_"quoted"\\back';
       const echoBody: RawHandler = (_q, res, body) => sendJson(res, 400, { error: 'invalid_request', error_description: `got ${body}` });
       const hidden = (error: MarketplaceApiError) => {
-        for (const secret of [clientSecret, JSON.stringify(clientSecret), code, codeVerifier, refreshToken, API_KEY, 'at_SECRET']) {
+        for (const secret of [clientSecret, JSON.stringify(clientSecret), codeVerifier, refreshToken, API_KEY, 'at_SECRET']) {
           assert.ok(!error.message.includes(secret) && !error.upstreamCode?.includes(secret), `${JSON.stringify(secret)} in ${error.message}`);
         }
         return true;
@@ -368,9 +368,14 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       await assert.rejects(c.exchangeCode({ code, redirectUri: 'https://app.example/cb', codeVerifier }), (error: MarketplaceApiError) => {
         assert.equal(error.code, 'ERR_OAUTH');
         // What is no credential stays, so the message still says what was sent.
-        assert.match(error.message, /"code":"\[redacted\]","redirect_uri":"https:\/\/app\.example\/cb","code_verifier":"\[redacted\]","client_id":"[^"]+","client_secret":"\[redacted\]"/);
+        // The code is no secret here: the visitor chose it, and it is useless without the two others.
+        assert.match(error.message, /"code":"code_SECRET_0123456789","redirect_uri":"https:\/\/app\.example\/cb","code_verifier":"\[redacted\]","client_id":"[^"]+","client_secret":"\[redacted\]"/);
         return hidden(error);
       });
+      // So a code of `invalid_grant`, as a callback's URL may carry, does not hide the answer's error.
+      handler = (_q, res) => sendJson(res, 400, { error: 'invalid_grant', error_description: 'unknown code' });
+      await assert.rejects(c.exchangeCode({ code: 'invalid_grant', redirectUri: 'https://app.example/cb', codeVerifier }), { upstreamCode: 'invalid_grant' });
+      handler = echoBody;
       await assert.rejects(c.refresh(refreshToken), hidden);
       // Headers echoed in an API error, its code included: the API key and the Bearer token.
       handler = (req, res) => sendJson(res, 502, { error: { code: String(req.headers['x-api-key'] ?? req.headers.authorization), message: `headers: ${JSON.stringify(req.headers)}` } });
