@@ -159,7 +159,7 @@ export function assertSessionSecret(secret: unknown, name = 'sessionSecret'): as
   if (characters < MIN_SESSION_SECRET_CHARACTERS) {
     throw new MarketplaceKitError(
       'ERR_CONFIG',
-      `${name} has only ${characters} different character${characters === 1 ? '' : 's'}, so it is no random secret: ${MAKE_SESSION_SECRET}`,
+      `${name} has only ${characters} different character${characters === 1 ? '' : 's'}: it looks typed by hand, not random; ${MAKE_SESSION_SECRET}`,
     );
   }
 }

@@ -613,7 +613,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     for (const sessionSecret of ['a'.repeat(40), 'ab'.repeat(20), 'passwordpassword'.repeat(3)]) {
       assert.throws(() => backendWith({ sessionSecret }), (error: MarketplaceKitError) => {
         assert.equal(error.code, 'ERR_CONFIG');
-        assert.match(error.message, /^createAppBackend: sessionSecret has only \d different characters?, so it is no random secret: make one with `openssl rand -base64 32` or `node -p/);
+        assert.match(error.message, /^createAppBackend: sessionSecret has only \d different characters?: it looks typed by hand, not random; make one with `openssl rand -base64 32` or `node -p/);
         assert.ok(!error.message.includes(sessionSecret.slice(0, 16)), error.message);
         return true;
       }, sessionSecret);

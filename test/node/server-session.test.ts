@@ -73,9 +73,9 @@ describe('session tokens', () => {
 
   it('refuses a secret of fewer than 8 different characters, when signing and when verifying, and says how to make one', async () => {
     const weak = '1234567'.repeat(5);
-    const refused = { code: 'ERR_CONFIG', message: /^signSessionToken: secret has only 7 different characters, so it is no random secret: make one with `openssl rand -base64 32`/ };
+    const refused = { code: 'ERR_CONFIG', message: /^signSessionToken: secret has only 7 different characters: it looks typed by hand, not random; make one with `openssl rand -base64 32`/ };
     await assert.rejects(signSessionToken({ secret: weak, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW }), refused);
-    await assert.rejects(verifySessionToken('a.b.c', { secret: 'k'.repeat(32), audience: CLIENT_ID, now: NOW }), { code: 'ERR_CONFIG', message: /secret has only 1 different character,/ });
+    await assert.rejects(verifySessionToken('a.b.c', { secret: 'k'.repeat(32), audience: CLIENT_ID, now: NOW }), { code: 'ERR_CONFIG', message: /secret has only 1 different character:/ });
     assert.ok((await signSessionToken({ secret: '12345678'.repeat(4), audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW })).token);
   });
 
