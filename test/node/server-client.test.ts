@@ -221,6 +221,14 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
         message: /HTTP 500 \(an HTML or XML page, text\/html\)/,
       },
       {
+        // The content type is the server's word too: cut like an upstream code.
+        name: '502 page with a very long content type',
+        answer: (_q, res) => res.writeHead(502, { 'content-type': `text/${'x'.repeat(5000)}` }).end('<html>bad gateway</html>'),
+        code: 'ERR_HTTP',
+        status: 502,
+        message: new RegExp(`HTTP 502 \\(an HTML or XML page, text/${'x'.repeat(95)}…\\)$`),
+      },
+      {
         name: '500 JSON that is no error object',
         answer: (_q, res) => res.writeHead(500, { 'content-type': 'application/json' }).end('{"message":"db down"}'),
         code: 'ERR_HTTP',

@@ -292,7 +292,8 @@ function upstreamText(text: string, max = MAX_UPSTREAM_TEXT): string {
 
 function describeBody(answer: Answer): string {
   if (answer.text.trim() === '') return 'empty body';
-  const type = answer.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
+  // The server's words as well: cut, like an upstream code.
+  const type = upstreamText(answer.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type', MAX_UPSTREAM_CODE);
   if (/^\s*</.test(answer.text)) return `an HTML or XML page, ${type}`;
   if (/json/i.test(type) || /^\s*[[{]/.test(answer.text)) {
     return parseJson(answer.text) === NOT_JSON ? `unreadable or truncated JSON, ${type}` : `JSON without an error object, ${type}`;
