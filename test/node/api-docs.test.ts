@@ -21,6 +21,15 @@ function lines(file: string): string[] {
   return text;
 }
 
+/** Whether the lines above `index` (blank lines aside) end a comment that opens with `/**`. */
+function hasDocComment(text: string[], index: number): boolean {
+  let above = index - 1;
+  while (above >= 0 && text[above]!.trim() === '') above--;
+  if (above < 0 || !text[above]!.trim().endsWith('*/')) return false;
+  while (above > 0 && !text[above]!.includes('/*')) above--;
+  return text[above]!.trimStart().startsWith('/**');
+}
+
 /** Whether `name`'s declaration, followed through re-exports from `file`, has a doc comment. */
 function documented(file: string, name: string, seen = new Set<string>()): boolean | undefined {
   const key = `${file}#${name}`;
@@ -30,10 +39,8 @@ function documented(file: string, name: string, seen = new Set<string>()): boole
   let found: boolean | undefined;
   text.forEach((line, index) => {
     if (DECLARATION.exec(line)?.[1] !== name) return;
-    let above = index - 1;
-    while (above >= 0 && text[above]!.trim() === '') above--;
     // A name may be declared twice (a schema and its type); one doc comment is enough.
-    found = found || text[above]!.trim().endsWith('*/');
+    found = found || hasDocComment(text, index);
   });
   if (found !== undefined) return found;
   // `export { a, b as c } from './x.js'`, `import { a } from …` then `export { a }`, `export * from …`.

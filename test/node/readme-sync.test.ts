@@ -52,7 +52,8 @@ describe('README options', () => {
   ];
   for (const { name, file, heading, next } of TABLES) {
     it(`lists every member of ${name}, and nothing else, in its table`, () => {
-      const table = section(heading, next).split('\n\n').find((block) => block.trimStart().startsWith('|'))!;
+      const table = section(heading, next).split('\n\n').find((block) => block.trimStart().startsWith('|'));
+      assert.ok(table, `README has no table under ${heading}`);
       const listed = table.split('\n').slice(2).flatMap((row) => [...row.split('|')[1]!.matchAll(/`(\w+)/g)].map((match) => match[1]!));
       assert.deepEqual(sorted(listed), sorted(members(file, name)));
     });
