@@ -278,7 +278,7 @@ export function stream(ctx: SimulatorContext, req: IncomingMessage, res: ServerR
   // stops report their outcome after that.
   // A client that stops reading (a paused or frozen tab, `curl -N … | less`) would otherwise have
   // every later event buffered here without bound: past STREAM_BACKLOG_BYTES the stream is cut,
-  // and the dashboard's EventSource reconnects and reloads what it missed.
+  // and the dashboard's EventSource reconnects and catches up from the `state` event below.
   const send = (chunk: string) => {
     if (res.writableEnded || res.destroyed) return;
     if (res.writableLength > STREAM_BACKLOG_BYTES) return void res.destroy();
@@ -286,6 +286,9 @@ export function stream(ctx: SimulatorContext, req: IncomingMessage, res: ServerR
   };
   send('retry: 2000\n\n');
   const unsubscribe = ctx.state.subscribe((event) => send(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`));
+  // The state as of now comes first, and every later change follows it in order: a client that
+  // (re)connects catches up from it with no race against a `GET /state` of its own.
+  send(`event: state\ndata: ${JSON.stringify(stateSnapshot(ctx))}\n\n`);
   // Keeps proxies and the browser from timing the idle stream out.
   const heartbeat = setInterval(() => send(': keep-alive\n\n'), 15_000);
   heartbeat.unref();

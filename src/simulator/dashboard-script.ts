@@ -276,24 +276,22 @@ export const DASHBOARD_SCRIPT = String.raw`
     }, 150);
   }
 
-  /** After the event stream reconnected: what changed meanwhile, as the events would have shown it. */
-  async function reloadAfterReconnect() {
-    try {
-      const next = await api('GET', '/state');
-      if (next.config.app_url !== state.config.app_url) return location.reload();
-      const before = JSON.stringify(selectedUser().entitlement);
-      state.users = next.users;
-      state.config = next.config;
-      state.api_calls = next.api_calls;
-      state.deliveries = next.deliveries;
-      renderConfig();
-      renderLogs();
-      if (JSON.stringify(selectedUser().entitlement) === before) return;
-      renderEntitlement();
-      if (connection) connection.entitlementsChanged().catch(warn('entitlementsChanged'));
-    } catch (error) {
-      warn('reconnect')(error);
-    }
+  /**
+   * The stream's first event on each (re)connection: the state as of then. What changed since the
+   * page's own GET /state, or while the stream was down, shows as the events would have shown it.
+   */
+  function catchUp(next) {
+    if (next.config.app_url !== state.config.app_url) return location.reload();
+    const before = JSON.stringify(selectedUser().entitlement);
+    state.users = next.users;
+    state.config = next.config;
+    state.api_calls = next.api_calls;
+    state.deliveries = next.deliveries;
+    renderConfig();
+    renderLogs();
+    if (JSON.stringify(selectedUser().entitlement) === before) return;
+    renderEntitlement();
+    if (connection) connection.entitlementsChanged().catch(warn('entitlementsChanged'));
   }
 
   function outcomeText(result) {
@@ -403,13 +401,9 @@ export const DASHBOARD_SCRIPT = String.raw`
       // A new app origin needs a new page: the frame-src of the page's CSP names the app origin.
       if (reload) location.reload();
     });
-    // A reconnection (the simulator cuts a stream whose reader fell behind) may have missed events.
-    let opened = false;
-    stream.addEventListener('open', () => {
-      document.body.dataset.stream = 'open';
-      if (opened) reloadAfterReconnect();
-      opened = true;
-    });
+    // Also after a reconnection (the simulator cuts a stream whose reader fell behind).
+    stream.addEventListener('state', (event) => catchUp(JSON.parse(event.data)));
+    stream.addEventListener('open', () => { document.body.dataset.stream = 'open'; });
   }
 
   async function start() {

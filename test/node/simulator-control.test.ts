@@ -193,6 +193,8 @@ describe('simulator: control API', () => {
     try {
       assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
       const events = sseEvents(response.body!);
+      // First the state as of the connection, then each change after it.
+      assert.deepEqual((await events.next()).value, ['state', sim.state()]);
       await send(sim, 'PUT', '/_simulator/users/usr_alan/entitlement', { status: 'expired' });
       const change = await nextEvent(events, 'entitlement');
       assert.equal(change.user_id, 'usr_alan');
