@@ -73,9 +73,9 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
     super.willUpdate(changed);
     const kit = this._kit;
     const entitlement = kit?.entitlement;
-    if (this.state !== 'ready' || !kit) (this as { status: string | undefined }).status = undefined;
-    else if (!entitlement) (this as { status: string | undefined }).status = 'none';
-    else (this as { status: string | undefined }).status = kit.access({}).reason === 'expired' ? 'expired' : entitlement.status;
+    // Readonly to pages only: the element sets it itself.
+    (this as { status: string | undefined }).status =
+      this.state !== 'ready' || !kit ? undefined : !entitlement ? 'none' : kit.access({}).reason === 'expired' ? 'expired' : entitlement.status;
   }
 
   override render() {
