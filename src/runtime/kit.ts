@@ -228,6 +228,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #renewal: Promise<string> | null = null;
   /** The backend asked for a wait (a 429, a 503 with `Retry-After`): no renewal is asked for until `until`. */
   #renewPause: { until: number; error: MarketplaceKitError } | null = null;
+  /** How far the backend's clock is ahead of the browser's, when they disagree (see `#acceptSession`). */
+  #skew = 0;
   #refreshRunning: Promise<void> | null = null;
   #refreshQueued: Promise<void> | null = null;
   /** The reload the dashboard's last `entitlementsChanged` started; a new object for each one. */
@@ -334,15 +336,20 @@ export class MarketplaceKit extends EventTarget implements Kit {
   }
 
   has(feature: string): boolean {
-    return checkAccess(this.#fields.entitlement, { feature }).granted;
+    return this.access({ feature }).granted;
   }
 
   hasPlan(plan: string | readonly string[]): boolean {
-    return checkAccess(this.#fields.entitlement, { plan }).granted;
+    return this.access({ plan }).granted;
   }
 
   access(requirement: AccessRequirement): AccessDecision {
-    return checkAccess(this.#fields.entitlement, requirement);
+    return checkAccess(this.#fields.entitlement, requirement, this.#now());
+  }
+
+  /** The backend's time as the browser can tell it: an entitlement ends by that clock. */
+  #now(): number {
+    return this.#env.now() + this.#skew;
   }
 
   refresh(): Promise<void> {
@@ -671,7 +678,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
     const current = this.#session;
     if (renewed || !current || current.token === response.session.token || current.ends <= ends) {
       const served = response.servedAt ?? now;
-      const lifetime = ends - (Math.abs(now - served) > CLOCK_SKEW_MS ? served : now);
+      this.#skew = Math.abs(now - served) > CLOCK_SKEW_MS ? served - now : 0;
+      const lifetime = ends - now - this.#skew;
       const margin = this.#timing.margin;
       const known = this.embedded && lifetime > 0;
       this.#session = {
@@ -846,7 +854,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     // An entitlement that ends while the page is open changes `has()` with no news from anyone:
     // listeners hear of it then. setTimeout waits at most MAX_TIMER_MS; a later end is timed again.
     clearTimeout(this.#expiryTimer);
-    const left = Date.parse(this.#fields.entitlement?.expires_at ?? '') - Date.now();
+    const left = Date.parse(this.#fields.entitlement?.expires_at ?? '') - this.#now();
     if (left > 0) this.#expiryTimer = setTimeout(() => this.#set({}), Math.min(left + 1, MAX_TIMER_MS));
     const signature = this.#sign();
     if (signature === this.#signature) return;
@@ -873,6 +881,6 @@ export class MarketplaceKit extends EventTarget implements Kit {
    */
   #sign(): string {
     const ends = this.#fields.entitlement?.expires_at;
-    return JSON.stringify([this.#fields, ends ? !(Date.parse(ends) > Date.now()) : false]);
+    return JSON.stringify([this.#fields, ends ? !(Date.parse(ends) > this.#now()) : false]);
   }
 }

@@ -627,6 +627,34 @@ describe('kit inside the dashboard', () => {
     }
   });
 
+  it('ends an entitlement by the backend\'s clock (Date) when the browser\'s is hours off', async () => {
+    const hour = 3_600_000;
+    // [browser clock ahead of the backend's, entitlement's end from the backend's now]
+    for (const [lead, endsIn] of [[3 * hour, hour], [-3 * hour, -hour]] as const) {
+      let expires_at = '';
+      const { kit, env } = embedded((call) => {
+        if (!call.url.includes('/session')) return jsonResponse({ ok: true });
+        const backendNow = env.now() - lead;
+        expires_at ||= new Date(backendNow + endsIn).toISOString().replace(/\.\d{3}Z$/, 'Z');
+        const answer = jsonResponse(sessionBody('tok-1', 600_000, { ...ENTITLEMENT, expires_at }, backendNow));
+        answer.headers.set('date', new Date(backendNow).toUTCString());
+        return answer;
+      });
+      await kit.started;
+      const live = endsIn > 0;
+      expect([kit.has('reports'), kit.access({}).reason]).to.deep.equal(live ? [true, 'granted'] : [false, 'expired'], `browser ${lead / hour} h ahead`);
+      if (!live) continue;
+      const seen: boolean[] = [];
+      kit.subscribe((k) => seen.push(k.hasPlan('basic')));
+      env.advance(endsIn - 60_000); // the fake clock also runs with the real one: a minute to spare
+      expect(kit.hasPlan('basic')).to.equal(true, 'a minute before its end by the backend\'s clock');
+      env.advance(60_000);
+      expect(kit.hasPlan('basic')).to.equal(false, 'past its end by the backend\'s clock');
+      await kit.refresh(); // the same entitlement again: listeners hear of its end once
+      expect(seen).to.deep.equal([false]);
+    }
+  });
+
   it('takes a renewed token that ends sooner than the current one (a shorter session lifetime deployed), and does not renew on every call after it', async () => {
     let lifetimeMs = 600_000;
     let exchanges = 0;
