@@ -1063,6 +1063,21 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.equal(events.length, 0);
   });
 
+  it('takes the timestamp tolerance from webhookToleranceSeconds, wider or narrower than the default 300 s', async () => {
+    // 10 minutes old: refused by default (the test above), accepted with 15 minutes of tolerance.
+    const wide = backendWith({ webhookToleranceSeconds: 900 });
+    assert.equal((await post(wide.backend, delivery({ timestamp: '2026-05-01T11:50:00Z' }))).status, 200);
+    assert.equal(wide.events.length, 1);
+    // 2 minutes in the future: accepted by default, refused with 1 minute of tolerance.
+    const soon = delivery({ timestamp: '2026-05-01T12:02:00Z' });
+    const narrow = backendWith({ webhookToleranceSeconds: 60 });
+    const refused = await post(narrow.backend, soon);
+    assert.equal(refused.status, 400);
+    assert.equal(await errorCode(refused), 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE');
+    assert.equal(narrow.events.length, 0);
+    assert.equal((await post(backendWith().backend, soon)).status, 200);
+  });
+
   it('a copy sent while the first is handled waits for it: a duplicate if it succeeded (onEvent once)', async () => {
     let finish!: () => void;
     const gate = new Promise<void>((resolve) => (finish = resolve));
