@@ -500,6 +500,25 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     }
   });
 
+  it('answers as it would have when onError itself throws: a failing logger changes no status and rejects nothing', async () => {
+    const { backend } = backendWith({
+      onError: () => {
+        throw new Error('the log sink is down');
+      },
+      onEvent: () => Promise.reject(new Error('database down')),
+    });
+    const body = JSON.stringify({ event: 'user.revoked', timestamp: new Date(NOW).toISOString(), data: { user_id: 'usr_1' } });
+    const signed = (secret: string) =>
+      backend(new Request(`${BASE}/webhooks`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, secret) } }));
+    // Both are reported: a 5xx, and a signature that matches no secret.
+    const forged = await signed('whsec_rotated_away');
+    assert.equal(forged.status, 401);
+    assert.equal(await errorCode(forged), 'ERR_WEBHOOK_SIGNATURE_MISMATCH');
+    const failed = await signed(WEBHOOK_SECRET);
+    assert.equal(failed.status, 500);
+    assert.equal(await errorCode(failed), 'ERR_WEBHOOK_HANDLER_FAILED');
+  });
+
   it('answers a request whose body was read before it with a typed 500 told to onError, not as an empty body', async () => {
     const errors: unknown[] = [];
     const { backend } = backendWith({ onError: (error) => errors.push(error) });
