@@ -500,6 +500,19 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     }
   });
 
+  it('answers 404 ERR_NOT_FOUND to a path outside its basePath, also a custom one, and serves its routes under that basePath', async () => {
+    const { backend } = backendWith({ basePath: '/mp/' });
+    assert.equal(backend.basePath, '/mp');
+    for (const path of ['/api/marketplace/session', '/mpx/session', '/']) {
+      const outside = await backend(new Request(`${APP}${path}`));
+      assert.equal(outside.status, 404, path);
+      const body = (await outside.json()) as { error: { code: string; message: string } };
+      assert.deepEqual([body.error.code, body.error.message], ['ERR_NOT_FOUND', `${path} is outside /mp`], path);
+    }
+    const session = await backend(new Request(`${APP}/mp/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ context: await contextToken(), host: DASHBOARD }) }));
+    assert.equal(session.status, 200);
+  });
+
   it('answers as it would have when onError itself throws: a failing logger changes no status and rejects nothing', async () => {
     const { backend } = backendWith({
       onError: () => {
@@ -668,6 +681,16 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     }
     for (const sessionTtlSeconds of [901, 0, 0.5, 1.5, NaN]) {
       assert.throws(() => backendWith({ sessionTtlSeconds }), { code: 'ERR_CONFIG' }, String(sessionTtlSeconds));
+    }
+    // A required option left out (an unset environment variable) is named.
+    for (const name of ['clientId', 'clientSecret', 'siteUrl', 'apiKey'] as const) {
+      for (const value of [undefined, '']) {
+        assert.throws(() => backendWith({ [name]: value }), { code: 'ERR_CONFIG', message: new RegExp(`^createAppBackend: ${name} is required$`) }, `${name} ${String(value)}`);
+      }
+    }
+    // A basePath that is no path (a URL, a bare word, a query) would never match a request.
+    for (const basePath of ['api/marketplace', 'https://app.example/api', '/api?x=1', '/api marketplace']) {
+      assert.throws(() => backendWith({ basePath }), { code: 'ERR_CONFIG', message: /^createAppBackend: basePath must be a path like \/api\/marketplace$/ }, basePath);
     }
     // What plain JavaScript lets through: each named, with the value as given.
     assert.throws(() => createAppBackend(undefined as unknown as AppBackendOptions), { code: 'ERR_CONFIG', message: /pass the options object/ });
