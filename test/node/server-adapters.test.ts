@@ -488,6 +488,38 @@ describe('adapters: mistakes of the handler', () => {
   });
 });
 
+describe('adapters: the origin option', () => {
+  it('builds every request URL on the given origin, whatever the Host header says; both adapters', async () => {
+    const echo = async (request: Request) => new Response(request.url);
+    const app = express();
+    app.use(toExpressMiddleware(echo, { origin: 'https://app.example', basePath: '/api/marketplace' }));
+    const servers = [createServer(toNodeHandler(echo, { origin: 'https://app.example' })), createServer(app)];
+    try {
+      for (const server of servers) {
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        for (const host of ['evil.example', 'evil.example/x', undefined]) {
+          const headers: Record<string, string> = host === undefined ? {} : { host };
+          const answer = await rawRequest(origin, 'GET', '/api/marketplace/session?x=1', '', headers);
+          assert.deepEqual(answer, { status: 200, body: 'https://app.example/api/marketplace/session?x=1' }, `Host ${String(host)}`);
+        }
+      }
+    } finally {
+      for (const server of servers) if (server.listening) await close(server);
+    }
+  });
+
+  it('is refused at creation unless it is an exact http(s) origin', () => {
+    const handler = async () => new Response();
+    for (const origin of ['https://app.example/', 'https://app.example/api', 'HTTPS://app.example', 'app.example', 'ftp://app.example']) {
+      for (const make of [() => toNodeHandler(handler, { origin }), () => toExpressMiddleware(handler, { origin, basePath: '/mp' })]) {
+        assert.throws(make, { code: 'ERR_CONFIG', message: new RegExp(`^The adapter's origin must be an exact http\\(s\\) origin such as https://app\\.example, got ${JSON.stringify(origin).replace(/[.()/\\]/g, '\\$&')}$`) }, origin);
+      }
+    }
+    assert.doesNotThrow(() => toNodeHandler(handler, { origin: 'http://127.0.0.1:3000' }));
+  });
+});
+
 const APP = 'https://app.example';
 const launchUrl = (host: string, app = APP) => `${app}/embed?view=1&mp_context=ctx&mp_host=${encodeURIComponent(host)}&mp_theme=dark`;
 
