@@ -488,6 +488,30 @@ describe('adapters: mistakes of the handler', () => {
   });
 });
 
+describe('adapters: an onError that throws', () => {
+  it("changes no answer: the handler's error keeps its status and code", async () => {
+    const handler = async (): Promise<Response> => {
+      throw new MarketplaceApiError('ERR_TIMEOUT', 'entitlements', 'slow');
+    };
+    const onError = () => {
+      throw new Error('the log sink is down');
+    };
+    const app = express();
+    app.use(toExpressMiddleware(handler, { onError, basePath: '/api/marketplace' }));
+    const servers = [createServer(toNodeHandler(handler, { onError })), createServer(app)];
+    try {
+      for (const server of servers) {
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/marketplace/session`);
+        assert.equal(answer.status, 504);
+        assert.equal(((await answer.json()) as { error: { code: string } }).error.code, 'ERR_TIMEOUT');
+      }
+    } finally {
+      for (const server of servers) if (server.listening) await close(server);
+    }
+  });
+});
+
 describe('adapters: the origin option', () => {
   it('builds every request URL on the given origin, whatever the Host header says; both adapters', async () => {
     const echo = async (request: Request) => new Response(request.url);
