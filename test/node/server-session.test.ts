@@ -10,8 +10,8 @@ const IAT = Math.floor(NOW / 1000);
 const verify = (token: string, now = NOW) => verifySessionToken(token, { secret: SESSION_SECRET, audience: CLIENT_ID, now });
 
 /** A token signed with the session secret, with the header and claims chosen by the test. */
-function craft(options: { typ?: string; aud?: string } = {}) {
-  return new SignJWT({ email: USER.email, name: USER.name, avatar_url: USER.avatar_url, app_id: 'app_1', host: null })
+function craft(options: { typ?: string; aud?: string; claims?: Record<string, unknown> } = {}) {
+  return new SignJWT({ email: USER.email, name: USER.name, avatar_url: USER.avatar_url, app_id: 'app_1', host: null, ...options.claims })
     .setProtectedHeader({ alg: 'HS256', typ: options.typ ?? SESSION_TOKEN_TYPE })
     .setSubject(USER.id)
     .setAudience(options.aud ?? CLIENT_ID)
@@ -77,6 +77,12 @@ describe('session tokens', () => {
     await assert.rejects(signSessionToken({ secret: weak, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW }), refused);
     await assert.rejects(verifySessionToken('a.b.c', { secret: 'k'.repeat(32), audience: CLIENT_ID, now: NOW }), { code: 'ERR_CONFIG', message: /secret has only 1 different character:/ });
     assert.ok((await signSessionToken({ secret: '12345678'.repeat(4), audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW })).token);
+  });
+
+  it('refuses a token signed with the secret whose claims are not a session (ERR_SESSION_INVALID, 401), never a TypeError', async () => {
+    for (const claims of [{ app_id: undefined }, { email: 42 }, { host: ['https://dash.example'] }]) {
+      await assert.rejects(verify(await craft({ claims })), { name: 'SessionError', code: 'ERR_SESSION_INVALID', status: 401, message: 'The session token claims are invalid' }, JSON.stringify(claims));
+    }
   });
 
   it('expires at exp', async () => {
