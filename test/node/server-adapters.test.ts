@@ -778,6 +778,10 @@ describe('safeReturnTo', () => {
     ['https://app.example/.//evil.example', '/'],
     ['/a/./b/../c', '/a/c'],
     ['notes', '/'],
+    // Absolute URLs that no URL parser takes: refused, never thrown (the OAuth start would answer 500).
+    ['https://app example/a', '/'],
+    ['http://[::1/x', '/'],
+    ['https://app.example:99999/a', '/'],
     [`/${'a'.repeat(3000)}`, '/'],
     [`/${'a'.repeat(2047)}`, `/${'a'.repeat(2047)}`],
     // The length counts once percent-encoded too: é is %C3%A9.
