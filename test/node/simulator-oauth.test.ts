@@ -455,6 +455,36 @@ describe('simulator: token endpoint', () => {
     assert.equal((await exchange({ client_secret: sim.clientSecret })).status, 200);
   });
 
+  it('refuses malformed HTTP Basic credentials as invalid_client with a Basic challenge, and a request naming no client or no redirect_uri as invalid_request; none spends the code', async () => {
+    const token = `${sim.siteUrl}/api/oauth/token`;
+    const code = await codeFor(sim);
+    const basic = (credentials: string) => ({ authorization: `Basic ${Buffer.from(credentials).toString('base64')}` });
+    const described = async (response: Response, status: number, error: string, description: string) => {
+      const body = (await response.clone().json()) as { error_description: string };
+      await oauthError(response, status, error);
+      assert.equal(body.error_description, description);
+      return response;
+    };
+    // No colon between id and secret; percent-encoding that decodes to no text (RFC 6749 §2.3.1).
+    for (const credentials of [`${sim.clientId}${sim.clientSecret}`, `${sim.clientId}:%E0%A4%A`, `%ZZ:${sim.clientSecret}`]) {
+      const answer = await described(
+        await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK }, basic(credentials)),
+        401,
+        'invalid_client',
+        'Malformed HTTP Basic credentials.',
+      );
+      assert.match(answer.headers.get('www-authenticate') ?? '', /^Basic/, credentials);
+    }
+    await described(await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_secret: sim.clientSecret }), 400, 'invalid_request', 'The client_id parameter is missing.');
+    await described(
+      await postJson(token, { grant_type: 'authorization_code', code, client_id: sim.clientId, client_secret: sim.clientSecret }),
+      400,
+      'invalid_request',
+      'The redirect_uri parameter is missing.',
+    );
+    assert.equal((await postJson(token, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: sim.clientId, client_secret: sim.clientSecret })).status, 200);
+  });
+
   it('form-urldecodes HTTP Basic credentials (RFC 6749 §2.3.1)', async () => {
     const special = await startTestSimulator({ clientSecret: 'sec+ret %/x' });
     try {
