@@ -122,4 +122,21 @@ describe('visual accessibility of the pages', () => {
       assert.equal(await scrollsSideways(narrow), null, 'authorization page');
     });
   });
+
+  it("the app's cards fit inside its padding in the dashboard on a 320 px phone", async () => {
+    const { context, app } = await openDashboard(harness, { user: 'usr_ada', viewport: { width: 320, height: 640 }, phone: true });
+    try {
+      // 1280 px at 400% zoom, or a small phone: the dashboard leaves the app's iframe under 280 px.
+      const { right, cards } = await app.evaluate(() => {
+        const grid = document.querySelector('.app-grid')!;
+        return {
+          right: grid.getBoundingClientRect().right - parseFloat(getComputedStyle(grid).paddingRight),
+          cards: [...grid.querySelectorAll('.card')].map((card) => card.getBoundingClientRect().right),
+        };
+      });
+      for (const card of cards) assert.ok(card <= right + 0.5, `a card ends at ${card} px, past the grid's padding at ${right} px`);
+    } finally {
+      await context.close();
+    }
+  });
 });

@@ -58,6 +58,8 @@ export interface DashboardOptions {
   user?: string;
   theme?: 'light' | 'dark';
   viewport?: { width: number; height: number };
+  /** A phone: twice as many device pixels as CSS pixels, touch, and the meta viewport honoured. */
+  phone?: boolean;
 }
 
 export interface OpenDashboard {
@@ -71,7 +73,10 @@ export interface OpenDashboard {
 
 /** Opens the simulator's dashboard and waits until the embedded app's kit is ready. */
 export async function openDashboard(harness: DemoHarness, options: DashboardOptions = {}): Promise<OpenDashboard> {
-  const context = await harness.browser.newContext({ viewport: options.viewport ?? { width: 1400, height: 900 } });
+  const context = await harness.browser.newContext({
+    viewport: options.viewport ?? { width: 1400, height: 900 },
+    ...(options.phone ? { deviceScaleFactor: 2, hasTouch: true, isMobile: true } : {}),
+  });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
