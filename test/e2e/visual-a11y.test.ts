@@ -34,7 +34,7 @@ async function axeViolations(target: Page | Frame): Promise<string> {
 
 const style = (locator: Locator, property: string) => locator.evaluate((el, name) => getComputedStyle(el).getPropertyValue(name), property);
 
-async function scrollsSideways(page: Page): Promise<string | null> {
+async function scrollsSideways(page: Page | Frame): Promise<string | null> {
   const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
   return scroll > client ? `scrollWidth ${scroll} > clientWidth ${client}` : null;
 }
@@ -121,6 +121,20 @@ describe('visual accessibility of the pages', () => {
       await openAuthorization(narrow);
       assert.equal(await scrollsSideways(narrow), null, 'authorization page');
     });
+  });
+
+  it('a note with a long URL or e-mail address wraps in the app on a 320 px phone instead of widening it', async () => {
+    const { context, app } = await openDashboard(harness, { user: 'usr_grace', viewport: { width: 320, height: 640 }, phone: true });
+    try {
+      const email = 'maximiliane.wolfeschlegelsteinhausen-the-third@example-company.com'; // 66 characters, no space
+      await app.locator('#note-form input[name="title"]').fill(`https://example.com/${'x'.repeat(50)}`);
+      await app.locator('#note-form textarea[name="body"]').fill(`Ask ${email}`);
+      await app.locator('#note-form button[type="submit"]').click();
+      await app.locator('#notes').getByText(email).waitFor();
+      assert.equal(await scrollsSideways(app), null, 'the app');
+    } finally {
+      await context.close();
+    }
   });
 
   it("the app's cards fit inside its padding in the dashboard on a 320 px phone", async () => {
