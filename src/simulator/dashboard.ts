@@ -31,7 +31,7 @@ nav.side a { display: block; padding: .45rem .7rem; border-radius: .45rem; color
 nav.side a[aria-current="page"] { background: color-mix(in srgb, var(--accent) 14%, transparent); color: var(--accent); font-weight: 600; }
 nav.side h2 { font-size: .72rem; text-transform: uppercase; letter-spacing: .06em; color: var(--muted); margin: 1.2rem .7rem .4rem; }
 main.app { overflow: auto; padding: 1.25rem; }
-.app-head { display: flex; align-items: baseline; gap: .75rem; margin-bottom: .75rem; }
+.app-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: .75rem; margin-bottom: .75rem; overflow-wrap: anywhere; }
 .app-head h1 { font-size: 1.15rem; margin: 0; }
 .app-head .path { color: var(--muted); font-family: ui-monospace, monospace; font-size: .85rem; }
 .app-head .spacer { flex: 1; }
@@ -60,8 +60,8 @@ ul.log li details { border: 0; padding: 0; }
 ul.log li summary { font-weight: 400; font-family: ui-monospace, monospace; font-size: .78rem; }
 .ok { color: var(--ok); } .bad { color: var(--danger); } .muted { color: var(--muted); }
 .result { margin-top: .5rem; font-size: .82rem; }
-#toasts { position: fixed; right: 1.25rem; bottom: 1.25rem; display: grid; gap: .5rem; z-index: 10; }
-.toast { background: var(--ink); color: var(--card); padding: .65rem 1rem; border-radius: .55rem; box-shadow: 0 10px 25px -12px rgb(0 0 0 / .5); max-width: 24rem; border-left: 4px solid var(--accent); }
+#toasts { position: fixed; right: 1.25rem; bottom: 1.25rem; display: grid; gap: .5rem; z-index: 10; max-width: calc(100% - 2.5rem); }
+.toast { background: var(--ink); color: var(--card); padding: .65rem 1rem; border-radius: .55rem; box-shadow: 0 10px 25px -12px rgb(0 0 0 / .5); max-width: 24rem; border-left: 4px solid var(--accent); overflow-wrap: anywhere; }
 .toast[data-tone="success"] { border-left-color: #16a34a; } .toast[data-tone="warning"] { border-left-color: #d97706; } .toast[data-tone="error"] { border-left-color: #dc2626; }
 dialog { border: 1px solid var(--line); border-radius: .9rem; padding: 1.5rem; background: var(--card); color: var(--ink); width: min(46rem, 92vw); }
 dialog::backdrop { background: rgb(15 23 42 / .55); }

@@ -134,6 +134,36 @@ describe('simulator dashboard', () => {
     await page.close();
   });
 
+  it("keeps a long path, title and toast from the app on a 320 px phone's screen", async () => {
+    const context = await browser.newContext({ viewport: { width: 320, height: 640 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${sim.dashboardUrl}?user=usr_ada`);
+      const frame = await appFrame(page);
+      // Words without a place to break: an id in a path, a title, a 66-character e-mail address.
+      const email = 'maximiliane.wolfeschlegelsteinhausen-the-third@example-company.com';
+      await frame.evaluate(`window.kit.host.navigate('/reports/8f14e45fceea167a5a36dedd4bea2543c0ffee42?tab=history')`);
+      await frame.evaluate(`window.kit.host.setTitle('Quarterlyreportsforthewholeorganisation')`);
+      await frame.evaluate(`window.kit.host.toast('Invitation sent to ${email}', 'success')`);
+      await page.waitForSelector('.toast[data-tone="success"]');
+      const fits = await page.evaluate(() => {
+        const width = document.documentElement.clientWidth;
+        const main = document.querySelector('main.app')!;
+        return [
+          document.scrollingElement!.scrollWidth > width ? `the page scrolls sideways (${document.scrollingElement!.scrollWidth} px)` : null,
+          main.scrollWidth > main.clientWidth ? `the app's column scrolls sideways (${main.scrollWidth} > ${main.clientWidth} px)` : null,
+          ...['#reload', '.toast'].map((selector) => {
+            const box = document.querySelector(selector)!.getBoundingClientRect();
+            return box.left < 0 || box.right > width ? `${selector} spans ${Math.round(box.left)} to ${Math.round(box.right)} px of ${width}` : null;
+          }),
+        ].filter(Boolean);
+      });
+      assert.deepEqual(fits, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('openUpgrade shows the plan chooser; confirming upgrades, sends subscription.created, and the app sees it', async () => {
     await fetch(`${sim.siteUrl}/_simulator/users/usr_ada/entitlement`, {
       method: 'PUT',
