@@ -24,11 +24,12 @@ main { max-width: 30rem; margin: 3rem auto; padding: 0 1rem; }
 .brand svg { width: 1.6rem; height: 1.6rem; }
 h1 { font-size: 1.3rem; margin: 0 0 .35rem; }
 p { margin: .35rem 0; color: var(--muted); }
-fieldset { border: 0; padding: 0; margin: 1.25rem 0; }
+fieldset { border: 0; padding: 0; margin: 1.25rem 0; min-inline-size: 0; }
 legend { font-weight: 600; margin-bottom: .5rem; }
 .user { display: flex; align-items: center; gap: .75rem; padding: .55rem .7rem; border: 1px solid var(--line); border-radius: .6rem; margin-bottom: .4rem; cursor: pointer; }
 .user:has(input:checked) { border-color: var(--accent); background: color-mix(in srgb, var(--accent) 6%, transparent); }
 .user img { width: 2.2rem; height: 2.2rem; border-radius: 50%; }
+.user span { min-width: 0; overflow-wrap: anywhere; }
 .user small { display: block; color: var(--muted); }
 ul.scopes { margin: .5rem 0 0; padding-left: 1.2rem; }
 .actions { display: flex; gap: .6rem; justify-content: flex-end; margin-top: 1.5rem; }

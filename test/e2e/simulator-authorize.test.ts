@@ -57,6 +57,33 @@ describe('simulator authorization page in Chromium', () => {
     await page.close();
   });
 
+  it("keeps the users to choose from inside the card's padding on a 320 px phone", async () => {
+    const context = await browser.newContext({ viewport: { width: 320, height: 640 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+    try {
+      const page = await context.newPage();
+      await page.goto(authorizeUrl(sim, { redirectUri: callback.url, state: 'st-narrow' }));
+      const { right, ends } = await page.evaluate(() => {
+        const card = document.querySelector('.card')!;
+        const users = [...document.querySelectorAll('label.user')];
+        return {
+          right: card.getBoundingClientRect().right - parseFloat(getComputedStyle(card).paddingRight),
+          // Each user's box, and the end of the text in it (which may overflow the box).
+          ends: users.map((user) => ({
+            user: user.querySelector('input')!.value,
+            box: user.getBoundingClientRect().right,
+            text: user.querySelector('span')!.getBoundingClientRect().right + parseFloat(getComputedStyle(user).paddingRight),
+          })),
+        };
+      });
+      assert.equal(ends.length, 5);
+      for (const { user, box, text } of ends) {
+        assert.ok(Math.max(box, text) <= right + 0.5, `${user}: its box ends at ${box} px and its text at ${text} px, the card's padding at ${right} px`);
+      }
+    } finally {
+      await context.close();
+    }
+  });
+
   it('shows an error page, and stays on it, for an unregistered redirect URI', async () => {
     const page = await browser.newPage();
     const response = await page.goto(authorizeUrl(sim, { redirectUri: `${callback.url}/`, state: 's' }));
