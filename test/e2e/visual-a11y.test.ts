@@ -137,6 +137,33 @@ describe('visual accessibility of the pages', () => {
     }
   });
 
+  it("the site's user badge keeps a user's name and e-mail address whole on a 320 px phone", async () => {
+    const context = await harness.browser.newContext({ viewport: { width: 320, height: 640 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+    try {
+      const page = await context.newPage();
+      await openAuthorization(page);
+      await page.getByRole('radio', { name: /Katherine Johnson/ }).check();
+      await Promise.all([
+        page.waitForURL((url) => url.href.startsWith(harness.demo.urls.site)),
+        page.getByRole('button', { name: 'Approve' }).click(),
+      ]);
+      const badge = page.locator('mp-user-badge');
+      await badge.getByText('katherine@example.test').waitFor();
+      // Lines of each text, counted by the tops of its rectangles: a word broken in two makes two.
+      const lines = await badge.evaluate((el) =>
+        ['name', 'email'].map((name) => {
+          const range = document.createRange();
+          range.selectNodeContents(el.shadowRoot!.querySelector(`[part~="${name}"]`)!);
+          return `${name}: ${new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size}`;
+        }),
+      );
+      assert.deepEqual(lines, ['name: 1', 'email: 1']);
+      assert.equal(await scrollsSideways(page), null);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("the app's cards fit inside its padding in the dashboard on a 320 px phone", async () => {
     const { context, app } = await openDashboard(harness, { user: 'usr_ada', viewport: { width: 320, height: 640 }, phone: true });
     try {
