@@ -533,6 +533,26 @@ describe('adapters: the origin option', () => {
     }
   });
 
+  it('without it, a Host header that is no host is a JSON 400, never an origin; both adapters', async () => {
+    const echo = async (request: Request) => new Response(request.url);
+    const app = express();
+    app.use(toExpressMiddleware(echo, { basePath: '/api/marketplace' }));
+    const servers = [createServer(toNodeHandler(echo)), createServer(app)];
+    try {
+      for (const server of servers) {
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        for (const host of ['evil.example/x', 'me@evil.example', 'app.example:99999']) {
+          const answer = await rawRequest(origin, 'GET', '/api/marketplace/session', '', { host });
+          assert.equal(answer.status, 400, `Host ${host}`);
+          assert.deepEqual(JSON.parse(answer.body), { error: { code: 'ERR_INVALID_INPUT', message: 'The Host header is missing or malformed' } }, `Host ${host}`);
+        }
+      }
+    } finally {
+      for (const server of servers) if (server.listening) await close(server);
+    }
+  });
+
   it('is refused at creation unless it is an exact http(s) origin', () => {
     const handler = async () => new Response();
     for (const origin of ['https://app.example/', 'https://app.example/api', 'HTTPS://app.example', 'app.example', 'ftp://app.example']) {
