@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { createMarketplaceClient } from '../../src/server/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
-import { launchChromium } from '../support/simulator-browser.js';
+import { launchChromium, PHONE_320 } from '../support/simulator-browser.js';
 import { authorizeUrl, startReceiver, startTestSimulator, type Receiver } from '../support/simulator-harness.js';
 
 const VERIFIER = 'a-pkce-verifier-that-is-long-enough-0123456789abcdef';
@@ -58,7 +58,7 @@ describe('simulator authorization page in Chromium', () => {
   });
 
   it("keeps the users to choose from inside the card's padding on a 320 px phone", async () => {
-    const context = await browser.newContext({ viewport: { width: 320, height: 640 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+    const context = await browser.newContext(PHONE_320);
     try {
       const page = await context.newPage();
       await page.goto(authorizeUrl(sim, { redirectUri: callback.url, state: 'st-narrow' }));

@@ -6,7 +6,7 @@ import { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
 import type { Simulator } from '../../src/simulator/index.js';
-import { launchChromium } from '../support/simulator-browser.js';
+import { launchChromium, PHONE_320 } from '../support/simulator-browser.js';
 import { buildRuntime, startTestApp, type TestApp } from '../support/simulator-app.js';
 import { startTestSimulator } from '../support/simulator-harness.js';
 
@@ -135,7 +135,7 @@ describe('simulator dashboard', () => {
   });
 
   it("keeps a long path, title and toast from the app on a 320 px phone's screen", async () => {
-    const context = await browser.newContext({ viewport: { width: 320, height: 640 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+    const context = await browser.newContext(PHONE_320);
     try {
       const page = await context.newPage();
       await page.goto(`${sim.dashboardUrl}?user=usr_ada`);
@@ -165,7 +165,7 @@ describe('simulator dashboard', () => {
   });
 
   it("shows the whole choice in each of the control panel's menus on a 320 px phone", async () => {
-    const context = await browser.newContext({ viewport: { width: 320, height: 640 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+    const context = await browser.newContext(PHONE_320);
     try {
       const page = await context.newPage();
       await page.goto(`${sim.dashboardUrl}?user=usr_ada`);

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
 import { openDashboard, startDemoHarness, type DemoHarness } from '../support/demo-browser.js';
 import { contrast } from '../support/contrast.js';
+import { PHONE_320 } from '../support/simulator-browser.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -124,7 +125,7 @@ describe('visual accessibility of the pages', () => {
   });
 
   it('a note with a long URL or e-mail address wraps in the app on a 320 px phone instead of widening it', async () => {
-    const { context, app } = await openDashboard(harness, { user: 'usr_grace', viewport: { width: 320, height: 640 }, phone: true });
+    const { context, app } = await openDashboard(harness, { user: 'usr_grace', phone: true });
     try {
       const email = 'maximiliane.wolfeschlegelsteinhausen-the-third@example-company.com'; // 66 characters, no space
       await app.locator('#note-form input[name="title"]').fill(`https://example.com/${'x'.repeat(50)}`);
@@ -138,7 +139,7 @@ describe('visual accessibility of the pages', () => {
   });
 
   it("the site's user badge keeps a user's name and e-mail address whole on a 320 px phone", async () => {
-    const context = await harness.browser.newContext({ viewport: { width: 320, height: 640 }, deviceScaleFactor: 2, hasTouch: true, isMobile: true });
+    const context = await harness.browser.newContext(PHONE_320);
     try {
       const page = await context.newPage();
       await openAuthorization(page);
@@ -165,7 +166,7 @@ describe('visual accessibility of the pages', () => {
   });
 
   it("the app's cards fit inside its padding in the dashboard on a 320 px phone", async () => {
-    const { context, app } = await openDashboard(harness, { user: 'usr_ada', viewport: { width: 320, height: 640 }, phone: true });
+    const { context, app } = await openDashboard(harness, { user: 'usr_ada', phone: true });
     try {
       // 1280 px at 400% zoom, or a small phone: the dashboard leaves the app's iframe under 280 px.
       const { right, cards } = await app.evaluate(() => {

@@ -2,6 +2,7 @@
 // free ports), one Debian Chromium, and small helpers to reach the app inside the dashboard.
 import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
 import { startDemo, type Demo, type StartDemoOptions } from '../../demo/launch.js';
+import { PHONE_320 } from './simulator-browser.js';
 
 // chromium.js is plain JS without declarations; a computed specifier keeps its import typed by hand.
 const { chromiumPath, chromiumArgs } = (await import(new URL('./chromium.js', import.meta.url).href)) as {
@@ -58,7 +59,7 @@ export interface DashboardOptions {
   user?: string;
   theme?: 'light' | 'dark';
   viewport?: { width: number; height: number };
-  /** A phone: twice as many device pixels as CSS pixels, touch, and the meta viewport honoured. */
+  /** A 320 px phone (`PHONE_320`, its viewport in place of `viewport`). */
   phone?: boolean;
 }
 
@@ -75,7 +76,7 @@ export interface OpenDashboard {
 export async function openDashboard(harness: DemoHarness, options: DashboardOptions = {}): Promise<OpenDashboard> {
   const context = await harness.browser.newContext({
     viewport: options.viewport ?? { width: 1400, height: 900 },
-    ...(options.phone ? { deviceScaleFactor: 2, hasTouch: true, isMobile: true } : {}),
+    ...(options.phone ? PHONE_320 : {}),
   });
   const page = await context.newPage();
   const errors: string[] = [];
