@@ -4,6 +4,7 @@
 // the backend's per-user exchange cap once did, it cannot see: run `npm run bench` for that.)
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import elementsBench from '../bench/elements.bench.js';
 import runtimeBench from '../bench/runtime.bench.js';
 
 describe('npm run bench', () => {
@@ -14,5 +15,12 @@ describe('npm run bench', () => {
     const output = lines.join('\n');
     assert.equal(output.match(/navigation start -> kit ready/g)?.length, 4, output);
     assert.match(output, /first listener -> last listener/);
+  });
+
+  it('runs the elements benchmark through (one page of 20 elements, one plan switch each way)', { timeout: 120_000 }, async (t) => {
+    const lines: string[] = [];
+    t.mock.method(console, 'log', (line: unknown) => void lines.push(String(line)));
+    await elementsBench({ sizes: [20], pages: 1, changes: 2 });
+    assert.match(lines.join('\n'), /^ +20: first render [\d.]+ ms .*unlock [\d.]+ ms, lock [\d.]+ ms/m, lines.join('\n'));
   });
 });
