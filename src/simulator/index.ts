@@ -74,7 +74,7 @@ export interface Simulator {
   /** Same as `POST /_simulator/events`: applies the event and delivers it. */
   sendEvent(event: string, data: Record<string, unknown>): Promise<EventOutcome>;
   /** Same as `PUT /_simulator/config`. */
-  configure(patch: { app_url?: string | null | undefined; webhook_url?: string | null | undefined; redirect_uris?: string[] | undefined }): void;
+  configure(patch: { app_url?: string | null | undefined; webhook_url?: string | null | undefined; redirect_uris?: readonly string[] | undefined }): void;
   /** The same snapshot as `GET /_simulator/state`. */
   state(): SimulatorSnapshot;
   /** Hears every change: entitlements, deliveries, API calls, configuration. Returns an unsubscribe function. */

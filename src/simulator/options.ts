@@ -23,7 +23,7 @@ export interface SimulatorOptions {
    * Registered Redirect URIs, matched exactly. Default: `{app origin}/api/marketplace/oauth/callback`
    * when `appUrl` is given (the callback of `createAppBackend`), else none.
    */
-  redirectUris?: string[] | undefined;
+  redirectUris?: readonly string[] | undefined;
   /** Where deliveries go. Default: `{app origin}/api/marketplace/webhooks` when `appUrl` is given. */
   webhookUrl?: string | undefined;
   /** `app_<id>` of the simulated app. Default `app_simulated`. */

@@ -192,6 +192,9 @@ show(signed.expiresAt);
 // ── the simulator ─────────────────────────────────────────────────────────────────────────────
 const sim: Simulator = await startSimulator({ appUrl: 'http://127.0.0.1:3000/', port: 0 });
 await startSimulator();
+// A list kept as a constant is a readonly one, as for every other list option of the kit.
+const redirectUris = ['http://127.0.0.1:3000/api/marketplace/oauth/callback'] as const;
+await startSimulator({ appUrl: 'http://127.0.0.1:3000/', redirectUris });
 const simOptions: SimulatorOptions = { port: 0, clock: () => 0, rateLimits: { test: 5 }, hostBundle: new URL('file:///host.js'), webhookUrl: undefined };
 show([sim.siteUrl, sim.baseUrl, sim.dashboardUrl, sim.clientId, sim.clientSecret, sim.testApiKey, sim.liveApiKey, sim.webhookSecret, sim.appId, simOptions]);
 const users: Profile[] = sim.users;
@@ -200,6 +203,7 @@ show([users, outcome.status, outcome.attempts]);
 const adaPlan: Entitlement | null = sim.entitlement('usr_ada');
 sim.setEntitlement('usr_ada', null);
 sim.configure({ webhook_url: 'http://127.0.0.1:3000/hooks', app_url: null });
+sim.configure({ redirect_uris: redirectUris });
 const token: string = await sim.contextToken('usr_grace');
 const stop: () => void = sim.subscribe((event: SimulatorEvent) => show(event.type));
 stop();
