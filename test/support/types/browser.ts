@@ -7,10 +7,11 @@ import {
   type ErrorCode, type Kit, type KitOptions, type KitState, type UpgradeOutcome,
 } from 'marketplace-app-kit';
 import {
-  MpGate, MpUpgradeEvent, defineElements, elements,
-  type ElementState, type GateAccess, type GateStrings, type UsageLevel,
+  MarketplaceElement, MpGate, MpUpgradeEvent, defineElements, elements,
+  type BaseStrings, type ElementState, type GateAccess, type GateStrings, type UsageLevel,
 } from 'marketplace-app-kit/elements';
 import { connectApp } from 'marketplace-app-kit/host';
+import { html } from 'lit';
 
 declare function greet(name: string): void;
 declare function show(value: unknown): void;
@@ -210,6 +211,18 @@ MpGate.defaultStrings = { upgrade: 'Mettre à niveau' };
 defineElements();
 defineElements(customElements);
 const GateClass: typeof MpGate = elements['mp-gate'];
+
+// An element of your own on the base class (README: "to build your own"): its texts are typed.
+type TrialStrings = BaseStrings & { ends: string };
+class MpTrialBanner extends MarketplaceElement<TrialStrings> {
+  static override defaultStrings: TrialStrings = { ...MarketplaceElement.defaultStrings, ends: 'Your trial ends {date}' };
+  override render() {
+    // @ts-expect-error: no such text
+    show(this._t('starts'));
+    return html`<p>${this._t('ends', { date: this._date(this._kit?.entitlement?.expires_at) })}</p>`;
+  }
+}
+customElements.define('mp-trial-banner', MpTrialBanner);
 
 // ── element events: GlobalEventHandlersEventMap ───────────────────────────────────────────────
 gate?.addEventListener('mp-access-change', (event) => {
