@@ -56,16 +56,16 @@ export type SimulatorSnapshot = ReturnType<typeof stateSnapshot>;
 /** A running simulator, as `startSimulator` resolves it: its URLs, credentials, and what drives it from code. */
 export interface Simulator {
   /** `{site_url}`: the authorization page and the token endpoint live here. */
-  siteUrl: string;
+  readonly siteUrl: string;
   /** `{base_url}` = `{site_url}/api/v1`. */
-  baseUrl: string;
-  dashboardUrl: string;
-  appId: string;
-  clientId: string;
-  clientSecret: string;
-  testApiKey: string;
-  liveApiKey: string;
-  webhookSecret: string;
+  readonly baseUrl: string;
+  readonly dashboardUrl: string;
+  readonly appId: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly testApiKey: string;
+  readonly liveApiKey: string;
+  readonly webhookSecret: string;
   users: Profile[];
   /** The current entitlement of a user (`null`: none). */
   entitlement(userId: string): Entitlement | null;

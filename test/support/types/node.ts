@@ -217,6 +217,8 @@ await startSimulator({ port: '4010' });
 sim.configure({ webhookUrl: 'http://127.0.0.1:3000/hooks' });
 // @ts-expect-error: the clock answers milliseconds
 await startSimulator({ clock: () => new Date() });
+// @ts-expect-error: what the simulator was started with; setting it would change nothing
+sim.webhookSecret = 'whsec_other';
 
 show([early]);
 export {};
