@@ -2277,3 +2277,39 @@ describe('kit: what a second mutation run found unchecked', () => {
     });
   });
 });
+
+describe('kit: what the coverage report found unreached', () => {
+  it('a 401 for a token a renewal has replaced meanwhile retries with the new token, without renewing again', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const held = gate();
+    const { kit, fetch, contexts } = embedded(async (call) => {
+      if (call.url.endsWith('/session')) return backend(state)(call);
+      if (call.url.endsWith('/api/slow') && call.authorization === 'Bearer tok-1') await held.promise;
+      return call.authorization === 'Bearer tok-1' ? jsonResponse({}, 401) : jsonResponse({ ok: true });
+    });
+    await kit.started;
+    const slow = kit.fetch('/api/slow'); // sent with tok-1; its 401 comes back after the renewal
+    expect((await kit.fetch('/api/fast')).status).to.equal(200); // 401, renewed to tok-2, sent again
+    expect(contexts()).to.equal(1);
+    held.open();
+    expect((await slow).status).to.equal(200);
+    expect(contexts()).to.equal(1, 'no second renewal for a token already replaced');
+    expect(state.exchanges).to.equal(2);
+    expect(fetch.calls.filter((c) => c.url.endsWith('/api/slow')).map((c) => c.authorization)).to.deep.equal(['Bearer tok-1', 'Bearer tok-2']);
+  });
+
+  it('a browser without ResizeObserver: no automatic resizing, but the bridge opens and host.resize() works', async () => {
+    const heights: number[] = [];
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, env, spied } = embedded(backend(state), { resize: ({ height }) => void heights.push(height), setTitle: () => undefined });
+    env.observeHeight = () => {
+      throw new ReferenceError('ResizeObserver is not defined');
+    };
+    await kit.started;
+    await until(() => spied.added === 1);
+    await kit.host!.setTitle('Reports');
+    await kit.host!.resize(321);
+    expect(heights).to.deep.equal([321]);
+    expect(kit.state).to.equal('ready');
+  });
+});
