@@ -203,4 +203,46 @@ describe('connectApp', () => {
     await until(() => repliesIn(iframe).some((r) => r.id === 1));
     expect(repliesIn(iframe).find((r) => r.id === 1)?.error?.message).to.equal('the chooser state is gone');
   });
+
+  it('talks to an app on another origin, whose window it cannot look into: handshake, its calls, and localeChanged and themeChanged to it', async () => {
+    // The same server under the other name of this machine: another origin, as an app's always is.
+    const here = new URL(location.href);
+    here.hostname = here.hostname === '127.0.0.1' ? 'localhost' : '127.0.0.1';
+    const appOrigin = here.origin;
+    const page = `${appOrigin}/test/browser/host/cross-origin-app.html`;
+    await fetch(page, { mode: 'no-cors' }).catch(() => {
+      throw new Error(`This test needs the test server under ${appOrigin} as well`);
+    });
+    const received: Array<{ type: string; id: number; method?: string; params?: unknown }> = [];
+    const listen = (event: MessageEvent) => {
+      const data = event.data as { received?: string } | null;
+      if (event.origin === appOrigin && typeof data?.received === 'string') received.push(JSON.parse(data.received) as (typeof received)[number]);
+    };
+    addEventListener('message', listen);
+    cleanup.push(() => removeEventListener('message', listen));
+    const titles: string[] = [];
+    const iframe = document.createElement('iframe');
+    const connection = connectApp(iframe, {
+      appOrigin,
+      handlers: { getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) },
+      timeoutMs: 2000,
+    });
+    cleanup.push(() => {
+      connection.destroy();
+      iframe.remove();
+    });
+    const posts = [packet(-1, 'ready', { protocolVersion: '1' }), packet(1, 'setTitle', { title: 'Reports' })];
+    iframe.src = `${page}#${encodeURIComponent(JSON.stringify({ host: location.origin, posts }))}`;
+    document.body.append(iframe);
+    await connection.ready;
+    await until(() => received.some((p) => p.type === 'reply' && p.id === 1));
+    expect(titles).to.deep.equal(['Reports']);
+    await connection.localeChanged('de-DE');
+    await connection.themeChanged('dark');
+    const calls = received.filter((p) => p.type === 'method' && p.method !== 'ready').map(({ method, params }) => ({ method, params }));
+    expect(calls).to.deep.equal([
+      { method: 'localeChanged', params: { locale: 'de-DE' } },
+      { method: 'themeChanged', params: { theme: 'dark' } },
+    ]);
+  });
 });
