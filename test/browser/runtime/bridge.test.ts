@@ -166,6 +166,30 @@ describe('host bridge protocol', () => {
     expect(missing.message).to.match(/toast is not supported here/);
   });
 
+  it('a handler that throws something other than an Error (a text, a rejected promise of one) fails the call with that text', async () => {
+    const { appSide } = connect({
+      getContext: () => ({ context: 'c' }),
+      setTitle: () => {
+        throw 'titles are locked';
+      },
+      toast: () => Promise.reject(404),
+    });
+    const thrown = await rejection(appSide.call('setTitle', { title: 'Reports' }));
+    expect([thrown.code, thrown.message]).to.deep.equal(['ERR_BRIDGE_REMOTE', 'setTitle failed on the other side: titles are locked']);
+    const rejected = await rejection(appSide.call('toast', { message: 'hi' }));
+    expect([rejected.code, rejected.message]).to.deep.equal(['ERR_BRIDGE_REMOTE', 'toast failed on the other side: 404']);
+  });
+
+  it('opens before its peer window exists, without a channel to stand for it, and talks once the peer is there', async () => {
+    let peer: FakeWindow['handle'] | null = null;
+    const appSide = openBridge({ self: app.self, peer: () => peer, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 300 });
+    open.push(appSide);
+    peer = host.handle;
+    const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'late' }) }, 300);
+    open.push(hostSide);
+    expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'late' });
+  });
+
   it('sends only what the protocol defines: nothing for void methods, results cut to their schema, invalid ones refused', async () => {
     const sent: unknown[] = [];
     const { appSide } = connect({
@@ -469,7 +493,8 @@ describe('host bridge protocol', () => {
   it('accepts only exact http(s) origins', () => {
     expect(assertOrigin('https://a.example', 'x')).to.equal('https://a.example');
     expect(assertOrigin('http://127.0.0.1:8080', 'x')).to.equal('http://127.0.0.1:8080');
-    for (const bad of ['*', 'https://a.example/', 'https://a.example/path', 'a.example', 'javascript:alert(1)', 'file:///x', 'HTTPS://A.EXAMPLE']) {
+    // The last ones start like an origin but are no URL at all: refused the same way, not with the parser's TypeError.
+    for (const bad of ['*', 'https://a.example/', 'https://a.example/path', 'a.example', 'javascript:alert(1)', 'file:///x', 'HTTPS://A.EXAMPLE', 'https://', 'http://[', 'https://a b.example']) {
       expect(() => assertOrigin(bad, 'x'), bad).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
     }
   });
