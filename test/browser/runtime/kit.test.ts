@@ -1,6 +1,6 @@
 import { expect } from '@open-wc/testing';
 import { createKit, getKit, KIT_CREATED_EVENT, KIT_DESTROYED_EVENT, type Kit } from '../../../src/runtime/index.js';
-import { MarketplaceKit, type KitOptions } from '../../../src/runtime/kit.js';
+import { MarketplaceKit, browserEnvironment, type KitOptions } from '../../../src/runtime/kit.js';
 import { onKitsChanged } from '../../../src/runtime/registry.js';
 import type { HandlerTable, HostMethods } from '../../../src/shared/bridge.js';
 import { EARLY_LAUNCH_KEY, type EarlyLaunch } from '../../../src/shared/early-launch.js';
@@ -2311,5 +2311,45 @@ describe('kit: what the coverage report found unreached', () => {
     await kit.host!.resize(321);
     expect(heights).to.deep.equal([321]);
     expect(kit.state).to.equal('ready');
+  });
+
+  describe('the real browser environment (browserEnvironment)', () => {
+    const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+
+    it('reports the document\'s height as it changes, and nothing more once stopped', async () => {
+      const env = browserEnvironment();
+      const filler = document.createElement('div');
+      document.body.append(filler);
+      const heights: number[] = [];
+      const stop = env.observeHeight((height) => heights.push(height));
+      try {
+        filler.style.height = '4321px';
+        await until(() => heights.includes(env.measureHeight()));
+        expect(env.measureHeight()).to.be.at.least(4321);
+        stop();
+        const seen = heights.length;
+        filler.style.height = '6543px';
+        await frame();
+        await tick(20);
+        expect(heights.length).to.equal(seen, 'no height after stop()');
+      } finally {
+        stop();
+        filler.remove();
+      }
+    });
+
+    it('scrubs the URL without touching history.state, which a router of the app may keep there', () => {
+      const env = browserEnvironment();
+      const original = location.href;
+      const state = history.state as unknown;
+      try {
+        history.replaceState({ route: 'reports' }, '', original);
+        env.replaceUrl(`${location.pathname}?scrubbed=1`);
+        expect(location.search).to.equal('?scrubbed=1');
+        expect(history.state).to.deep.equal({ route: 'reports' });
+      } finally {
+        history.replaceState(state, '', original);
+      }
+    });
   });
 });
