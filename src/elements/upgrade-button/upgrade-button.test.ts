@@ -253,6 +253,15 @@ describe('<mp-upgrade-button>', () => {
     expect(error.message).to.contain('boom');
   });
 
+  it('reports a failure that is not even an Error (a rejected text) as mp-error ERR_ACTION_FAILED with that text', async () => {
+    const kit = new FakeKit().setSession(sampleUser, basic()).scriptUpgrade({ error: 'chooser unavailable' });
+    const el = await button(kit);
+    const failed = next(el, 'mp-error');
+    part(el, 'base')!.click();
+    const { error } = await failed;
+    expect([error.code, error.message, error.cause]).to.deep.equal(['ERR_ACTION_FAILED', "The element's action failed: chooser unavailable", 'chooser unavailable']);
+  });
+
   describe('several plans (plan="pro business"), as on <mp-gate>', () => {
     for (const [plan, label] of [
       ['pro business', 'Current plan'],
