@@ -62,15 +62,15 @@ describe('finding the kit', () => {
     await settle(found);
     expect([found.access, given.access]).to.deep.equal(['granted', 'granted']);
     first.destroy();
-    await settle(found);
-    await settle(given);
+    // Updates only, no task in between: the 50 ms wait for a kit must not run out before the check.
+    await Promise.all([found.updateComplete, given.updateComplete]);
     expect([found.state, found.access, given.state, given.access]).to.deep.equal(['loading', undefined, 'loading', undefined]);
     await waitUntil(() => found.state === 'not-connected' && given.state === 'not-connected');
     const second = register(new FakeKit().setSession());
     await settle(found);
     expect([found.state, found.access, given.state]).to.deep.equal(['ready', 'granted', 'not-connected']);
     second.destroy();
-    await settle(found);
+    await found.updateComplete;
     expect(found.state).to.equal('loading', 'waits for a kit again before giving up');
   });
 
