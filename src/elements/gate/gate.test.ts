@@ -633,8 +633,12 @@ describe('<mp-gate>', () => {
     await lone.updateComplete; // out of the page: no render
     expect(text(lone)).to.equal('Checking access…');
     parent.append(lone);
-    await settle(lone);
+    // Its update only, no task in between: the wait for a kit (1 s) must not run out before the check.
+    await lone.updateComplete;
     expect(text(lone)).to.equal('Un instant…');
+    // Out of the page again before its wait can run out: the warning (once per page) is left to
+    // the "not connected" tests below.
+    lone.remove();
   });
 
   it('says nothing new when it renders again without a change of look (a theme, a locale, a usage count)', async () => {
