@@ -345,8 +345,9 @@ describe('host bridge protocol', () => {
       setTitle: ({ title }) => void seen.push(title),
     });
     open.push(hostSide);
-    // A call made after the handshake arrives after anything the handshake released.
-    await appSide.call('setTitle', { title: 'after the handshake' });
+    // A call made after the handshake arrives after anything the handshake released. Its answer is
+    // waited for (the handshake and the call take several tasks), not raced with the 100 ms above.
+    await appSide.call('setTitle', { title: 'after the handshake' }, { timeoutMs: 10_000 });
     expect(seen).to.deep.equal(['after the handshake']);
   });
 
