@@ -242,6 +242,10 @@ describe('verifyWebhook (DESIGN D)', () => {
         ['on an impossible day', '2026-04-31T12:00:00Z'],
         ['on an impossible day', '2026-02-30T12:00:00Z'],
         ['on an impossible day', '2026-02-29T12:00:00+02:00'],
+        // Date.parse takes an expanded year; its impossible day would also escape the day check,
+        // which reads the day at a fixed place.
+        ['with an expanded year', '+002026-05-01T12:00:00Z'],
+        ['on an impossible day, with an expanded year', '+002026-04-31T12:00:00Z'],
       ].map(([what, timestamp]) => ({
         name: `timestamp ${what} (${timestamp})`,
         run: (o: VerifyWebhookOptions) => {
@@ -316,6 +320,18 @@ describe('verifyWebhook (DESIGN D)', () => {
         code: 'ERR_WEBHOOK_SIGNATURE_MISMATCH',
         message: /any configured secret/,
         status: 401,
+      },
+      {
+        // Inside a JSON string the decoder's U+FFFD parses: only the UTF-8 check refuses it.
+        name: 'body not UTF-8 only inside a string of otherwise valid JSON',
+        run: (o) => {
+          const [before, after] = body({ data: { user_id: 'usr_1', plan: 'pr|o' } }).split('|') as [string, string];
+          const bytes = Buffer.concat([Buffer.from(before), Buffer.from([0xff]), Buffer.from(after)]);
+          return verifyWebhook(bytes, signWebhookBody(bytes, WEBHOOK_SECRET), o);
+        },
+        code: 'ERR_WEBHOOK_BODY_INVALID',
+        message: /UTF-8/,
+        status: 400,
       },
       {
         name: 'body not UTF-8 but also holding a genuine U+FFFD',
