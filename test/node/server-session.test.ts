@@ -80,9 +80,20 @@ describe('session tokens', () => {
   });
 
   it('refuses a token signed with the secret whose claims are not a session (ERR_SESSION_INVALID, 401), never a TypeError', async () => {
-    for (const claims of [{ app_id: undefined }, { email: 42 }, { host: ['https://dash.example'] }]) {
+    for (const claims of [{ app_id: undefined }, { host: undefined }, { email: 42 }, { host: ['https://dash.example'] }]) {
       await assert.rejects(verify(await craft({ claims })), { name: 'SessionError', code: 'ERR_SESSION_INVALID', status: 401, message: 'The session token claims are invalid' }, JSON.stringify(claims));
     }
+  });
+
+  it('refuses an empty audience when signing and when verifying: it would accept the sessions of every app', async () => {
+    await assert.rejects(signSessionToken({ secret: SESSION_SECRET, audience: '', user: USER, appId: 'app_1', host: null, now: NOW }), {
+      code: 'ERR_CONFIG',
+      message: /^signSessionToken: audience must be the app's Client ID/,
+    });
+    await assert.rejects(verifySessionToken(await craft({ aud: 'client_other_app' }), { secret: SESSION_SECRET, audience: '', now: NOW }), {
+      code: 'ERR_CONFIG',
+      message: /^verifySessionToken: audience must be the app's Client ID/,
+    });
   });
 
   it('expires at exp', async () => {
