@@ -14,6 +14,12 @@ describe('access rules', () => {
     });
   }
 
+  it('hasAccess decides at the time it is given, not by the real clock', () => {
+    const e = { user_id: 'usr_1', app_id: 'app_1', plan: 'p', status: 'active', features: [], usage: { api_calls: 0, limit: 5 } };
+    assert.equal(hasAccess({ ...e, expires_at: '2999-01-01T00:00:00Z' }, {}, Date.parse('3000-01-01T00:00:00Z')), false);
+    assert.equal(hasAccess({ ...e, expires_at: '2000-01-01T00:00:00Z' }, {}, Date.parse('1999-01-01T00:00:00Z')), true);
+  });
+
   it('isOverQuota compares api_calls with limit', () => {
     const e = { user_id: 'usr_1', app_id: 'app_1', plan: 'p', features: [], usage: { api_calls: 4, limit: 5 } };
     assert.equal(isOverQuota(e), false);

@@ -17,7 +17,7 @@ const base = {
 
 export interface AccessCase {
   name: string;
-  entitlement: AnyEntitlement | null;
+  entitlement: AnyEntitlement | null | undefined;
   requirement?: AccessRequirement;
   reason: AccessReason;
 }
@@ -31,11 +31,14 @@ export const accessCases: AccessCase[] = [
   { name: 'plan among several', entitlement: base, requirement: { plan: ['business', 'pro'] }, reason: 'granted' },
   { name: 'plan among several, first', entitlement: base, requirement: { plan: ['pro', 'business'] }, reason: 'granted' },
   { name: 'wrong plan', entitlement: base, requirement: { plan: 'business' }, reason: 'plan' },
+  { name: 'an empty plan name is no wildcard', entitlement: base, requirement: { plan: '' }, reason: 'plan' },
+  { name: 'a plan name is one plan, never a list', entitlement: base, requirement: { plan: 'business,pro' }, reason: 'plan' },
   { name: 'past_due', entitlement: { ...base, status: 'past_due' }, reason: 'past_due' },
   { name: 'cancelled', entitlement: { ...base, status: 'cancelled' }, reason: 'cancelled' },
   { name: 'expired status', entitlement: { ...base, status: 'expired' }, reason: 'expired' },
   { name: 'unknown status fails closed', entitlement: { ...base, status: 'paused' }, reason: 'inactive' },
   { name: 'a status named like an Object property is unknown too', entitlement: { ...base, status: 'constructor' }, reason: 'inactive' },
+  { name: 'status wins over a passed expires_at', entitlement: { ...base, status: 'cancelled', expires_at: '2026-11-21T09:59:59Z' }, reason: 'cancelled' },
   { name: 'expires_at in the past', entitlement: { ...base, expires_at: '2026-11-21T09:59:59Z' }, reason: 'expired' },
   { name: 'expires_at exactly now', entitlement: { ...base, expires_at: '2026-11-21T10:00:00Z' }, reason: 'expired' },
   { name: 'unreadable expires_at fails closed', entitlement: { ...base, expires_at: 'soon' }, reason: 'expired' },
@@ -48,9 +51,22 @@ export const accessCases: AccessCase[] = [
     reason: 'granted',
   },
   { name: 'no entitlement', entitlement: null, reason: 'none' },
+  { name: 'no entitlement (undefined)', entitlement: undefined, reason: 'none' },
   { name: 'over quota, unmetered', entitlement: { ...base, usage: { api_calls: 1000, limit: 1000 } }, requirement: { feature: 'export' }, reason: 'granted' },
   { name: 'over quota, metered', entitlement: { ...base, usage: { api_calls: 1000, limit: 1000 } }, requirement: { feature: 'export', metered: true }, reason: 'over_quota' },
   { name: 'status wins over feature', entitlement: { ...base, status: 'past_due' }, requirement: { feature: 'sso' }, reason: 'past_due' },
+  {
+    name: 'plan is named before over_quota',
+    entitlement: { ...base, usage: { api_calls: 1000, limit: 1000 } },
+    requirement: { plan: 'business', metered: true },
+    reason: 'plan',
+  },
+  {
+    name: 'feature is named before over_quota',
+    entitlement: { ...base, usage: { api_calls: 1000, limit: 1000 } },
+    requirement: { feature: 'sso', metered: true },
+    reason: 'feature',
+  },
   { name: 'plan is named before feature', entitlement: base, requirement: { plan: 'business', feature: 'sso' }, reason: 'plan' },
   { name: 'an empty feature name is no wildcard', entitlement: base, requirement: { feature: '' }, reason: 'feature' },
   { name: 'over quota, metered: false', entitlement: { ...base, usage: { api_calls: 1000, limit: 1000 } }, requirement: { metered: false }, reason: 'granted' },
