@@ -91,6 +91,35 @@ describe('host bridge protocol', () => {
     expect(titles).to.deep.equal(['exact']);
   });
 
+  it('drops a message one character over BRIDGE_MAX_MESSAGE_SIZE, which is 65536 as documented', async () => {
+    expect(BRIDGE_MAX_MESSAGE_SIZE).to.equal(65_536);
+    const titles: string[] = [];
+    connect({ getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) });
+    await tick(10);
+    const bare = packet(65, 'setTitle', { title: 'over', padding: '' });
+    const over = packet(65, 'setTitle', { title: 'over', padding: 'x'.repeat(BRIDGE_MAX_MESSAGE_SIZE + 1 - bare.length) });
+    expect(over.length).to.equal(BRIDGE_MAX_MESSAGE_SIZE + 1);
+    deliver(host, over, APP_ORIGIN, app.handle);
+    deliver(host, packet(66, 'setTitle', { title: 'after' }), APP_ORIGIN, app.handle);
+    await until(() => titles.length > 0);
+    await tick(20);
+    expect(titles).to.deep.equal(['after']);
+  });
+
+  it('takes a "ready" of another service for no restart: the calls under way go on', async () => {
+    const answer = gate();
+    const { appSide } = connect({ getContext: () => ({ context: 'c' }), openUpgrade: async () => answer.promise.then(() => ({ outcome: 'upgraded' as const })) });
+    await appSide.ready;
+    const chooser = appSide.call('openUpgrade', { plan: 'pro' });
+    await tick(20);
+    const foreignReady = JSON.stringify({ type: 'method', serviceID: 'another-service', id: 0, method: 'ready', params: {}, counter: 0 });
+    deliver(app, foreignReady, HOST_ORIGIN, host.handle);
+    deliver(host, foreignReady, APP_ORIGIN, app.handle);
+    await tick(20);
+    answer.open();
+    expect(await chooser).to.deep.equal({ outcome: 'upgraded' });
+  });
+
   it('ignores a message without a source window while the peer window is gone', async () => {
     const themes: string[] = [];
     let peer: FakeWindow['handle'] | null = null;
@@ -135,7 +164,7 @@ describe('host bridge protocol', () => {
     }
     // A browser reads /\host as //host: protocol-relative too.
     // A dot segment would leave the dashboard's own prefix: /apps/notes/../../settings.
-    for (const path of ['//evil.example', '/\\evil.example', '/..', '/../settings', '/a/./b', '/a/..\\b', '/%2e%2E/x', '/.%2e', '/a/..?q']) {
+    for (const path of ['//evil.example', '/\\evil.example', '/..', '/../settings', '/a/./b', '/a/..\\b', '/%2e%2E/x', '/.%2e', '/a/..?q', '/a b', '/a\tb', '/a\n']) {
       expect((await rejection(appSide.call('navigate', { path }))).code, path).to.equal('ERR_INVALID_INPUT');
     }
     expect((await rejection(appSide.call('resize', { height: -1 }))).code).to.equal('ERR_INVALID_INPUT');
