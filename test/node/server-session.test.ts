@@ -96,6 +96,15 @@ describe('session tokens', () => {
     });
   });
 
+  it('gives every session token an id of its own: two minted at the same instant for the same user differ', async () => {
+    const mint = () => signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, now: NOW });
+    const [a, b] = [await mint(), await mint()];
+    assert.notEqual(a.token, b.token);
+    const jti = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { jti?: unknown }).jti;
+    assert.equal(typeof jti(a.token), 'string');
+    assert.notEqual(jti(a.token), jti(b.token));
+  });
+
   it('expires at exp', async () => {
     const token = await craft();
     await assert.rejects(verify(token, (IAT + 60) * 1000), { code: 'ERR_SESSION_EXPIRED' });
