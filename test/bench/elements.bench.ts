@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'vite';
 import { launchBrowser, listen, stop } from '../support/runtime-harness.js';
 import { root } from '../support/bundles.js';
+import { median, ms } from './stats.js';
 
 export interface ElementsBenchCounts {
   sizes: number[];
@@ -27,12 +28,6 @@ type Bench = {
   count(): number;
 };
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 export default async function elementsBench(counts: ElementsBenchCounts = COUNTS): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mp-elements-bench-'));

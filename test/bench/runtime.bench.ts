@@ -27,6 +27,7 @@ import type { Frame, Page } from 'playwright-core';
 import { startSimulator } from '../../src/simulator/index.js';
 import { createAppBackend, toNodeHandler } from '../../src/server/index.js';
 import { appPage, buildBundles, html, launchBrowser, listen, stop, type AppWindow } from '../support/runtime-harness.js';
+import { median, ms } from './stats.js';
 
 /** How many of each to measure: `npm run bench` uses these; test/e2e/bench-smoke.test.ts runs one of each. */
 export interface RuntimeBenchCounts {
@@ -47,12 +48,6 @@ interface Launch {
   exchange: number;
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-const ms = (value: number) => `${value.toFixed(1)} ms`;
 
 export default async function runtimeBench(counts: RuntimeBenchCounts = COUNTS): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mp-runtime-bench-'));
