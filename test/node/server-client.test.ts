@@ -214,6 +214,57 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
         upstreamCode: 'temporarily_unavailable',
       },
       {
+        // 500 is no 4xx either: an RFC 6749 body does not make it a refused grant.
+        name: '500 with an RFC 6749 body',
+        answer: (_q, res) => sendJson(res, 500, { error: 'server_error', error_description: 'db down' }),
+        code: 'ERR_HTTP',
+        status: 500,
+        message: /HTTP 500: server_error: db down$/,
+        upstreamCode: 'server_error',
+      },
+      {
+        // The upstream code is cut like an API error code is (100 characters).
+        name: '400 with a very long RFC 6749 error code',
+        answer: (_q, res) => sendJson(res, 400, { error: 'e'.repeat(5000) }),
+        code: 'ERR_OAUTH',
+        status: 400,
+        message: new RegExp(`HTTP 400: ${'e'.repeat(100)}…$`),
+        upstreamCode: `${'e'.repeat(100)}…`,
+      },
+      {
+        // Only what is longer than 500 characters is cut.
+        name: '400 with a description of exactly 500 characters',
+        answer: (_q, res) => sendJson(res, 400, { error: 'invalid_grant', error_description: 'd'.repeat(500) }),
+        code: 'ERR_OAUTH',
+        status: 400,
+        message: new RegExp(`HTTP 400: invalid_grant: ${'d'.repeat(500)}$`),
+        upstreamCode: 'invalid_grant',
+      },
+      {
+        // With redirect: 'manual' a 3xx arrives as it is: no 2xx, so never read as tokens.
+        name: '300 with a token body',
+        answer: (_q, res) => sendJson(res, 300, tokenAnswer),
+        code: 'ERR_HTTP',
+        status: 300,
+        message: /HTTP 300 \(JSON without an error object, application\/json\)$/,
+      },
+      {
+        // A page is one that starts with `<`: a `<` further on does not make text an HTML page.
+        name: '502 text with a < further on',
+        answer: (_q, res) => res.writeHead(502, { 'content-type': 'text/plain' }).end('Bad gateway: upstream <api> is down'),
+        code: 'ERR_HTTP',
+        status: 502,
+        message: /HTTP 502 \(a non-JSON body, text\/plain\)$/,
+      },
+      {
+        // The content type without its parameters.
+        name: '503 HTML page with a charset',
+        answer: (_q, res) => res.writeHead(503, { 'content-type': 'text/html; charset=utf-8' }).end('<html>maintenance</html>'),
+        code: 'ERR_HTTP',
+        status: 503,
+        message: /HTTP 503 \(an HTML or XML page, text\/html\)$/,
+      },
+      {
         name: '500 HTML page',
         answer: (_q, res) => res.writeHead(500, { 'content-type': 'text/html' }).end('<!doctype html><h1>Internal Server Error</h1>'),
         code: 'ERR_HTTP',
@@ -433,6 +484,38 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
           assert.equal(error.code, 'ERR_OAUTH');
           assert.equal(error.message.includes(echo), false, error.message);
           assert.match(error.message, /got client_secret=\[redacted\]$/);
+          return true;
+        });
+      }
+    });
+
+    it('redacts every form of a credential an echo may hold: JSON-escaped with a slash, percent- and form-encoded, repeated, or inside a longer one', async () => {
+      const echoBody: RawHandler = (_q, res, body) => sendJson(res, 400, { error: 'invalid_request', error_description: `got ${body} and again ${body}` });
+      // `"` and `/` at once: the JSON echo has `\"` but keeps `/` (the PHP form would have `\/`).
+      const quoted = 'cs/SECRET"0123456789';
+      handler = echoBody;
+      await assert.rejects(client({ clientSecret: quoted }).client.refresh('rt_0123456789'), (error: MarketplaceApiError) => {
+        assert.doesNotMatch(error.message, /SECRET/);
+        assert.match(error.message, /"client_secret":"\[redacted\]"/);
+        return true;
+      });
+      // `!` and `(`: encodeURIComponent keeps them, a form encoding does not.
+      const marked = 'cs!SECRET/(0123456789)';
+      for (const echo of [encodeURIComponent(marked), new URLSearchParams({ s: marked }).toString().slice(2)]) {
+        handler = (_q, res) => sendJson(res, 400, { error: 'invalid_client', error_description: `got client_secret=${echo}` });
+        await assert.rejects(client({ clientSecret: marked }).client.refresh('rt_0123456789'), (error: MarketplaceApiError) => {
+          assert.match(error.message, /got client_secret=\[redacted\]$/, echo);
+          return true;
+        });
+      }
+      // A refresh token that holds the client secret is replaced whole, not leaving its tail; and
+      // a credential of 8 characters (the shortest redacted) is redacted too.
+      handler = echoBody;
+      const clientSecret = 'cs_SECRET_0123456789';
+      for (const refreshToken of [`${clientSecret}_ROTATED`, 'rt_SECRT']) {
+        await assert.rejects(client({ clientSecret }).client.refresh(refreshToken), (error: MarketplaceApiError) => {
+          assert.doesNotMatch(error.message, /SECRET|ROTATED|SECRT/);
+          assert.equal(error.message.match(/"refresh_token":"\[redacted\]"/g)?.length, 2, error.message);
           return true;
         });
       }
@@ -1245,6 +1328,18 @@ describe('abort before the call', () => {
     await rejects(c.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb', signal }), { code: 'ERR_ABORTED', message: /aborted/ });
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.ok(server.requests.every((r) => !r.url.includes('whoami')), 'no whoami was sent');
+  });
+
+  it('never calls a custom fetch, even one that ignores the signal', async () => {
+    let calls = 0;
+    const counting: typeof fetch = async () => {
+      calls++;
+      return new Response(JSON.stringify(tokenAnswer), { headers: { 'content-type': 'application/json' } });
+    };
+    const { client: c } = client({ fetch: counting });
+    await rejects(c.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb', signal: AbortSignal.abort() }), { code: 'ERR_ABORTED', message: /aborted/ });
+    await rejects(c.whoami({ accessToken: 'at', signal: AbortSignal.abort() }), { code: 'ERR_ABORTED', message: /aborted/ });
+    assert.equal(calls, 0);
   });
 
   it('rejects with ERR_ABORTED when the answer is cached too, as refresh does', async () => {
