@@ -790,6 +790,8 @@ describe('safeReturnTo', () => {
     ['http://app.example/a', '/'],
     ['javascript:alert(1)', '/'],
     ['data:text/html,x', '/'],
+    // A scheme that only names an http(s) URL inside it (blob: has the origin of that URL).
+    ['blob:https://app.example/x', '/'],
     ['/\n/evil.example', '/'],
     ['/.//evil.example', '/'],
     ['/..//evil.example/x', '/'],
@@ -818,7 +820,8 @@ describe('safeReturnTo', () => {
     const trusted = new Set(['https://site.example']);
     assert.equal(safeReturnTo('https://site.example/reports?tab=2#a', origin, trusted), 'https://site.example/reports?tab=2#a');
     assert.equal(safeReturnTo('/notes', origin, trusted), '/notes', 'the app\'s own paths stay paths');
-    for (const evil of ['https://site.example.evil.example/', 'https://site.example@evil.example/', 'http://site.example/', 'https://site.example/.//evil.example', 'https://evil.example/']) {
+    // Neither a path nor an absolute URL, even when the host it would reach is trusted.
+    for (const evil of ['https://site.example.evil.example/', 'https://site.example@evil.example/', 'http://site.example/', 'https://site.example/.//evil.example', 'https://evil.example/', '//site.example/x', '/\\site.example/x']) {
       assert.equal(safeReturnTo(evil, origin, trusted), '/', evil);
     }
   });
