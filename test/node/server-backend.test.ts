@@ -955,6 +955,12 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     assert.ok(Buffer.byteLength(cookie) <= 4096, `${Buffer.byteLength(cookie)} bytes`);
     const done = await backend(new Request(callback, { headers: { cookie } }));
     assert.deepEqual([done.status, done.headers.get('location')], [303, '/']);
+    // One over 2,048 characters as given is dropped at the start already, not only at the callback:
+    // kept, it would make the state cookie too large to come back at all.
+    const long = await signIn(backend, `/${'a'.repeat(5000)}`);
+    assert.ok(Buffer.byteLength(long.cookie) <= 4096, `${Buffer.byteLength(long.cookie)} bytes`);
+    const back = await backend(new Request(long.callback, { headers: { cookie: long.cookie } }));
+    assert.deepEqual([back.status, back.headers.get('location')], [303, '/']);
   });
 
   it('refuses to start a sign-in on another loopback origin than redirectUri\'s (localhost vs 127.0.0.1), where its state cookie would never arrive', async () => {
@@ -1706,7 +1712,8 @@ describe('server functions called from plain JavaScript with missing options', (
       ['buildAuthorizationUrl with a fragment in redirectUri', call(buildAuthorizationUrl, { siteUrl: 'https://mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb#x' }), 'ERR_CONFIG', /redirectUri must not include a fragment/],
       ['buildAuthorizationUrl with an ftp siteUrl', call(buildAuthorizationUrl, { siteUrl: 'ftp://mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' }), 'ERR_CONFIG', /siteUrl must be/],
       ['signContextToken()', call(signContextToken), 'ERR_CONFIG', /signContextToken needs its options object/],
-      ...['', 'short', `${'s'.repeat(20)} x`].map((state): [string, Promise<unknown>, string, RegExp] => [
+      // A number is no state, however many digits it has (the callback's state is text).
+      ...['', 'short', `${'s'.repeat(20)} x`, 12345678901234567890].map((state): [string, Promise<unknown>, string, RegExp] => [
         `buildAuthorizationUrl with state ${JSON.stringify(state)}`,
         call(buildAuthorizationUrl, { siteUrl: 'https://mp.example', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb', state }),
         'ERR_CONFIG',
