@@ -4,6 +4,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import {
   apiKeyKind,
+  buildAuthorizationUrl,
   createMarketplaceClient,
   MarketplaceApiError,
   MarketplaceKitError,
@@ -80,6 +81,11 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
     // Given ones are used as they are (RFC 7636's own example verifier and challenge).
     const given = c.authorizationUrl({ redirectUri: 'https://app.example/cb', state: 'st-0123456789abcdef', codeVerifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' });
     assert.deepEqual([new URL(given.url).searchParams.get('state'), new URL(given.url).searchParams.get('code_challenge')], ['st-0123456789abcdef', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM']);
+  });
+
+  it('builds the authorization page address on a siteUrl given with trailing slashes as on its host root', () => {
+    const { url } = buildAuthorizationUrl({ siteUrl: 'https://mp.example//', clientId: CLIENT_ID, redirectUri: 'https://app.example/cb' });
+    assert.equal(`${new URL(url).origin}${new URL(url).pathname}`, 'https://mp.example/oauth/authorize');
   });
 
   it('computes the RFC 7636 appendix B challenge', () => {
@@ -611,6 +617,7 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       const partial = createMarketplaceClient({ siteUrl: server.url, ...half });
       await assert.rejects(partial.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), { code: 'ERR_CONFIG', message: /clientId and clientSecret/ }, Object.keys(half)[0]);
       await assert.rejects(partial.refresh('rt'), { code: 'ERR_CONFIG', message: /clientId and clientSecret/ }, Object.keys(half)[0]);
+      assert.equal(partial.clientId, null, Object.keys(half)[0]);
     }
     assert.equal(server.requests.length, 0);
   });
@@ -666,6 +673,9 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
       assert.throws(() => createMarketplaceClient({ siteUrl: 'https://mp.example', ...options }), { code: 'ERR_CONFIG', message }, JSON.stringify(options));
     refused({ siteUrl: 'https://mp.example/dashboard' }, /^createMarketplaceClient: siteUrl must be the marketplace's host root, .*got "https:\/\/mp\.example\/dashboard"$/);
     refused({ tokenPath: 'ftp://x/token' }, /^createMarketplaceClient: tokenPath must be an https URL, got "ftp:\/\/x\/token"$/);
+    // A scheme that only ends in https is another scheme.
+    refused({ tokenPath: 'xhttps://mp.example/token' }, /^createMarketplaceClient: tokenPath must be an https URL, got "xhttps:/);
+    refused({ siteUrl: 'web+https://mp.example' }, /^createMarketplaceClient: siteUrl must be an https URL/);
     refused({ siteUrl: 'http://mp.example' }, /^createMarketplaceClient: siteUrl must use https, got "http:\/\/mp\.example": over http the client secret/);
     refused({ apiBaseUrl: 'http://api.mp.example/v1' }, /^createMarketplaceClient: apiBaseUrl must use https/);
     // A space URL parsing would trim here ends up inside every request's path ('/v1 /whoami').
