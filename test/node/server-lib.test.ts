@@ -201,6 +201,9 @@ describe('parseRetryAfter', () => {
     assert.equal(parseRetryAfter('Sunday, 06-Nov-94 08:48:00 GMT', now), 0);
     assert.equal(parseRetryAfter('Sun Nov  6 08:48:00 1994', now), 0);
     assert.equal(parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT', now), 37_000);
+    // Padded, as a header value handed over by something other than fetch may be.
+    assert.equal(parseRetryAfter(' 5 ', now), 5_000);
+    assert.equal(parseRetryAfter(' Sun, 06 Nov 1994 08:49:37 GMT ', now), 37_000);
     assert.equal(parseRetryAfter('Sun, 06 Nov 1994 09:49:37 GMT', now), MAX_RETRY_AFTER_MS);
   });
 
