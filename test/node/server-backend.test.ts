@@ -448,6 +448,9 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal(await errorCode(malformed), 'ERR_SESSION_INVALID');
     const tampered = await backend(new Request(`${BASE}/session`, { headers: { authorization: `Bearer ${body.session.token}x` } }));
     assert.equal(await errorCode(tampered), 'ERR_SESSION_INVALID');
+    // The whole header is the token: a valid one followed by more is no Bearer header.
+    const trailing = await backend(new Request(`${BASE}/session`, { headers: { authorization: `Bearer ${fresh.session.token} extra` } }));
+    assert.equal(await errorCode(trailing), 'ERR_SESSION_INVALID');
   });
 
   it('requireEntitlement grants by the shared access rules and refuses with 403 and a reason', async () => {
@@ -868,6 +871,9 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
       assert.equal(response.status, 400);
       assert.equal(await errorCode(response), 'ERR_OAUTH_STATE');
     }
+    // Without any state cookie, the message says so (blocked cookies, another browser).
+    const none = (await (await backend(new Request(callback))).json()) as { error: { message: string } };
+    assert.match(none.error.message, /state cookie is missing/);
     const otherBackend = backendWith({ sessionSecret: 'another-session-secret-0123456789-abcdef' }).backend;
     const foreign = await otherBackend(new Request(callback, { headers: { cookie } }));
     assert.equal(await errorCode(foreign), 'ERR_OAUTH_STATE');
@@ -907,6 +913,21 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     const response = await backend(new Request(`${BASE}/oauth/callback?code=code_1&state=${encodeURIComponent(state)}`, { headers: { cookie } }));
     assert.equal(response.status, 400);
     assert.equal(await errorCode(response), 'ERR_OAUTH_STATE');
+  });
+
+  it('exchanges the code with the redirectUri the sign-in started with, a configured one too', async () => {
+    const redirectUri = `${APP}/signin/callback`;
+    const { backend } = backendWith({ redirectUri });
+    const start = await backend(new Request(`${BASE}/oauth/start?return_to=%2Fnotes`));
+    const authorize = new URL(start.headers.get('location')!);
+    assert.equal(authorize.searchParams.get('redirect_uri'), redirectUri);
+    const cookie = start.headers.getSetCookie().find((c) => c.startsWith(`${STATE}=`))!.split(';')[0]!;
+    const callback = new URL((await fetch(authorize, { redirect: 'manual' })).headers.get('location')!);
+    assert.equal(`${callback.origin}${callback.pathname}`, redirectUri);
+    // The app routes its callback path to the backend's.
+    const done = await backend(new Request(`${BASE}/oauth/callback${callback.search}`, { headers: { cookie } }));
+    assert.equal(done.headers.get('location'), '/notes');
+    assert.ok(done.headers.getSetCookie().some((c) => c.startsWith(`${SESSION}=`) && !c.startsWith(`${SESSION}=;`)));
   });
 
   it('expires the state cookie after 10 minutes', async () => {
