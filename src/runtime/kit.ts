@@ -125,6 +125,11 @@ export interface KitEnvironment {
   defaultTheme: Theme;
   /** Calls `callback` when `defaultTheme` or `defaultLocale` changes; returns a stop function. */
   observePreferences(callback: () => void): () => void;
+  /**
+   * Calls `callback` when the page is hidden or shown again (the device woke up, the tab came
+   * back): timers may have counted none of the time in between. Returns a stop function.
+   */
+  observeWake(callback: () => void): () => void;
   now(): number;
   /** Takes what the early exchange script left on the page, if anything (once). */
   takeEarlyLaunch(): EarlyLaunch | undefined;
@@ -168,6 +173,11 @@ export function browserEnvironment(): KitEnvironment {
         scheme?.removeEventListener('change', callback);
         removeEventListener('languagechange', callback);
       };
+    },
+    // Hidden or shown, either way: looking again is harmless.
+    observeWake(callback) {
+      document.addEventListener('visibilitychange', callback);
+      return () => document.removeEventListener('visibilitychange', callback);
     },
     now: Date.now,
     takeEarlyLaunch() {
@@ -236,6 +246,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #announced: { reload: Promise<void> } = { reload: Promise.resolve() };
   #stopResize: (() => void) | null = null;
   #stopPreferences: (() => void) | null = null;
+  #stopWake: (() => void) | null = null;
   #destroyed = false;
   /** The launch was on the developer's own site: the session is the backend's cookie. */
   #cookieLaunch = false;
@@ -447,6 +458,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     clearTimeout(this.#expiryTimer);
     this.#stopResize?.();
     this.#stopPreferences?.();
+    this.#stopWake?.();
     // A bridge still loading is never opened (see `#connect`).
     this.#stopLoading?.();
     this.#opened?.destroy();
@@ -483,6 +495,9 @@ export class MarketplaceKit extends EventTarget implements Kit {
       const env = this.#env;
       this.#stopPreferences = env.observePreferences(() => this.#set({ theme: env.defaultTheme, locale: env.defaultLocale }));
     }
+    // The entitlement's end is timed by setTimeout, which does not count a device's sleep and is
+    // held back in a hidden tab: on waking, whether it has ended is looked at again (`#set`).
+    this.#stopWake = this.#env.observeWake(() => this.#set({}));
     // The answer's schema is built while the request is on its way, not before it leaves.
     prepareSessionSchema();
     const openBridge = () => void (this.#host && this.#connect().catch(() => undefined));

@@ -131,6 +131,10 @@ export interface FakeEnvironment extends KitEnvironment {
   preferenceObservers: number;
   /** The user changed the browser's color scheme or language: tells the kit's observer. */
   changePreferences(preferences: Partial<Pick<KitEnvironment, 'defaultTheme' | 'defaultLocale'>>): void;
+  /** How many wake observers the kit has running. */
+  wakeObservers: number;
+  /** The page is shown again (the device woke up): tells the kit's wake observer. */
+  wake(): void;
 }
 
 /** A page at `url`; `parent` set means framed by the window behind that handle. */
@@ -149,6 +153,7 @@ export function fakeEnvironment(
   let offset = 0;
   let observer: ((height: number) => void) | null = null;
   let preferencesChanged: (() => void) | null = null;
+  let woken: (() => void) | null = null;
   const root = document.createElement('html');
   const env: FakeEnvironment = {
     url,
@@ -188,6 +193,16 @@ export function fakeEnvironment(
       Object.assign(env, preferences);
       preferencesChanged?.();
     },
+    wakeObservers: 0,
+    observeWake(callback) {
+      env.wakeObservers++;
+      woken = callback;
+      return () => {
+        env.wakeObservers--;
+        woken = null;
+      };
+    },
+    wake: () => woken?.(),
     now: () => Date.now() + offset,
     advance: (ms) => void (offset += ms),
     takeEarlyLaunch() {

@@ -122,6 +122,26 @@ describe('kit on the developer\'s own site', () => {
     expect(seen).to.deep.equal([false], 'one notice, at the end');
   });
 
+  it('looks at the entitlement\'s end again when the page is shown after the device slept', async () => {
+    // setTimeout does not count a device's sleep: an hour asleep leaves the end's timer an hour away.
+    const env = fakeEnvironment(`${APP_ORIGIN}/account`);
+    const ending = { ...ENTITLEMENT, expires_at: new Date(Date.now() + 3_600_000).toISOString() };
+    const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000, ending))));
+    await kit.started;
+    const seen: boolean[] = [];
+    kit.subscribe((k) => seen.push(k.has('reports')));
+    env.wake();
+    expect(seen).to.deep.equal([], 'nothing changed: no notice');
+    env.advance(2 * 3_600_000);
+    expect(kit.has('reports')).to.equal(false);
+    expect(seen).to.deep.equal([], 'asleep: no timer has fired');
+    env.wake();
+    env.wake();
+    expect(seen).to.deep.equal([false], 'one notice, on waking');
+    kit.destroy();
+    expect(env.wakeObservers).to.equal(0);
+  });
+
   it('follows the browser\'s color scheme and language live, and stops with destroy()', async () => {
     const env = fakeEnvironment(`${APP_ORIGIN}/account`);
     const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000))));
@@ -2367,6 +2387,21 @@ describe('kit: what the coverage report found unreached', () => {
       } finally {
         stop();
         filler.remove();
+      }
+    });
+
+    it('reports the page being shown again (visibilitychange), and nothing more once stopped', () => {
+      const env = browserEnvironment();
+      let calls = 0;
+      const stop = env.observeWake(() => calls++);
+      try {
+        document.dispatchEvent(new Event('visibilitychange'));
+        expect(calls).to.equal(1);
+        stop();
+        document.dispatchEvent(new Event('visibilitychange'));
+        expect(calls).to.equal(1, 'none after stop()');
+      } finally {
+        stop();
       }
     });
 
