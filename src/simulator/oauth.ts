@@ -80,6 +80,7 @@ export function authorizeGet(ctx: SimulatorContext, res: ServerResponse, url: UR
   }
 
   const formToken = randomToken('ft_');
+  ctx.state.makeRoomForPending();
   ctx.state.pending.set(formToken, {
     clientId: ctx.credentials.clientId,
     redirectUri,
@@ -307,6 +308,7 @@ function refresh(ctx: SimulatorContext, params: Map<string, string>): TokenAnswe
 function issue(ctx: SimulatorContext, userId: string, scope: string, familyId: string): TokenAnswer {
   const accessToken = randomToken('mpat_');
   const refreshToken = randomToken('mprt_');
+  ctx.state.makeRoomForRefreshToken(userId);
   ctx.state.accessTokens.set(accessToken, { userId, scope, familyId, expiresAt: ctx.clock() + ctx.accessTokenTtlSeconds * 1000 });
   ctx.state.refreshTokens.set(refreshToken, { userId, clientId: ctx.credentials.clientId, scope, familyId, usedAt: null });
   return {

@@ -43,6 +43,15 @@ export interface AccessTokenRecord {
 /** How long a spent refresh token is remembered, so that its reuse still ends its family. */
 export const SPENT_REFRESH_KEPT_MS = 86_400_000;
 
+/**
+ * Unused refresh tokens one user holds at most (Google's limit per account and client): a sign-in
+ * beyond it drops the one refreshed or issued longest ago, which then answers `invalid_grant`.
+ */
+export const REFRESH_TOKENS_PER_USER = 100;
+
+/** Authorization pages open at once at most: a newer one drops the oldest (its form then fails). */
+export const PENDING_AUTHORIZATIONS = 1_000;
+
 export interface RefreshTokenRecord {
   userId: string;
   clientId: string;
@@ -155,6 +164,18 @@ export class SimulatorState {
     for (const [token, record] of this.refreshTokens) if (record.userId === userId) this.refreshTokens.delete(token);
   }
 
+  /** Keeps a user's unused refresh tokens under `REFRESH_TOKENS_PER_USER`, before one more is issued. */
+  makeRoomForRefreshToken(userId: string): void {
+    const unused = [...this.refreshTokens].filter(([, record]) => record.userId === userId && record.usedAt === null);
+    // A Map iterates in insertion order, and every refresh inserts its new token: oldest first.
+    for (const [token] of unused.slice(0, Math.max(0, unused.length - REFRESH_TOKENS_PER_USER + 1))) this.refreshTokens.delete(token);
+  }
+
+  /** Keeps the open authorization pages under `PENDING_AUTHORIZATIONS`, before one more opens. */
+  makeRoomForPending(): void {
+    for (const key of [...this.pending.keys()].slice(0, Math.max(0, this.pending.size - PENDING_AUTHORIZATIONS + 1))) this.pending.delete(key);
+  }
+
   /** Ends every token descended from one authorization (code replay, refresh-token reuse). */
   revokeFamily(familyId: string): void {
     for (const [token, record] of this.accessTokens) if (record.familyId === familyId) this.accessTokens.delete(token);
@@ -164,7 +185,8 @@ export class SimulatorState {
   /**
    * Drops expired one-time records so a long-running simulator does not grow without bound. A
    * spent refresh token is kept a day, for reuse detection; an unused one stays (the seed gives
-   * refresh tokens no lifetime), but every refresh spends one, so they do not pile up.
+   * refresh tokens no lifetime): every refresh spends one, and a user holds at most
+   * `REFRESH_TOKENS_PER_USER`.
    */
   sweep(now: number): void {
     for (const [key, value] of this.pending) if (value.expiresAt <= now) this.pending.delete(key);

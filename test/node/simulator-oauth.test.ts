@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { createMarketplaceClient, isKitError, type MarketplaceClient } from '../../src/server/index.js';
 import { OAuthErrorBody, TokenResponse } from '../../src/shared/schemas.js';
 import type { Simulator } from '../../src/simulator/index.js';
-import { SPENT_REFRESH_KEPT_MS, SimulatorState } from '../../src/simulator/state.js';
+import { PENDING_AUTHORIZATIONS, REFRESH_TOKENS_PER_USER, SPENT_REFRESH_KEPT_MS, SimulatorState } from '../../src/simulator/state.js';
 import {
   CALLBACK,
   authorize,
@@ -552,6 +552,57 @@ describe('simulator: token endpoint', () => {
   it('surfaces token endpoint errors as typed errors of the server client', async () => {
     const wrong = createMarketplaceClient({ siteUrl: sim.siteUrl, clientId: sim.clientId, clientSecret: 'wrong' });
     await assert.rejects(wrong.exchangeCode({ code: await codeFor(sim), redirectUri: CALLBACK }), (error) => isKitError(error) && error.status === 401);
+  });
+});
+
+describe('simulator: limits on what sign-ins leave behind', () => {
+  let sim: Simulator;
+  before(async () => {
+    sim = await startTestSimulator();
+  });
+  after(() => sim.close());
+
+  const token = (body: Record<string, string>) =>
+    postJson(`${sim.siteUrl}/api/oauth/token`, { ...body, client_id: sim.clientId, client_secret: sim.clientSecret });
+  async function signIn(userId = 'usr_ada') {
+    const answer = await token({ grant_type: 'authorization_code', code: await codeFor(sim, {}, userId), redirect_uri: CALLBACK });
+    assert.equal(answer.status, 200);
+    return TokenResponse.parse(await answer.json()).refresh_token!;
+  }
+  const refresh = (refreshToken: string) => token({ grant_type: 'refresh_token', refresh_token: refreshToken });
+
+  it(`keeps ${REFRESH_TOKENS_PER_USER} refresh tokens per user: one more sign-in drops the one used longest ago`, async () => {
+    const first = await signIn();
+    const second = await signIn();
+    const grace = await signIn('usr_grace');
+    // Refreshed after `second` was issued: its new token counts as the newer one.
+    const rotated = await refresh(first);
+    assert.equal(rotated.status, 200);
+    const firstNow = TokenResponse.parse(await rotated.json()).refresh_token!;
+    for (let held = 2; held < REFRESH_TOKENS_PER_USER; held++) await signIn();
+    const secondRefreshed = await refresh(second);
+    assert.equal(secondRefreshed.status, 200, `${REFRESH_TOKENS_PER_USER} held: none dropped yet`);
+    const secondNow = TokenResponse.parse(await secondRefreshed.json()).refresh_token!;
+    // Ada holds 100 again, `secondNow` the newest: one more sign-in drops `firstNow`.
+    await signIn();
+    await oauthError(await refresh(firstNow), 400, 'invalid_grant');
+    // Spent tokens are not counted, nor dropped: reusing `second` still ends its family.
+    await oauthError(await refresh(second), 400, 'invalid_grant');
+    await oauthError(await refresh(secondNow), 400, 'invalid_grant');
+    assert.equal((await refresh(grace)).status, 200, 'another user\'s tokens are not counted');
+  });
+
+  it(`keeps ${PENDING_AUTHORIZATIONS} authorization pages open: one more drops the oldest`, async () => {
+    const page = async () => formTokenOf(await (await fetch(authorizeUrl(sim))).text());
+    const oldest = await page();
+    const second = await page();
+    for (let open = 2; open < PENDING_AUTHORIZATIONS; open++) await page();
+    assert.equal((await postConsent(sim, { form_token: oldest, decision: 'approve', user_id: 'usr_ada' })).status, 303, 'none dropped yet');
+    await page(); // takes the place the consent freed
+    await page();
+    const dropped = await postConsent(sim, { form_token: second, decision: 'approve', user_id: 'usr_ada' });
+    assert.equal(dropped.status, 400);
+    assert.equal(dropped.headers.get('location'), null);
   });
 });
 
