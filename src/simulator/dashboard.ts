@@ -74,6 +74,8 @@ dialog h2 { margin: 0 0 .25rem; }
 .plan ul { margin: .2rem 0 0; padding-left: 1rem; color: var(--muted); font-size: .82rem; }
 .plan input { justify-self: start; }
 @media (max-width: 30rem) { .row { grid-template-columns: minmax(0, 1fr); } }
+/* A phone: the user menu gets the avatar's room, so a long name keeps its id in sight. */
+@media (max-width: 25rem) { header.top { padding-inline: .75rem; } .who img { display: none; } }
 @media (max-width: 1100px) { body { height: auto; min-height: 100vh; } .layout { grid-template-columns: minmax(0, 1fr); } nav.side { display: none; } aside.controls { border-left: 0; border-top: 1px solid var(--line); } }
 `;
 

@@ -164,23 +164,24 @@ describe('simulator dashboard', () => {
     }
   });
 
-  it("shows the whole choice in each of the control panel's menus on a 320 px phone", async () => {
+  it("shows the whole choice in the user menu and each of the control panel's menus on a 320 px phone", async () => {
     const context = await browser.newContext(PHONE_320);
     try {
       const page = await context.newPage();
-      await page.goto(`${sim.dashboardUrl}?user=usr_ada`);
+      // The user with the longest name and id: "Katherine Johnson (usr_katherine)".
+      await page.goto(`${sim.dashboardUrl}?user=usr_katherine`);
       await appFrame(page);
       assert.ok((await page.locator('#event-kind option').count()) >= 4, 'the event menu is filled in');
       // A menu as wide as it wants to be (its longest option, the arrow, the padding), set beside the real one:
       // "subscription.created" and "subscription.cancelled" must not both show as "subscription.c".
       const clipped = await page.evaluate(() =>
-        [...document.querySelectorAll<HTMLSelectElement>('aside.controls select')].flatMap((select) => {
+        [...document.querySelectorAll<HTMLSelectElement>('#user, aside.controls select')].flatMap((select) => {
           const natural = select.cloneNode(true) as HTMLSelectElement;
           natural.style.cssText = 'width: auto; min-width: 0; max-width: none; position: absolute';
           select.after(natural);
           const [need, has] = [natural.offsetWidth, select.offsetWidth];
           natural.remove();
-          return has < need ? [`${select.name}: ${has} px of the ${need} px its options need`] : [];
+          return has < need ? [`${select.name || select.id}: ${has} px of the ${need} px its options need`] : [];
         }),
       );
       assert.deepEqual(clipped, []);
