@@ -289,6 +289,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
       }
       this.#bearerOrigins = [base.origin, ...(options.bearerOrigins ?? [])];
       if (options.fetch !== undefined && typeof options.fetch !== 'function') throw config("createKit's fetch must be a function");
+      // Not coerced: 'no' or 'false' from a configuration file would turn it on.
+      if (options.autoResize !== undefined && typeof options.autoResize !== 'boolean') throw config("createKit's autoResize must be true or false");
       this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
       this.#backend = createBackendClient(base.href.replace(/\/+$/, ''), this.#fetch, this.#timing.request, new URL(url).origin);
       // The early exchange scrubbed the URL and sent the request: the launch it was handed is

@@ -365,6 +365,11 @@ describe('kit on the developer\'s own site', () => {
         .to.throw(MarketplaceKitError, "createKit's fetch must be a function")
         .with.property('code', 'ERR_CONFIG');
     }
+    for (const autoResize of ['no', 'false', 0, null]) {
+      expect(() => new MarketplaceKit({ backend: '/api', hostOrigins: [], autoResize: autoResize as unknown as boolean, fetch }, fakeEnvironment(LAUNCH)), String(autoResize))
+        .to.throw(MarketplaceKitError, "createKit's autoResize must be true or false")
+        .with.property('code', 'ERR_CONFIG');
+    }
     const unparsable = fakeEnvironment(LAUNCH);
     expect(() => new MarketplaceKit({ backend: 'http://[', hostOrigins: [HOST_ORIGIN], fetch }, unparsable)).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
     expect(unparsable.replaced).to.deep.equal(['/embed?view=1']);
