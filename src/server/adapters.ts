@@ -3,6 +3,7 @@
  * embedded page needs: its headers (`frame-ancestors`, `Referrer-Policy`) and the early exchange.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { finished } from 'node:stream';
 import { earlyLaunch, type EarlyLaunchOptions } from '../shared/early-launch.js';
 import { MarketplaceKitError } from '../shared/errors.js';
@@ -32,7 +33,8 @@ export interface NodeAdapterOptions {
 }
 
 /**
- * Serves a Web-standard handler from node:http.
+ * Serves a Web-standard handler from node:http, node:https or node:http2 (its compatibility API,
+ * `createSecureServer(options, toNodeHandler(backend))`).
  *
  * @example
  * import { createServer } from 'node:http';
@@ -41,9 +43,11 @@ export interface NodeAdapterOptions {
 export function toNodeHandler(
   handler: FetchHandler & { basePath?: string },
   options: NodeAdapterOptions = {},
-): (req: IncomingMessage, res: ServerResponse) => void {
+): (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void {
   assertAdapter('toNodeHandler', handler, options);
-  return (req, res) => {
+  return (incoming, outgoing) => {
+    // node:http2's request and response offer all that is used here, under the same names.
+    const [req, res] = [incoming as IncomingMessage, outgoing as ServerResponse];
     void (async () => {
       let response: Response;
       try {
@@ -352,7 +356,9 @@ const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 function requestUrl(req: IncomingMessage, target: string, origin: string | undefined): URL {
   const invalid = (message: string) => new MarketplaceKitError('ERR_INVALID_INPUT', message, { status: 400 });
   if (!/^\/(?![/\\])/.test(target)) throw invalid('The request target must be a path that starts with a single /');
-  const host = req.headers.host;
+  // HTTP/2 (node:http2's compatibility API) names the host in `:authority`; a client may send Host too.
+  const authority = req.headers[':authority'];
+  const host = req.headers.host ?? (typeof authority === 'string' ? authority : undefined);
   const base =
     origin !== undefined ? new URL(origin) : host !== undefined && HOST_HEADER.test(host) && URL.canParse(`http://${host}`) ? new URL(`http://${host}`) : null;
   if (base === null) throw invalid('The Host header is missing or malformed');

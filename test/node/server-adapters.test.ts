@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type Server } from 'node:http';
+import { connect as connectHttp2, createServer as createHttp2Server, type OutgoingHttpHeaders } from 'node:http2';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { runInNewContext } from 'node:vm';
@@ -595,6 +596,52 @@ function runEarlyLaunch(text: string, href: string, options: EarlyRunOptions) {
   const launch = page[Symbol.for(EARLY_LAUNCH_KEY)] as { href: string; backend: string; response: Promise<Response> } | undefined;
   return { sent, replaced, launch, page };
 }
+
+describe('toNodeHandler over HTTP/2 (node:http2, whose requests name their host in :authority)', () => {
+  /** One HTTP/2 request on a connection of its own. */
+  const h2Request = (origin: string, headers: OutgoingHttpHeaders, body?: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const session = connectHttp2(origin);
+      const fail = (error: Error) => {
+        session.destroy();
+        reject(error);
+      };
+      session.on('error', fail);
+      const stream = session.request(headers);
+      let status = 0;
+      let text = '';
+      stream.on('response', (head) => (status = Number(head[':status'])));
+      stream.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      stream.on('end', () => {
+        session.close();
+        resolve({ status, body: text });
+      });
+      stream.on('error', fail);
+      stream.end(body);
+    });
+
+  // (An :authority that is no host never reaches the handler: HTTP/2 itself refuses the stream.)
+  it('serves sessions and signed webhooks, with the request URL built from :authority', async () => {
+    const events: WebhookDelivery[] = [];
+    const backend = makeBackend(events);
+    const server = createHttp2Server(toNodeHandler((request) => (new URL(request.url).pathname === '/echo' ? Promise.resolve(new Response(request.url)) : backend(request))));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      assert.deepEqual(await h2Request(origin, { ':path': '/echo?x=1' }), { status: 200, body: `${origin}/echo?x=1` });
+      const context = await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: market.siteUrl, host: DASHBOARD, appId: 'app_1', user: USER });
+      const session = await h2Request(origin, { ':method': 'POST', ':path': '/api/marketplace/session', 'content-type': 'application/json' }, JSON.stringify({ context, host: DASHBOARD }));
+      assert.equal(session.status, 200, session.body);
+      assert.equal(SessionResponse.parse(JSON.parse(session.body)).user.id, USER.id);
+      const body = JSON.stringify({ event: 'user.authorized', timestamp: new Date().toISOString(), data: { user_id: 'usr_1' } });
+      const signed = { ':method': 'POST', ':path': '/api/marketplace/webhooks', 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) };
+      assert.equal((await h2Request(origin, signed, body)).status, 200);
+      assert.deepEqual(events.map((event) => event.event), ['user.authorized']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
 
 describe('embed page headers', () => {
   it('frameAncestors builds the directive from dashboard origins and refuses anything else', () => {

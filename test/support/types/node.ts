@@ -3,6 +3,7 @@
 // must compile with no cast; every line after `// @ts-expect-error` is a mistake the types must
 // refuse: once one compiles, tsc reports the directive as unused and the test fails.
 import { createServer } from 'node:http';
+import { createSecureServer } from 'node:http2';
 import {
   createAppBackend, createMarketplaceClient, verifyWebhook, receiveWebhook, isKnownEvent, isKitError,
   toNodeHandler, toErrorResponse, jsonResponse, applyEmbedPageHeaders, earlyLaunchScript,
@@ -61,6 +62,7 @@ createAppBackend({ ...required, webhookSecret: 'w', replayStore: { claim: () => 
 const backendOptions: AppBackendOptions = { ...required, webhookSecret: 'w' };
 show(backendOptions);
 
+createSecureServer({ allowHTTP1: true }, toNodeHandler(marketplace)); // HTTP/2, and HTTP/1.1 on the same port
 createServer(toNodeHandler(async (incoming) => {
   const { pathname } = new URL(incoming.url);
   if (pathname === marketplace.basePath || pathname.startsWith(`${marketplace.basePath}/`)) return marketplace(incoming);
