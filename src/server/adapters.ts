@@ -54,8 +54,9 @@ export function toNodeHandler(
         const url = requestUrl(req, req.url ?? '/', options.origin);
         // A framework's body parser (Fastify's, Koa's) or a logger read the stream first.
         const reader = "Something before toNodeHandler (a body parser, such as Fastify's or Koa's, or a middleware)";
-        const refused = bodyGone(req) ? bodyReadFirst(isWebhookRoute(url, handler.basePath), reader, 'give toNodeHandler the request unread') : null;
-        response = await answer(refused ? () => Promise.reject(refused) : handler, toRequest(req, res, url, refused ? null : undefined), options);
+        const kept = keptRawBody(req);
+        const refused = !kept && bodyGone(req) ? bodyReadFirst(isWebhookRoute(url, handler.basePath), reader, 'give toNodeHandler the request unread') : null;
+        response = await answer(refused ? () => Promise.reject(refused) : handler, toRequest(req, res, url, refused ? null : kept), options);
       } catch (error) {
         response = toErrorResponse(error);
       }
@@ -127,9 +128,10 @@ export interface ExpressAdapterOptions extends NodeAdapterOptions {
 
 /**
  * Mounts a Web-standard handler in Express. Mount it before `express.json()`: a raw
- * (`express.raw`) or text body is used as is and a JSON-parsed one is re-serialised for the session
- * route, but on the webhook route, whose signature covers the exact bytes, a parsed body is
- * refused (`ERR_WEBHOOK_BODY_PARSED`).
+ * (`express.raw`) or text body is used as is, so are bytes kept as `req.rawBody` (NestJS's
+ * `rawBody: true`), and a JSON-parsed one is re-serialised for the session route, but on the
+ * webhook route, whose signature covers the exact bytes, a parsed body is refused
+ * (`ERR_WEBHOOK_BODY_PARSED`).
  *
  * @example
  * const app = express();
@@ -297,6 +299,8 @@ function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | nul
   // Read by a parser or not at all: a body value alone says nothing, as Express 4's parsers set
   // `req.body = {}` on every request, also on those they leave unread.
   if (!req.readableEnded) return undefined;
+  const kept = keptRawBody(req);
+  if (kept) return kept;
   const parsed = body !== undefined && body !== null;
   if (!parsed && !declaresBody(req)) return null; // nothing was lost
   if (isWebhook || !parsed) {
@@ -307,6 +311,16 @@ function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | nul
     );
   }
   return JSON.stringify(body);
+}
+
+/**
+ * The exact bytes of a body read before the adapter, where the framework kept them as
+ * `req.rawBody` (NestJS with `rawBody: true`, Google Cloud Functions, Firebase): a signed webhook
+ * then verifies. Undefined while the stream is unread, or without them.
+ */
+function keptRawBody(req: IncomingMessage): Uint8Array<ArrayBuffer> | undefined {
+  const { rawBody } = req as IncomingMessage & { rawBody?: unknown };
+  return req.readableEnded && rawBody instanceof Uint8Array ? new Uint8Array(rawBody) : undefined;
 }
 
 /** Read already, though the client sent a body: what the handler would stream is gone. */

@@ -264,6 +264,30 @@ describe('toExpressMiddleware with a real Express app', () => {
     }
   });
 
+  it('after a parser that kept the raw bytes as req.rawBody (NestJS with rawBody: true), webhooks verify', async () => {
+    const events: WebhookDelivery[] = [];
+    const app = express();
+    // What NestJS's rawBody option does: express.json() with a verify hook that keeps the buffer.
+    app.use(express.json({ verify: (req, _res, buf) => void ((req as { rawBody?: Buffer }).rawBody = buf) }));
+    app.use(toExpressMiddleware(makeBackend(events)));
+    const { origin, server } = await listen(app);
+    try {
+      const hook = await webhook(origin);
+      assert.equal(hook.status, 200, await hook.clone().text());
+      assert.deepEqual(events.map((event) => event.data), [{ user_id: 'usr_1', note: 'ünïcödé' }]);
+      assert.equal((await newSession(origin)).status, 200);
+      const body = JSON.stringify({ event: 'user.authorized', timestamp: new Date().toISOString(), data: { user_id: 'usr_2' } });
+      const tampered = await fetch(`${origin}/api/marketplace/webhooks`, {
+        method: 'POST',
+        body: body.replace('usr_2', 'usr_3'),
+        headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) },
+      });
+      assert.equal(tampered.status, 401, 'the kept bytes are checked like any body');
+    } finally {
+      await close(server);
+    }
+  });
+
   it('refuses a basePath other than the backend\'s at once, instead of answering every request 404', () => {
     const backend = makeBackend([]);
     assert.throws(() => toExpressMiddleware(backend, { basePath: '/mp' }), { code: 'ERR_CONFIG', message: /"\/mp" differs from the backend's "\/api\/marketplace"/ });
@@ -344,6 +368,29 @@ describe('toNodeHandler: a body read before it (Fastify, Koa, a logger)', () => 
     } finally {
       server.closeAllConnections();
       server.close();
+    }
+  });
+
+  it('uses the bytes a framework kept as req.rawBody (Google Cloud Functions, Firebase): webhooks verify, sessions start', async () => {
+    const events: WebhookDelivery[] = [];
+    const node = toNodeHandler(makeBackend(events));
+    const server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      Object.assign(req, { rawBody: Buffer.concat(chunks), body: {} });
+      node(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const hook = await webhook(origin);
+      assert.equal(hook.status, 200, await hook.clone().text());
+      assert.deepEqual(events.map((event) => event.data), [{ user_id: 'usr_1', note: 'ünïcödé' }]);
+      const session = await newSession(origin);
+      assert.equal(session.status, 200);
+      assert.equal(SessionResponse.parse(await session.json()).user.id, USER.id);
+    } finally {
+      await close(server);
     }
   });
 });
