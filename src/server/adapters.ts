@@ -307,7 +307,7 @@ function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | nul
     return bodyReadFirst(
       isWebhook,
       parsed ? 'A body parser (e.g. express.json())' : 'A middleware before toExpressMiddleware',
-      'mount toExpressMiddleware(backend) before it, or use express.raw({ type: "application/json", limit: "1mb" }) for the webhook path',
+      'mount toExpressMiddleware(backend) before it, or use express.raw({ type: "application/json", limit: "1mb" }) for the webhook path (in NestJS: create the app with { rawBody: true })',
     );
   }
   return JSON.stringify(body);
