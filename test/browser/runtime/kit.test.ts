@@ -402,6 +402,7 @@ describe('kit on the developer\'s own site', () => {
       [`${BACKEND}/session`, null],
       [`${APP_ORIGIN}/api/b`, 'Bearer tok-b'],
     ]);
+    expect(fetch.calls[3]!.credentials).to.equal('include', 'the re-read sends the cookie');
     cookie = ''; // signed out elsewhere
     const error = await rejection(kit.fetch('/api/c'));
     expect(error.code).to.equal('ERR_SESSION_REFRESH_FAILED');
@@ -911,6 +912,19 @@ describe('kit inside the dashboard', () => {
       cookie = 'tok-c'; // another sign-in: the next call gets a 401 with tok-b
       expect((await kit.fetch('/api/b')).status).to.equal(200, 'renewed at once: the backend has answered a session since the 429');
       expect(reads).to.deep.equal(['/session', '/session', '/session?refresh=1', '/session']);
+    });
+
+    it('a Retry-After on another error status (a 500, a 502) pauses nothing: the next call asks again', async () => {
+      let answer: (() => Response) | null = () => busy(500, '30');
+      const { kit, asked } = await expired(() => answer?.() ?? null);
+      const first = await rejection(kit.fetch('/api/a'));
+      expect([first.status, first.retryAfterMs, asked()]).to.deep.equal([500, 30_000, [1, 1]]);
+      answer = () => busy(502, '30');
+      expect((await rejection(kit.fetch('/api/b'))).status).to.equal(502);
+      expect(asked()).to.deep.equal([2, 2], 'asked again at once');
+      answer = null;
+      expect((await kit.fetch('/api/c')).status).to.equal(200);
+      expect(asked()).to.deep.equal([3, 3]);
     });
 
     it('a start-up exchange refused with a Retry-After pauses the first renewal too', async () => {
@@ -2423,5 +2437,140 @@ describe('kit: what the coverage report found unreached', () => {
         history.replaceState(state, '', original);
       }
     });
+  });
+});
+
+describe('kit: what a third mutation run found unchecked', () => {
+  it('trusts a browser clock within 2 s of the backend\'s, and counts by the backend\'s one 30 s off', async () => {
+    // The clock stands still unless the test moves it: each boundary is checked to the millisecond.
+    // The backend answers at a whole second, so its Date header is exact (read as the middle of that second).
+    const second = Math.floor(Date.now() / 1000) * 1000;
+    // [browser clock ahead of the backend's, when a renewal is due after start-up]
+    for (const [lead, due] of [[1_000, 539_000], [30_000, 539_500]] as const) {
+      let clock = second + lead;
+      let exchanges = 0;
+      const { kit, env, contexts } = embedded((call) => {
+        if (!call.url.endsWith('/session')) return jsonResponse({ ok: true });
+        exchanges++;
+        const backendNow = clock - lead;
+        const answer = jsonResponse(sessionBody(`tok-${exchanges}`, 600_000, ENTITLEMENT, backendNow));
+        answer.headers.set('date', new Date(backendNow).toUTCString());
+        return answer;
+      });
+      env.now = () => clock;
+      await kit.started;
+      // Within 2 s the browser's clock counts: 600 s from its now, less the 60 s margin. Past that,
+      // the backend's: 600 s from its Date (half a second after it), less the margin.
+      clock += due - 500;
+      await kit.fetch('/api/a');
+      await tick(50);
+      expect(contexts()).to.equal(0, `browser ${lead} ms ahead: not renewed half a second early`);
+      clock += 500;
+      await kit.fetch('/api/b');
+      await until(() => exchanges === 2);
+      expect(contexts()).to.equal(1, `browser ${lead} ms ahead: renewed when due`);
+    }
+  });
+
+  it('a 401 for a replaced token that comes back after the new token has expired too renews again', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
+    const held = gate();
+    let refused = new Set(['Bearer tok-1']);
+    const { kit, env, fetch, contexts } = embedded(async (call) => {
+      if (call.url.endsWith('/session')) return backend(state)(call);
+      if (call.url.endsWith('/api/slow') && call.authorization === 'Bearer tok-1') await held.promise;
+      return refused.has(call.authorization ?? '') ? jsonResponse({}, 401) : jsonResponse({ ok: true });
+    });
+    await kit.started;
+    const slow = kit.fetch('/api/slow'); // sent with tok-1; its 401 comes back once tok-2 has expired
+    expect((await kit.fetch('/api/fast')).status).to.equal(200); // 401, renewed to tok-2, sent again
+    env.advance(600_000);
+    refused = new Set(['Bearer tok-1', 'Bearer tok-2']);
+    held.open();
+    expect((await slow).status).to.equal(200);
+    expect(contexts()).to.equal(2);
+    expect(fetch.calls.filter((c) => c.url.endsWith('/api/slow')).map((c) => c.authorization)).to.deep.equal(['Bearer tok-1', 'Bearer tok-3']);
+  });
+
+  it('a destroyed kit whose start-up failed on the developer\'s site: kit.fetch reads no session and sends nothing', async () => {
+    const fetch = scriptedFetch(() => new Response('<h1>Bad gateway</h1>', { status: 502 }));
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+    await kit.started;
+    expect(kit.state).to.equal('error');
+    kit.destroy();
+    expect((await rejection(kit.fetch('/api/a'))).code).to.equal('ERR_SESSION_MISSING');
+    expect(fetch.calls.map((c) => c.url)).to.deep.equal([`${BACKEND}/session`]);
+  });
+
+  it('kit.fetch sends a request\'s body again when it retries after a 401', async () => {
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
+    const { kit, fetch } = embedded((call) =>
+      call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({}, call.authorization === 'Bearer tok-1' ? 401 : 200),
+    );
+    await kit.started;
+    const response = await kit.fetch('/api/save', { method: 'POST', body: '{"title":"Q3"}', headers: { 'content-type': 'application/json' } });
+    expect(response.status).to.equal(200);
+    expect(fetch.calls.filter((c) => c.url.endsWith('/api/save')).map((c) => [c.authorization, c.body])).to.deep.equal([
+      ['Bearer tok-1', '{"title":"Q3"}'],
+      ['Bearer tok-2', '{"title":"Q3"}'],
+    ]);
+  });
+
+  it('the last listener told: one that destroys the kit leaves no change event, one that changes it no second event', async () => {
+    const fetch = scriptedFetch((call) => (call.method === 'DELETE' ? new Response(null, { status: 204 }) : jsonResponse(sessionBody('tok', 600_000))));
+    const destroyed = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+    const heard: string[] = [];
+    destroyed.subscribe(() => destroyed.destroy());
+    destroyed.addEventListener('change', () => heard.push('change event'));
+    await destroyed.started;
+    expect([destroyed.destroyed, heard]).to.deep.equal([true, []]);
+
+    const kit = start(fakeEnvironment(`${APP_ORIGIN}/`), fetch);
+    const told: string[] = [];
+    const events: string[] = [];
+    kit.subscribe((k) => {
+      told.push(k.state);
+      if (k.state === 'ready') void k.signOut().catch(() => undefined);
+    });
+    kit.addEventListener('change', () => events.push(kit.state));
+    await kit.started;
+    expect(told).to.deep.equal(['ready', 'signed-out']);
+    expect(events).to.deep.equal(['signed-out']);
+  });
+
+  it('keeps one timer for the entitlement\'s end however often the kit changes, and none after destroy()', async () => {
+    const hour = 3_600_000;
+    const ending = { ...ENTITLEMENT, expires_at: new Date(Date.now() + hour).toISOString() };
+    const pending = new Map<number, number>();
+    const setTimer = window.setTimeout;
+    const clearTimer = window.clearTimeout;
+    window.setTimeout = ((handler: TimerHandler, ms?: number, ...args: unknown[]) => {
+      const id = setTimer(handler, ms, ...args);
+      if (ms && ms > hour / 2) pending.set(id, ms);
+      return id;
+    }) as typeof window.setTimeout;
+    window.clearTimeout = ((id?: number) => {
+      if (id !== undefined) pending.delete(id);
+      clearTimer(id);
+    }) as typeof window.clearTimeout;
+    let entitlement = ending;
+    const env = fakeEnvironment(`${APP_ORIGIN}/`);
+    const counts: number[] = [];
+    try {
+      const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok', 600_000, entitlement))));
+      await kit.started;
+      counts.push(pending.size);
+      env.changePreferences({ defaultTheme: 'dark' });
+      entitlement = { ...ending, features: ['reports', 'export'] };
+      await kit.refresh();
+      await kit.refresh();
+      counts.push(pending.size);
+      kit.destroy();
+      counts.push(pending.size);
+    } finally {
+      window.setTimeout = setTimer;
+      window.clearTimeout = clearTimer;
+    }
+    expect(counts).to.deep.equal([1, 1, 0]);
   });
 });
