@@ -2472,6 +2472,17 @@ describe('kit: what a third mutation run found unchecked', () => {
     }
   });
 
+  it('a token is spent at its expires_at to the millisecond: a call then waits for the renewal and goes with the new token', async () => {
+    let clock = Math.floor(Date.now() / 1000) * 1000; // stands still; a whole second, as expires_at is
+    const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => clock };
+    const { kit, env, fetch } = embedded((call) => (call.url.endsWith('/session') ? backend(state)(call) : jsonResponse({ ok: true })));
+    env.now = () => clock;
+    await kit.started;
+    clock += 600_000;
+    expect((await kit.fetch('/api/a')).status).to.equal(200);
+    expect(fetch.calls.filter((c) => c.url.endsWith('/api/a')).map((c) => c.authorization)).to.deep.equal(['Bearer tok-2']);
+  });
+
   it('a 401 for a replaced token that comes back after the new token has expired too renews again', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0, now: () => env.now() };
     const held = gate();
