@@ -331,11 +331,13 @@ function bodyGone(req: IncomingMessage): boolean {
 /**
  * A body the handler may need: only methods that send one to be read (the backend reads the
  * bodies of its POST routes only; a GET or DELETE with a body loses nothing). A chunked body
- * counts even when it turns out empty: once read, its length is unknown.
+ * counts even when it turns out empty: once read, its length is unknown. So does an HTTP/2 body
+ * without a length, which needs no chunking.
  */
 function declaresBody(req: IncomingMessage): boolean {
   if (!BODY_METHODS.has(req.method ?? '')) return false;
-  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  const length = req.headers['content-length'];
+  return Number(length ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined || (req.httpVersionMajor === 2 && length === undefined);
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);

@@ -688,6 +688,27 @@ describe('toNodeHandler over HTTP/2 (node:http2, whose requests name their host 
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it('a body read before it, sent with no length (HTTP/2 needs none): 500 ERR_WEBHOOK_BODY_PARSED, never a forged signature', async () => {
+    const node = toNodeHandler(makeBackend([]), { onError: () => undefined });
+    const server = createHttp2Server(async (req, res) => {
+      for await (const chunk of req) void chunk; // a framework's body parser
+      node(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const body = JSON.stringify({ event: 'user.authorized', timestamp: new Date().toISOString(), data: { user_id: 'usr_1' } });
+      const signed = { ':method': 'POST', ':path': '/api/marketplace/webhooks', 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) };
+      const hook = await h2Request(origin, signed, body);
+      assert.deepEqual([hook.status, JSON.parse(hook.body).error.code], [500, 'ERR_WEBHOOK_BODY_PARSED']);
+      // No route reads a DELETE's body: nothing was lost.
+      const empty = await h2Request(origin, { ':method': 'DELETE', ':path': '/api/marketplace/session' });
+      assert.equal(empty.status, 204);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });
 
 describe('embed page headers', () => {
