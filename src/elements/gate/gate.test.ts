@@ -908,4 +908,22 @@ describe('<mp-gate>: what a second round of mutation testing found unchecked', (
     expect(warnings).to.have.length(1);
     expect(warnings[0]).to.contain('strings attribute is not a JSON object');
   });
+
+  it('an expired plan that ended at the epoch (1970-01-01T00:00:00Z, time 0) still says its end date', async () => {
+    const el = await gate(new FakeKit().setSession(sampleUser, sampleEntitlement({ expires_at: '1970-01-01T00:00:00Z' })));
+    expect(el.access).to.equal('expired');
+    expect(part(el, 'detail')?.textContent).to.equal('Ended Jan 1, 1970');
+  });
+
+  it('a gate hidden as an upgrade unlocks it, which cannot take the focus, keeps no tabindex', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    const el = await gate(kit);
+    part(el, 'action')!.focus();
+    // The page hides the gate in the same task as the plan changes: the focus has nowhere to go.
+    el.style.display = 'none';
+    kit.setEntitlement(sampleEntitlement());
+    await settle(el);
+    expect([isShown(el), document.activeElement === el]).to.deep.equal([true, false]);
+    expect(el.hasAttribute('tabindex')).to.equal(false, 'the tabindex that did not take the focus is removed');
+  });
 });
