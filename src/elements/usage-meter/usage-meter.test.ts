@@ -265,3 +265,11 @@ describe('<mp-usage-meter>: what mutation testing found unchecked', () => {
     expect([text(el), el.hasAttribute('level'), el.shadowRoot!.querySelector('[role="meter"]')]).to.deep.equal(['Unavailable', false, null]);
   });
 });
+
+describe('<mp-usage-meter>: what mutation testing found unchecked', () => {
+  it('warns from 80% by default and shows the limit reached only at 100%', async () => {
+    const levels: (string | undefined)[] = [];
+    for (const used of [799, 800, 999, 1000]) levels.push((await meter(usage(used, 1000))).level);
+    expect(levels).to.deep.equal(['ok', 'warning', 'warning', 'exceeded']);
+  });
+});
