@@ -133,4 +133,8 @@ describe('<mp-user-badge>: what mutation testing found unchecked', () => {
     await settle(el);
     expect(text(el)).to.equal('Unavailable');
   });
+
+  it('takes the initials from the words, not from spaces before the name', async () => {
+    expect((await initialsOf(new FakeKit().setSession({ ...sampleUser, name: '  Ada Lovelace', avatar_url: MISSING }))).initials).to.equal('AL');
+  });
 });
