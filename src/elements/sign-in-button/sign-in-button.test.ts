@@ -288,3 +288,38 @@ describe('<mp-sign-in-button>: the focus ring of a button turned off', () => {
     });
   }
 });
+
+describe('<mp-sign-in-button>: what mutation testing found unchecked', () => {
+  it('an empty return-to counts as none: the user returns to the current page', async () => {
+    const kit = new FakeKit().setSignedOut();
+    const el = await button(kit, html`<mp-sign-in-button .kit=${kit} return-to=""></mp-sign-in-button>`);
+    part(el, 'base')!.click();
+    expect(kit.calls.signIn).to.deep.equal([location.href]);
+  });
+
+  it('on the developer\'s own site, does not wait for a navigation once it left the page or changed kit while kit.signIn() ran', async () => {
+    const busy = (el: MpSignInButton) => part(el, 'base')!.getAttribute('aria-busy');
+    for (const how of ['moved', 'new kit'] as const) {
+      const held = deferred();
+      const kit = Object.assign(new FakeKit().setSignedOut(), { embedded: false, onSignIn: () => held.promise });
+      const el = await button(kit);
+      part(el, 'base')!.click();
+      await settle(el);
+      expect(busy(el)).to.equal('true', how);
+      if (how === 'moved') {
+        // Out of the page when kit.signIn() returns; put back after.
+        const parent = el.parentNode!;
+        el.remove();
+        held.resolve();
+        await new Promise((resolve) => setTimeout(resolve));
+        parent.appendChild(el);
+      } else {
+        el.kit = Object.assign(new FakeKit().setSignedOut(), { embedded: false });
+        await settle(el);
+        held.resolve();
+      }
+      await settle(el);
+      expect(busy(el)).to.equal('false', how);
+    }
+  });
+});
