@@ -926,4 +926,24 @@ describe('<mp-gate>: what a second round of mutation testing found unchecked', (
     expect([isShown(el), document.activeElement === el]).to.deep.equal([true, false]);
     expect(el.hasAttribute('tabindex')).to.equal(false, 'the tabindex that did not take the focus is removed');
   });
+
+  it('inside the dashboard: when the page gets the focus back on something else than its body, the gate leaves it there', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    const el = await gate(kit);
+    const other = await fixture<HTMLButtonElement>(html`<button>Elsewhere</button>`);
+    part(el, 'action')!.focus();
+    Object.defineProperty(document, 'hasFocus', { configurable: true, value: () => false });
+    try {
+      (document.activeElement as HTMLElement | null)?.blur();
+      await new Promise((resolve) => setTimeout(resolve));
+      kit.setEntitlement(sampleEntitlement());
+      await settle(el);
+    } finally {
+      delete (document as { hasFocus?: unknown }).hasFocus;
+    }
+    // The page's own script focuses another control before the window's focus event.
+    other.focus();
+    dispatchEvent(new FocusEvent('focus'));
+    expect([isShown(el), document.activeElement === other]).to.deep.equal([true, true]);
+  });
 });
