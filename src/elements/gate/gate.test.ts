@@ -946,4 +946,32 @@ describe('<mp-gate>: what a second round of mutation testing found unchecked', (
     dispatchEvent(new FocusEvent('focus'));
     expect([isShown(el), document.activeElement === other]).to.deep.equal([true, true]);
   });
+
+  it('a failed action is not reported on the error card the kit falls to next', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+    kit.scriptUpgrade({ error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
+    const el = await gate(kit);
+    part(el, 'action')!.click();
+    await settle(el);
+    expect(part(el, 'detail')!.textContent).to.equal('That did not work. Please try again.');
+    kit.setError();
+    await settle(el);
+    expect([el.state, part(el, 'detail')?.textContent ?? null]).to.deep.equal(['error', null]);
+  });
+
+  it('a locked slot nested inside the unlocked content is not the paywall: the card\'s heading is announced', async () => {
+    const kit = new FakeKit().setSession();
+    const el = await fixture<MpGate>(html`<mp-gate feature="export" .kit=${kit}><div><p slot="locked">Part of the report</p></div></mp-gate>`);
+    await settle(el);
+    kit.setEntitlement(null);
+    await settle(el);
+    expect([el.access, part(el, 'status')!.textContent]).to.deep.equal(['locked', 'Unlock export']);
+  });
+
+  it('with a locale tag that is not valid, dates and figures follow the browser\'s locale', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ expires_at: PAST })).setLocale('not a locale!');
+    const el = await gate(kit);
+    const date = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' }).format(Date.parse(PAST));
+    expect(part(el, 'detail')!.textContent).to.equal(`Ended ${date}`);
+  });
 });
