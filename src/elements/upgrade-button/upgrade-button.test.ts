@@ -250,7 +250,7 @@ describe('<mp-upgrade-button>', () => {
     expect(error).to.be.instanceOf(MarketplaceKitError);
     expect(error.code).to.equal('ERR_ACTION_FAILED');
     expect(error.cause).to.equal(cause);
-    expect(error.message).to.contain('boom');
+    expect(error.message).to.equal("The element's action failed: boom", 'the message, not "TypeError: boom"');
   });
 
   it('reports a failure that is not even an Error (a rejected text) as mp-error ERR_ACTION_FAILED with that text', async () => {
