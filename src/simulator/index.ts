@@ -67,7 +67,7 @@ export interface Simulator {
   readonly liveApiKey: string;
   readonly webhookSecret: string;
   users: Profile[];
-  /** The current entitlement of a user (`null`: none). */
+  /** The current entitlement of a user (`null`: none); `ERR_INVALID_INPUT` for a user the simulator lacks. */
   entitlement(userId: string): Entitlement | null;
   /** Replaces a user's entitlement (`null` removes it) and tells the dashboard. */
   setEntitlement(userId: string, entitlement: Entitlement | null): void;
@@ -203,7 +203,11 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     appId: ctx.appId,
     ...credentials,
     users: state.profiles(),
-    entitlement: (userId) => state.entitlements.get(userId) ?? null,
+    entitlement: (userId) => {
+      // A mistyped id is said, not taken for a user without a plan.
+      if (!state.users.has(userId)) throw unknownUser(userId);
+      return state.entitlements.get(userId) ?? null;
+    },
     setEntitlement: (userId, entitlement) => {
       if (!state.users.has(userId)) throw unknownUser(userId);
       const parsed = entitlement && assertServable(parseOrThrow(Entitlement, entitlement, 'entitlement'));

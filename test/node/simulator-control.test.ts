@@ -581,6 +581,7 @@ describe('simulator: startSimulator options', () => {
       sim.setEntitlement('usr_ada', { ...sim.entitlement('usr_ada')!, expires_at: '2030-01-01T00:00:00Z' });
       assert.equal(sim.entitlement('usr_ada')?.expires_at, '2030-01-01T00:00:00Z');
       assert.throws(() => sim.setEntitlement('usr_nobody', null), { code: 'ERR_INVALID_INPUT', message: /no user usr_nobody/ });
+      assert.throws(() => sim.entitlement('usr_nobody'), { code: 'ERR_INVALID_INPUT', message: /no user usr_nobody/ }, 'not taken for a user without a plan');
       // Another user's or another app's entitlement is no entitlement of this user.
       const grace = sim.entitlement('usr_grace')!;
       assert.throws(() => sim.setEntitlement('usr_ada', grace), { code: 'ERR_INVALID_INPUT', message: /must have user_id usr_ada and app_id/ });
