@@ -232,14 +232,14 @@ export function embedPageHeaders(dashboardOrigins: string | readonly string[]): 
 
 /**
  * Sets the embed page's headers (`embedPageHeaders`) on a Response, a Headers object or a
- * node:http / Express response. `frame-ancestors` replaces any in an existing policy and keeps
+ * node:http, node:http2 or Express response. `frame-ancestors` replaces any in an existing policy and keeps
  * the policy's other directives.
  *
  * @example
  * return applyEmbedPageHeaders(new Response(html, { headers: { 'content-type': 'text/html' } }), hostOrigins);
  * // node:http / Express: applyEmbedPageHeaders(res, hostOrigins).end(html);
  */
-export function applyEmbedPageHeaders<T extends Response | Headers | ServerResponse>(target: T, dashboardOrigins: string | readonly string[]): T {
+export function applyEmbedPageHeaders<T extends Response | Headers | ServerResponse | Http2ServerResponse>(target: T, dashboardOrigins: string | readonly string[]): T {
   const headers = embedPageHeaders(dashboardOrigins);
   const directive = headers['Content-Security-Policy'];
   const merge = (existing: string | null | undefined) => {
@@ -294,13 +294,14 @@ export function earlyLaunchScript(options: EarlyLaunchOptions): string {
  */
 function bodyFromParser(req: ExpressRequest, isWebhook: boolean): BodyInit | null | undefined | MarketplaceKitError {
   const { body } = req;
+  // The exact bytes first, where a parser kept them (also beside a text body it decoded).
+  const kept = keptRawBody(req);
+  if (kept) return kept;
   if (typeof body === 'string') return body;
   if (body instanceof Uint8Array) return new Uint8Array(body);
   // Read by a parser or not at all: a body value alone says nothing, as Express 4's parsers set
   // `req.body = {}` on every request, also on those they leave unread.
   if (!req.readableEnded) return undefined;
-  const kept = keptRawBody(req);
-  if (kept) return kept;
   const parsed = body !== undefined && body !== null;
   if (!parsed && !declaresBody(req)) return null; // nothing was lost
   if (isWebhook || !parsed) {
@@ -337,7 +338,9 @@ function bodyGone(req: IncomingMessage): boolean {
 function declaresBody(req: IncomingMessage): boolean {
   if (!BODY_METHODS.has(req.method ?? '')) return false;
   const length = req.headers['content-length'];
-  return Number(length ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined || (req.httpVersionMajor === 2 && length === undefined);
+  // An HTTP/2 request whose headers ended the stream has no body at all.
+  const http2 = req.httpVersionMajor === 2 && length === undefined && !(req as unknown as Http2ServerRequest).stream?.endAfterHeaders;
+  return Number(length ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined || http2;
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -372,9 +375,14 @@ const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 function requestUrl(req: IncomingMessage, target: string, origin: string | undefined): URL {
   const invalid = (message: string) => new MarketplaceKitError('ERR_INVALID_INPUT', message, { status: 400 });
   if (!/^\/(?![/\\])/.test(target)) throw invalid('The request target must be a path that starts with a single /');
-  // HTTP/2 (node:http2's compatibility API) names the host in `:authority`; a client may send Host too.
+  // HTTP/2 (node:http2's compatibility API) names the host in `:authority`; a Host header that
+  // differs from it makes the request malformed (RFC 9113 §8.3.1).
   const authority = req.headers[':authority'];
-  const host = req.headers.host ?? (typeof authority === 'string' ? authority : undefined);
+  const { host: named } = req.headers;
+  if (origin === undefined && typeof authority === 'string' && named !== undefined && named.toLowerCase() !== authority.toLowerCase()) {
+    throw invalid('The Host header differs from :authority');
+  }
+  const host = typeof authority === 'string' ? authority : named;
   const base =
     origin !== undefined ? new URL(origin) : host !== undefined && HOST_HEADER.test(host) && URL.canParse(`http://${host}`) ? new URL(`http://${host}`) : null;
   if (base === null) throw invalid('The Host header is missing or malformed');
@@ -446,11 +454,16 @@ function requestBody(req: IncomingMessage, res: ServerResponse): ReadableStream<
   return stream;
 }
 
+/** Headers about one connection (RFC 9110 §7.6.1): node:http writes its own, node:http2 refuses them. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
   res.statusCode = response.status;
   const cookies = setCookieLines(response.headers);
+  // A Response of your own may carry them: one passed on from `fetch(upstream)` does.
+  const named = (response.headers.get('connection') ?? '').split(',').map((name) => name.trim().toLowerCase());
   response.headers.forEach((value, name) => {
-    if (name !== 'set-cookie') res.setHeader(name, value);
+    if (name !== 'set-cookie' && !HOP_BY_HOP.has(name) && !named.includes(name)) res.setHeader(name, value);
   });
   if (cookies.length > 0) res.setHeader('set-cookie', cookies);
   res.end(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);

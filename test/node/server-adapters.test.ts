@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect as connectHttp2, createServer as createHttp2Server, type OutgoingHttpHeaders } from 'node:http2';
 import { connect, type AddressInfo, type Socket } from 'node:net';
@@ -375,6 +376,11 @@ describe('toNodeHandler: a body read before it (Fastify, Koa, a logger)', () => 
     const events: WebhookDelivery[] = [];
     const node = toNodeHandler(makeBackend(events));
     const server = createServer(async (req, res) => {
+      if (req.headers['x-unread'] === '1') {
+        // A rawBody on a stream nobody read is not the body: the kit reads the stream.
+        Object.assign(req, { rawBody: Buffer.from('forged') });
+        return node(req, res);
+      }
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       Object.assign(req, { rawBody: Buffer.concat(chunks), body: {} });
@@ -389,6 +395,14 @@ describe('toNodeHandler: a body read before it (Fastify, Koa, a logger)', () => 
       const session = await newSession(origin);
       assert.equal(session.status, 200);
       assert.equal(SessionResponse.parse(await session.json()).user.id, USER.id);
+      const body = JSON.stringify({ event: 'user.authorized', timestamp: new Date().toISOString(), data: { user_id: 'usr_2' } });
+      const unread = await fetch(`${origin}/api/marketplace/webhooks`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', 'x-unread': '1', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) },
+      });
+      assert.equal(unread.status, 200);
+      assert.deepEqual(events.map((event) => event.data.user_id), ['usr_1', 'usr_2']);
     } finally {
       await close(server);
     }
@@ -645,37 +659,46 @@ function runEarlyLaunch(text: string, href: string, options: EarlyRunOptions) {
 }
 
 describe('toNodeHandler over HTTP/2 (node:http2, whose requests name their host in :authority)', () => {
-  /** One HTTP/2 request on a connection of its own. */
-  const h2Request = (origin: string, headers: OutgoingHttpHeaders, body?: string) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
+  /** One HTTP/2 request on a connection of its own; `endStream`: its headers end it (no body at all). */
+  const h2Request = (origin: string, headers: OutgoingHttpHeaders, body?: string, { endStream = false } = {}) =>
+    new Promise<{ status: number; body: string; headers: Record<string, unknown> }>((resolve, reject) => {
       const session = connectHttp2(origin);
       const fail = (error: Error) => {
         session.destroy();
         reject(error);
       };
       session.on('error', fail);
-      const stream = session.request(headers);
-      let status = 0;
+      const stream = session.request(headers, { endStream });
+      let head: Record<string, unknown> = {};
       let text = '';
-      stream.on('response', (head) => (status = Number(head[':status'])));
+      stream.on('response', (answer) => (head = answer));
       stream.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
       stream.on('end', () => {
         session.close();
-        resolve({ status, body: text });
+        resolve({ status: Number(head[':status']), body: text, headers: head });
       });
       stream.on('error', fail);
-      stream.end(body);
+      if (!endStream) stream.end(body);
     });
 
-  // (An :authority that is no host never reaches the handler: HTTP/2 itself refuses the stream.)
   it('serves sessions and signed webhooks, with the request URL built from :authority', async () => {
     const events: WebhookDelivery[] = [];
     const backend = makeBackend(events);
     const server = createHttp2Server(toNodeHandler((request) => (new URL(request.url).pathname === '/echo' ? Promise.resolve(new Response(request.url)) : backend(request))));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const refusal = (message: string) => ({ error: { code: 'ERR_INVALID_INPUT', message } });
     try {
-      assert.deepEqual(await h2Request(origin, { ':path': '/echo?x=1' }), { status: 200, body: `${origin}/echo?x=1` });
+      const echo = await h2Request(origin, { ':path': '/echo?x=1' });
+      assert.deepEqual([echo.status, echo.body], [200, `${origin}/echo?x=1`]);
+      // A Host header beside :authority must name the same host (RFC 9113 §8.3.1): else it is no origin to build on.
+      const authority = origin.slice('http://'.length);
+      assert.equal((await h2Request(origin, { ':path': '/echo', ':authority': 'app.example', host: 'App.Example' })).body, 'http://app.example/echo', 'host names ignore case');
+      const differs = await h2Request(origin, { ':path': '/echo', ':authority': authority, host: 'evil.example' });
+      assert.deepEqual([differs.status, JSON.parse(differs.body)], [400, refusal('The Host header differs from :authority')]);
+      // An :authority that is no host is refused as a Host header is (HTTP/2 itself refuses some, such as one with a path).
+      const userinfo = await h2Request(origin, { ':path': '/echo', ':authority': 'user@evil.example' });
+      assert.deepEqual([userinfo.status, JSON.parse(userinfo.body)], [400, refusal('The Host header is missing or malformed')]);
       const context = await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: market.siteUrl, host: DASHBOARD, appId: 'app_1', user: USER });
       const session = await h2Request(origin, { ':method': 'POST', ':path': '/api/marketplace/session', 'content-type': 'application/json' }, JSON.stringify({ context, host: DASHBOARD }));
       assert.equal(session.status, 200, session.body);
@@ -702,11 +725,42 @@ describe('toNodeHandler over HTTP/2 (node:http2, whose requests name their host 
       const signed = { ':method': 'POST', ':path': '/api/marketplace/webhooks', 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) };
       const hook = await h2Request(origin, signed, body);
       assert.deepEqual([hook.status, JSON.parse(hook.body).error.code], [500, 'ERR_WEBHOOK_BODY_PARSED']);
+      // A POST whose headers ended the stream had no body to lose: the route answers it as it is.
+      const bodiless = await h2Request(origin, { ':method': 'POST', ':path': '/api/marketplace/session' }, undefined, { endStream: true });
+      assert.deepEqual([bodiless.status, JSON.parse(bodiless.body).error.code], [400, 'ERR_INVALID_INPUT']);
       // No route reads a DELETE's body: nothing was lost.
       const empty = await h2Request(origin, { ':method': 'DELETE', ':path': '/api/marketplace/session' });
       assert.equal(empty.status, 204);
     } finally {
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('adapters: headers about the connection in a handler\'s Response', () => {
+  it('are not passed on (node:http2 would reset the stream for them), nor those Connection names', async () => {
+    const handler = async () =>
+      new Response('ok', { headers: { connection: 'close, x-hop', 'keep-alive': 'timeout=5', 'transfer-encoding': 'chunked', upgrade: 'h2c', 'x-hop': '1', 'x-kept': '1' } });
+    const http1 = createServer(toNodeHandler(handler));
+    const http2 = createHttp2Server(toNodeHandler(handler));
+    try {
+      for (const server of [http1, http2]) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const port = (server: { address(): unknown }) => (server.address() as AddressInfo).port;
+      const viaHttp1 = await fetch(`http://127.0.0.1:${port(http1)}/`);
+      assert.deepEqual([viaHttp1.status, await viaHttp1.text(), viaHttp1.headers.get('x-kept'), viaHttp1.headers.get('x-hop'), viaHttp1.headers.get('upgrade')], [200, 'ok', '1', null, null]);
+      const session = connectHttp2(`http://127.0.0.1:${port(http2)}`);
+      try {
+        const stream = session.request({ ':path': '/' });
+        const [head] = (await once(stream, 'response')) as [Record<string, unknown>];
+        let text = '';
+        for await (const chunk of stream.setEncoding('utf8')) text += chunk;
+        assert.deepEqual([head[':status'], text, head['x-kept'], head['x-hop']], [200, 'ok', '1', undefined]);
+      } finally {
+        session.close();
+      }
+    } finally {
+      http1.closeAllConnections();
+      for (const server of [http1, http2]) if (server.listening) await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -87,6 +87,8 @@ marketplace.client.invalidate('usr_1');
 declare const res: import('node:http').ServerResponse;
 applyEmbedPageHeaders(res, ['https://dashboard.marketplace.example']).setHeader('Cache-Control', 'no-store');
 applyEmbedPageHeaders(new Headers(), 'https://dashboard.marketplace.example');
+declare const http2Res: import('node:http2').Http2ServerResponse;
+applyEmbedPageHeaders(http2Res, ['https://dashboard.marketplace.example']).end('<!doctype html>');
 const early: string = earlyLaunchScript({ backend: '/api/marketplace', hostOrigins: ['https://dashboard.marketplace.example'] });
 // @ts-expect-error: the early script needs hostOrigins, as createKit does
 earlyLaunchScript({ backend: '/api/marketplace' });
