@@ -18,6 +18,17 @@ async function gate(kit: FakeKit, attrs: { feature?: string; plan?: string; mete
 
 const isShown = (el: MpGate) => !!el.querySelector('#secret')!.assignedSlot;
 
+/** A locked gate whose upgrade just failed, as its card says. */
+async function gateAfterFailedUpgrade() {
+  const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+  kit.scriptUpgrade({ error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
+  const el = await gate(kit);
+  part(el, 'action')!.click();
+  await settle(el);
+  expect(part(el, 'detail')!.textContent).to.equal('That did not work. Please try again.');
+  return { kit, el };
+}
+
 /** Every look of the gate: how to get there and what it shows. */
 const states: { name: string; kit: () => FakeKit; attrs?: Parameters<typeof gate>[1]; state: string; access?: string; heading?: string }[] = [
   { name: 'loading', kit: () => new FakeKit(), state: 'loading' },
@@ -797,12 +808,7 @@ describe('<mp-gate>: what mutation testing found unchecked', () => {
   });
 
   it('a failed action is not reported on the next, different card', async () => {
-    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
-    kit.scriptUpgrade({ error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
-    const el = await gate(kit);
-    part(el, 'action')!.click();
-    await settle(el);
-    expect(part(el, 'detail')!.textContent).to.equal('That did not work. Please try again.');
+    const { kit, el } = await gateAfterFailedUpgrade();
     kit.setEntitlement(sampleEntitlement({ status: 'past_due' }));
     await settle(el);
     expect(el.access).to.equal('past-due');
@@ -948,12 +954,7 @@ describe('<mp-gate>: what a second round of mutation testing found unchecked', (
   });
 
   it('a failed action is not reported on the error card the kit falls to next', async () => {
-    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
-    kit.scriptUpgrade({ error: new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'no answer') });
-    const el = await gate(kit);
-    part(el, 'action')!.click();
-    await settle(el);
-    expect(part(el, 'detail')!.textContent).to.equal('That did not work. Please try again.');
+    const { kit, el } = await gateAfterFailedUpgrade();
     kit.setError();
     await settle(el);
     expect([el.state, part(el, 'detail')?.textContent ?? null]).to.deep.equal(['error', null]);
