@@ -30,9 +30,19 @@ function fakeWindow(origin: string): FakeWindow {
   return win;
 }
 
-/** Delivers `data` to `to` as if posted by `from` (asynchronously, as postMessage does). */
+/** Messages posted and not dispatched yet, oldest first, for every fake window of the page. */
+const posted: Array<() => void> = [];
+
+/**
+ * Delivers `data` to `to` as if posted by `from` (asynchronously, as postMessage does), and in the
+ * order posted, as postMessage does too. A timer of its own per message would not keep that order:
+ * a timer set from a task nested five timers deep waits at least 4 ms (the browser's clamp), so a
+ * message posted from a chain of deliveries (a handshake) could arrive after one posted just after
+ * it from elsewhere (a test's step). Each timer therefore dispatches the oldest message waiting.
+ */
 export function deliver(to: FakeWindow, data: unknown, origin: string, source: unknown): void {
-  setTimeout(() => to.self.dispatchEvent(Object.assign(new Event('message'), { data, origin, source })));
+  posted.push(() => to.self.dispatchEvent(Object.assign(new Event('message'), { data, origin, source })));
+  setTimeout(() => posted.shift()?.());
 }
 
 /** Two windows that can post to each other, each seeing the other's origin and handle. */

@@ -529,3 +529,31 @@ describe('host bridge protocol', () => {
     }
   });
 });
+
+describe('the fake windows these tests post between', () => {
+  it('deliver in the order posted, also a message posted from a timer nested deep enough to be clamped to 4 ms', async () => {
+    // postMessage keeps the order; a timer per message would not (a handshake's chain of
+    // deliveries is such a nested timer), and the bridge counts on that order.
+    const [host, app] = windowPair();
+    const got: string[] = [];
+    app.self.addEventListener('message', (event) => void got.push((event as MessageEvent).data as string));
+    await new Promise<void>((resolve) => {
+      let depth = 0;
+      const nest = () => {
+        if (++depth < 7) return void setTimeout(nest);
+        deliver(app, 'first, from a nested timer', HOST_ORIGIN, host.handle);
+        // Then from a task that is no timer, so its own timer is not clamped.
+        const channel = new MessageChannel();
+        channel.port1.onmessage = () => {
+          channel.port1.close();
+          deliver(app, 'second, from a message task', HOST_ORIGIN, host.handle);
+          resolve();
+        };
+        channel.port2.postMessage(null);
+      };
+      setTimeout(nest);
+    });
+    await until(() => got.length === 2);
+    expect(got).to.deep.equal(['first, from a nested timer', 'second, from a message task']);
+  });
+});
