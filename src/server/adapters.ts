@@ -26,7 +26,8 @@ export interface NodeAdapterOptions {
    * Told of what the handler got wrong, which the client sees only as a 5xx: an error it threw
    * that answers 500 or more (anything but the kit's 4xx errors), or an answer that is not a
    * `Response` (a missing `return`); for `toExpressMiddleware`, also of a webhook body a parser
-   * consumed first (`ERR_WEBHOOK_BODY_PARSED`). Default: logged with `console.error`. An `AppBackend` never
+   * consumed first (`ERR_WEBHOOK_BODY_PARSED`); also of an answer whose body failed while it was
+   * read (a stream that errored), which is then answered 500. Default: logged with `console.error`. An `AppBackend` never
    * throws: it reports its own errors to `createAppBackend`'s `onError` (which logs by default too).
    */
   onError?: ((error: unknown, request: Request) => void) | undefined;
@@ -50,17 +51,19 @@ export function toNodeHandler(
     const [req, res] = [incoming as IncomingMessage, outgoing as ServerResponse];
     void (async () => {
       let response: Response;
+      let request: Request | undefined;
       try {
         const url = requestUrl(req, req.url ?? '/', options.origin);
         // A framework's body parser (Fastify's, Koa's) or a logger read the stream first.
         const reader = "Something before toNodeHandler (a body parser, such as Fastify's or Koa's, or a middleware)";
         const kept = keptRawBody(req);
         const refused = !kept && bodyGone(req) ? bodyReadFirst(isWebhookRoute(url, handler.basePath), reader, 'give toNodeHandler the request unread') : null;
-        response = await answer(refused ? () => Promise.reject(refused) : handler, toRequest(req, res, url, refused ? null : kept), options);
+        request = toRequest(req, res, url, refused ? null : kept);
+        response = await answer(refused ? () => Promise.reject(refused) : handler, request, options);
       } catch (error) {
         response = toErrorResponse(error);
       }
-      await writeResponse(res, response);
+      await writeResponse(res, response, request, options);
     })().catch((error: unknown) => res.destroy(error instanceof Error ? error : undefined));
   };
 }
@@ -80,14 +83,17 @@ async function answer(handler: FetchHandler, request: Request, options: NodeAdap
     problem = error;
   }
   const response = toErrorResponse(problem);
-  if (response.status >= 500) {
-    try {
-      (options.onError ?? ((error: unknown) => console.error('[marketplace-app-kit] the handler failed:', error)))(problem, request);
-    } catch {
-      // A failing logger must not take the answer down with it.
-    }
-  }
+  if (response.status >= 500) tell(options, problem, request);
   return response;
+}
+
+/** Tells `onError` (default: `console.error`) what the handler got wrong. */
+function tell(options: NodeAdapterOptions, error: unknown, request: Request): void {
+  try {
+    (options.onError ?? ((problem: unknown) => console.error('[marketplace-app-kit] the handler failed:', problem)))(error, request);
+  } catch {
+    // A failing logger must not take the answer down with it.
+  }
 }
 
 function isResponseLike(value: unknown): value is Response {
@@ -178,17 +184,19 @@ export function toExpressMiddleware(
     }
     void (async () => {
       let response: Response;
+      let request: Request | undefined;
       try {
         const url = requestUrl(req, target, options.origin);
         const body = mistake ?? bodyFromParser(expressReq, isWebhookRoute(url, basePath));
         // A body a parser consumed is the app's set-up mistake, as a wrong mount is: answered 500
         // in the handler's place, so that onError (console.error by default) hears of it like any 5xx.
         const refused = body instanceof MarketplaceKitError;
-        response = await answer(refused ? () => Promise.reject(body) : handler, toRequest(req, res, url, refused ? null : body), options);
+        request = toRequest(req, res, url, refused ? null : body);
+        response = await answer(refused ? () => Promise.reject(body) : handler, request, options);
       } catch (error) {
         response = toErrorResponse(error);
       }
-      await writeResponse(res, response);
+      await writeResponse(res, response, request, options);
     })().catch(next);
   };
 }
@@ -457,7 +465,20 @@ function requestBody(req: IncomingMessage, res: ServerResponse): ReadableStream<
 /** Headers about one connection (RFC 9110 §7.6.1): node:http writes its own, node:http2 refuses them. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 
-async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+/**
+ * Writes the answer. Its body is read first: one that fails (a handler's stream that errored)
+ * becomes a 500, told to `onError` with the `request` it answered, not a connection cut midway.
+ */
+async function writeResponse(res: ServerResponse, answer: Response, request: Request | undefined, options: NodeAdapterOptions): Promise<void> {
+  let response = answer;
+  let body: Buffer | undefined;
+  try {
+    body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
+  } catch (error) {
+    if (request) tell(options, error, request);
+    response = toErrorResponse(error);
+    body = Buffer.from(await response.arrayBuffer());
+  }
   res.statusCode = response.status;
   const cookies = setCookieLines(response.headers);
   // A Response of your own may carry them: one passed on from `fetch(upstream)` does.
@@ -466,5 +487,5 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
     if (name !== 'set-cookie' && !HOP_BY_HOP.has(name) && !named.includes(name)) res.setHeader(name, value);
   });
   if (cookies.length > 0) res.setHeader('set-cookie', cookies);
-  res.end(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);
+  res.end(body);
 }

@@ -510,6 +510,8 @@ describe('adapters: mistakes of the handler', () => {
       // Something that only looks like a Response at first sight: a 500 like any other non-Response.
       if (pathname === '/half') return { status: 200, headers: new Headers() } as unknown as Response;
       if (pathname === '/no-get') return { status: 200, headers: { forEach() {} }, arrayBuffer: async () => new ArrayBuffer(0) } as unknown as Response;
+      // A body that fails after the handler answered (a stream of its own that errors).
+      if (pathname === '/broken-body') return new Response(new ReadableStream({ pull: (controller) => controller.error(new Error('disk read failed')) }), { headers: { 'x-made': '1' } });
       return undefined as unknown as Response; // a missing return
     };
     const node = createServer(toNodeHandler(handler, { onError: (error, request) => void reported.push(`${new URL(request.url).pathname}: ${(error as Error).message}`) }));
@@ -517,7 +519,7 @@ describe('adapters: mistakes of the handler', () => {
     const origin = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
     try {
       const answers = [];
-      for (const path of ['/throws', '/missing-return', '/denied', '/upstream']) {
+      for (const path of ['/throws', '/missing-return', '/denied', '/upstream', '/broken-body']) {
         const response = await fetch(`${origin}${path}`);
         answers.push([path, response.status, ((await response.json()) as { error: { code: string } }).error.code]);
       }
@@ -535,17 +537,36 @@ describe('adapters: mistakes of the handler', () => {
         ['/missing-return', 500, 'ERR_INTERNAL'],
         ['/denied', 403, 'ERR_ACCESS_DENIED'],
         ['/upstream', 504, 'ERR_TIMEOUT'],
+        ['/broken-body', 500, 'ERR_INTERNAL'],
       ]);
       assert.deepEqual(reported, [
         '/throws: database down',
         '/missing-return: The handler answered undefined (a missing return?), not a Response',
         '/upstream: slow',
+        '/broken-body: disk read failed',
         '/half: The handler answered object, not a Response',
         '/no-get: The handler answered object, not a Response',
       ]);
     } finally {
       node.closeAllConnections();
       await new Promise((resolve) => node.close(resolve));
+    }
+  });
+});
+
+describe('toExpressMiddleware: an answer whose body fails', () => {
+  it('is answered 500 and told to onError, not cut midway', async () => {
+    const reported: string[] = [];
+    const app = express();
+    const broken = async () => new Response(new ReadableStream({ pull: (controller) => controller.error(new Error('disk read failed')) }), { headers: { 'x-made': '1' } });
+    app.use(toExpressMiddleware(broken, { basePath: '/mp', onError: (error, request) => void reported.push(`${new URL(request.url).pathname}: ${(error as Error).message}`) }));
+    const { origin, server } = await listen(app);
+    try {
+      const answer = await fetch(`${origin}/mp/report`);
+      assert.deepEqual([answer.status, answer.headers.get('x-made'), ((await answer.json()) as { error: { code: string } }).error.code], [500, null, 'ERR_INTERNAL']);
+      assert.deepEqual(reported, ['/mp/report: disk read failed']);
+    } finally {
+      await close(server);
     }
   });
 });
