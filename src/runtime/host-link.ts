@@ -13,6 +13,8 @@ export interface HostLinkOptions {
   origin: string;
   handlers: HandlerTable<AppMethods>;
   timeoutMs: number | undefined;
+  /** The dashboard started its end over (see `BridgeOptions`). */
+  onPeerRestart: () => void;
 }
 
 /** Opens the app's end of the bridge to the dashboard. */

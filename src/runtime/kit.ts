@@ -629,12 +629,15 @@ export class MarketplaceKit extends EventTarget implements Kit {
         this.#announced = { reload };
       },
     };
+    // What the dashboard must be told again when it starts its end over (set below).
+    let restated = () => {};
     const bridge = openHostLink({
       self: env.self,
       peer: () => env.parent,
       origin: this.#hostOrigin,
       handlers,
       timeoutMs: this.#timing.bridge,
+      onPeerRestart: () => restated(),
     });
     this.#opened = bridge;
     if (this.#options.autoResize !== false) {
@@ -653,6 +656,11 @@ export class MarketplaceKit extends EventTarget implements Kit {
         // A dashboard that connects late lets the first heights time out: once it has answered
         // the handshake, the height goes again (the observer says nothing until it changes).
         bridge.ready.then(() => last === -1 && !this.#destroyed && report(env.measureHeight()), () => undefined);
+        // A dashboard that started over on this frame knows no height at all.
+        restated = () => {
+          last = -1;
+          report(env.measureHeight());
+        };
       } catch {
         // No ResizeObserver here: no automatic resizing, but the bridge and `host.resize()` work.
       }

@@ -154,6 +154,11 @@ export interface BridgeOptions<Local extends MethodTable, Remote extends MethodT
   remote: Remote;
   handlers: HandlerTable<Local>;
   timeoutMs?: number | undefined;
+  /**
+   * Called when the peer starts over after the handshake (a reload in its frame, a new connection
+   * on the iframe), once its new `ready` is answered: what it was told before, it no longer knows.
+   */
+  onPeerRestart?: (() => void) | undefined;
 }
 
 export interface Bridge<Remote extends MethodTable> {
@@ -268,7 +273,8 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
           }
           const parsed = packetSchema.safeParse(packet);
           if (!parsed.success || parsed.data.serviceID !== BRIDGE_SERVICE_ID) return;
-          if (parsed.data.type === 'method' && parsed.data.method === 'ready') {
+          const started = parsed.data.type === 'method' && parsed.data.method === 'ready';
+          if (started) {
             // The peer started over (a reload in the frame, a new connection on the iframe): the
             // end our calls went to is gone, and the library is about to reuse their ids.
             handshakes++;
@@ -281,6 +287,8 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
           // `discard` (no reply wanted) is never used by the kit; it is cleared so that every
           // call gets an answer and a refused one cannot end as an unhandled rejection here.
           deliver({ origin, data: JSON.stringify({ ...(packet as object), counter: 0, discard: false }) });
+          // After the library took the new `ready`, so that what the callback sends uses the new ids.
+          if (started && handshaken) options.onPeerRestart?.();
         };
         options.self.addEventListener('message', listener);
         return () => options.self.removeEventListener('message', listener);

@@ -73,8 +73,8 @@ export function openHostEnd(host: FakeWindow, app: FakeWindow, handlers: Handler
 }
 
 /** The app's end of the bridge, in `app`, talking to the dashboard in `host` (at the dashboard's origin). */
-export function openAppEnd(app: FakeWindow, host: FakeWindow, handlers: HandlerTable<AppMethods> = {}, timeoutMs?: number): Bridge<HostMethods> {
-  return openBridge({ self: app.self, peer: host.handle, origin: host.origin, local: SCHEMAS.app, remote: SCHEMAS.host, handlers, timeoutMs });
+export function openAppEnd(app: FakeWindow, host: FakeWindow, handlers: HandlerTable<AppMethods> = {}, timeoutMs?: number, onPeerRestart?: () => void): Bridge<HostMethods> {
+  return openBridge({ self: app.self, peer: host.handle, origin: host.origin, local: SCHEMAS.app, remote: SCHEMAS.host, handlers, timeoutMs, onPeerRestart });
 }
 
 export const USER: Profile = { id: 'usr_1', email: 'ada@example.com', name: 'Ada', avatar_url: 'https://example.com/a.png' };

@@ -310,6 +310,21 @@ describe('host bridge protocol', () => {
     expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'new' });
   });
 
+  it('tells onPeerRestart when the peer starts over after the handshake, not during it; calls then go to the new end', async () => {
+    let restarts = 0;
+    const first = openHostEnd(host, app, { getContext: () => ({ context: 'old' }) }, 300);
+    const appSide = openAppEnd(app, host, {}, 300, () => restarts++);
+    open.push(first, appSide);
+    await appSide.ready;
+    expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'old' });
+    expect(restarts).to.equal(0, 'the first handshake is no restart');
+    const second = openHostEnd(host, app, { getContext: () => ({ context: 'new' }) }, 300);
+    open.push(second);
+    await until(() => restarts === 1);
+    expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'new' });
+    expect(restarts).to.equal(1);
+  });
+
   it('refuses an invalid result from a peer that is not this kit with ERR_BRIDGE_INVALID_MESSAGE', async () => {
     const [h2, a2] = windowPair();
     const fakeHost = openBridge({

@@ -1137,6 +1137,27 @@ describe('kit inside the dashboard', () => {
   });
 });
 
+describe('auto-resize with a dashboard that starts its end over', () => {
+  it('tells the new end the height, which it never heard, with no change of height', async () => {
+    const [host, app] = windowPair();
+    const heights: number[] = [];
+    const first = openHostEnd(host, app, { getContext: () => ({ context: 'ctx' }), resize: ({ height }) => void heights.push(height) }, 300);
+    kits.push({ destroy: () => first.destroy() } as Kit);
+    const env = fakeEnvironment(LAUNCH, { parent: host, self: app });
+    const kit = start(env, scriptedFetch(backend({ entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 })), { bridgeTimeoutMs: 10_000 });
+    await kit.started;
+    await until(() => heights.length === 1);
+    // The dashboard re-mounts its embed on the same frame (a second connectApp), with no reload in it.
+    const again: number[] = [];
+    const second = openHostEnd(host, app, { getContext: () => ({ context: 'ctx' }), resize: ({ height }) => void again.push(height) }, 300);
+    kits.push({ destroy: () => second.destroy() } as Kit);
+    await until(() => again.length === 1);
+    await tick(50); // and once only
+    expect([heights, again]).to.deep.equal([[400], [400]]);
+    expect(kit.state).to.equal('ready');
+  });
+});
+
 describe('auto-resize with a dashboard that connects late', () => {
   it('reports the height again once the dashboard has answered the handshake', async () => {
     const [host, app] = windowPair();
