@@ -18,6 +18,21 @@ async function gate(kit: FakeKit, attrs: { feature?: string; plan?: string; mete
 
 const isShown = (el: MpGate) => !!el.querySelector('#secret')!.assignedSlot;
 
+/**
+ * Runs `step` while the page has lost the focus to its parent (the dashboard's chooser opened
+ * there): `document.hasFocus()` is false and nothing in the page has the focus.
+ */
+async function withFocusInParent(step: () => unknown = () => undefined): Promise<void> {
+  Object.defineProperty(document, 'hasFocus', { configurable: true, value: () => false });
+  try {
+    (document.activeElement as HTMLElement | null)?.blur();
+    await new Promise((resolve) => setTimeout(resolve));
+    await step();
+  } finally {
+    delete (document as { hasFocus?: unknown }).hasFocus;
+  }
+}
+
 /** A locked gate whose upgrade just failed, as its card says. */
 async function gateAfterFailedUpgrade() {
   const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
@@ -399,20 +414,14 @@ describe('<mp-gate>', () => {
     const done = next(el, 'mp-upgrade');
     await sendKeys({ press: 'Enter' });
     // The chooser opens in the parent page: this page loses the focus (its body shows it)…
-    const hasFocus = Object.getOwnPropertyDescriptor(Document.prototype, 'hasFocus')!;
-    Object.defineProperty(document, 'hasFocus', { configurable: true, value: () => false });
-    try {
-      (document.activeElement as HTMLElement | null)?.blur();
-      await new Promise((resolve) => setTimeout(resolve));
+    await withFocusInParent(async () => {
       // …and the dashboard's entitlementsChanged arrives before the chooser closes.
       kit.setEntitlement(sampleEntitlement());
       await settle(el);
       expect(isShown(el)).to.equal(true);
       expect(document.activeElement?.localName, 'nothing is taken from the parent page').to.equal('body');
-    } finally {
-      delete (document as { hasFocus?: unknown }).hasFocus;
-      expect(document.hasFocus).to.equal(hasFocus.value);
-    }
+    });
+    expect(document.hasFocus).to.equal(Document.prototype.hasFocus);
     answer();
     await done;
     dispatchEvent(new FocusEvent('focus'));
@@ -447,13 +456,7 @@ describe('<mp-gate>', () => {
     const parent = el.parentElement!;
     part(el, 'action')!.focus();
     // The focus leaves the page from inside the gate (to the dashboard, say)…
-    Object.defineProperty(document, 'hasFocus', { configurable: true, value: () => false });
-    try {
-      (document.activeElement as HTMLElement | null)?.blur();
-      await new Promise((resolve) => setTimeout(resolve));
-    } finally {
-      delete (document as { hasFocus?: unknown }).hasFocus;
-    }
+    await withFocusInParent();
     // …the app takes the gate out and puts it back elsewhere; then the plan changes.
     el.remove();
     parent.append(el);
@@ -938,15 +941,10 @@ describe('<mp-gate>: what a second round of mutation testing found unchecked', (
     const el = await gate(kit);
     const other = await fixture<HTMLButtonElement>(html`<button>Elsewhere</button>`);
     part(el, 'action')!.focus();
-    Object.defineProperty(document, 'hasFocus', { configurable: true, value: () => false });
-    try {
-      (document.activeElement as HTMLElement | null)?.blur();
-      await new Promise((resolve) => setTimeout(resolve));
+    await withFocusInParent(async () => {
       kit.setEntitlement(sampleEntitlement());
       await settle(el);
-    } finally {
-      delete (document as { hasFocus?: unknown }).hasFocus;
-    }
+    });
     // The page's own script focuses another control before the window's focus event.
     other.focus();
     dispatchEvent(new FocusEvent('focus'));
