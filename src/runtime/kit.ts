@@ -641,14 +641,17 @@ export class MarketplaceKit extends EventTarget implements Kit {
     });
     this.#opened = bridge;
     if (this.#options.autoResize !== false) {
-      // The height sent last, or -1 once its call failed.
+      // The height sent last, or -1 once the last call failed; how many were sent.
       let last = -1;
+      let sent = 0;
       const report = (height: number) => {
         if (height === last) return;
         last = height;
-        // Resizing is best effort: a dashboard that does not answer must not break the app.
+        const call = ++sent;
+        // Resizing is best effort: a dashboard that does not answer must not break the app. Only
+        // the last call's failure counts: an older one (to an end since gone) says nothing of it.
         this.#host?.resize(height).catch(() => {
-          if (last === height) last = -1;
+          if (sent === call) last = -1;
         });
       };
       try {

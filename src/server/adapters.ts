@@ -463,11 +463,11 @@ function requestBody(req: IncomingMessage, res: ServerResponse): ReadableStream<
 }
 
 /** Headers about one connection (RFC 9110 §7.6.1): node:http writes its own, node:http2 refuses them. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'transfer-encoding', 'upgrade']);
 
 /**
  * Writes the answer. Its body is read first: one that fails (a handler's stream that errored)
- * becomes a 500, told to `onError` with the `request` it answered, not a connection cut midway.
+ * becomes an error answer (a 500, told to `onError` with the `request`), not a connection cut midway.
  */
 async function writeResponse(res: ServerResponse, answer: Response, request: Request | undefined, options: NodeAdapterOptions): Promise<void> {
   let response = answer;
@@ -475,8 +475,10 @@ async function writeResponse(res: ServerResponse, answer: Response, request: Req
   try {
     body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
   } catch (error) {
-    if (request) tell(options, error, request);
     response = toErrorResponse(error);
+    // A client that left mid-upload fails a body made of its request: no fault of the handler.
+    const gone = res.destroyed || res.req?.destroyed;
+    if (request && response.status >= 500 && !gone) tell(options, error, request);
     body = Buffer.from(await response.arrayBuffer());
   }
   res.statusCode = response.status;

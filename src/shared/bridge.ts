@@ -287,7 +287,8 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
           // `discard` (no reply wanted) is never used by the kit; it is cleared so that every
           // call gets an answer and a refused one cannot end as an unhandled rejection here.
           deliver({ origin, data: JSON.stringify({ ...(packet as object), counter: 0, discard: false }) });
-          // After the library took the new `ready`, so that what the callback sends uses the new ids.
+          // After the calls to the old end were failed and the library took the new `ready`: what
+          // the callback sends goes to the new end, with the new ids.
           if (started && handshaken) options.onPeerRestart?.();
         };
         options.self.addEventListener('message', listener);

@@ -554,6 +554,37 @@ describe('adapters: mistakes of the handler', () => {
   });
 });
 
+describe('toNodeHandler: a client that leaves mid-upload', () => {
+  it('fails a body made of its request without telling onError: no fault of the handler', async () => {
+    const reported: unknown[] = [];
+    const node = toNodeHandler(async (request) => new Response(request.body), { onError: (error) => void reported.push(error) });
+    let arrived!: () => void;
+    let handled!: () => void;
+    const requested = new Promise<void>((resolve) => (arrived = resolve));
+    const closed = new Promise<void>((resolve) => (handled = resolve));
+    const server = createServer((req, res) => {
+      res.on('close', handled);
+      node(req, res);
+      arrived();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const upload = httpRequest(`http://127.0.0.1:${(server.address() as AddressInfo).port}/echo`, { method: 'POST', headers: { 'transfer-encoding': 'chunked' } });
+      upload.on('error', () => undefined);
+      upload.write('the first part');
+      await requested;
+      await new Promise((resolve) => setImmediate(resolve));
+      upload.destroy();
+      await closed;
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(reported, []);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe('toExpressMiddleware: an answer whose body fails', () => {
   it('is answered 500 and told to onError, not cut midway', async () => {
     const reported: string[] = [];

@@ -4,6 +4,7 @@ import {
   BRIDGE_SERVICE_ID,
   bridgeSchemas,
   openBridge,
+  type Bridge,
   type HandlerTable,
   type HostMethods,
 } from '../../../src/shared/bridge.js';
@@ -323,6 +324,20 @@ describe('host bridge protocol', () => {
     await until(() => restarts === 1);
     expect(await appSide.call('getContext', {})).to.deep.equal({ context: 'new' });
     expect(restarts).to.equal(1);
+  });
+
+  it('onPeerRestart runs once the new handshake is taken: a call made inside it reaches the new end', async () => {
+    const got: number[] = [];
+    const first = openHostEnd(host, app, { getContext: () => ({ context: 'old' }), resize: ({ height }) => void got.push(height) }, 300);
+    let made: Promise<unknown> | undefined;
+    const appSide: Bridge<HostMethods> = openAppEnd(app, host, {}, 1_000, () => (made = appSide.call('resize', { height: 7 })));
+    open.push(first, appSide);
+    await appSide.ready;
+    const second = openHostEnd(host, app, { getContext: () => ({ context: 'new' }), resize: ({ height }) => void got.push(height) }, 300);
+    open.push(second);
+    await until(() => made !== undefined);
+    expect(await made).to.equal(undefined);
+    expect(got).to.deep.equal([7]);
   });
 
   it('refuses an invalid result from a peer that is not this kit with ERR_BRIDGE_INVALID_MESSAGE', async () => {

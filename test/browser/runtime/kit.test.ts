@@ -1141,7 +1141,8 @@ describe('auto-resize with a dashboard that starts its end over', () => {
   it('tells the new end the height, which it never heard, with no change of height', async () => {
     const [host, app] = windowPair();
     const heights: number[] = [];
-    const first = openHostEnd(host, app, { getContext: () => ({ context: 'ctx' }), resize: ({ height }) => void heights.push(height) }, 300);
+    // The old end never answers its resize: the restart fails that call.
+    const first = openHostEnd(host, app, { getContext: () => ({ context: 'ctx' }), resize: ({ height }) => (heights.push(height), new Promise<void>(() => undefined)) }, 300);
     kits.push({ destroy: () => first.destroy() } as Kit);
     const env = fakeEnvironment(LAUNCH, { parent: host, self: app });
     const kit = start(env, scriptedFetch(backend({ entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 })), { bridgeTimeoutMs: 10_000 });
@@ -1152,8 +1153,11 @@ describe('auto-resize with a dashboard that starts its end over', () => {
     const second = openHostEnd(host, app, { getContext: () => ({ context: 'ctx' }), resize: ({ height }) => void again.push(height) }, 300);
     kits.push({ destroy: () => second.destroy() } as Kit);
     await until(() => again.length === 1);
-    await tick(50); // and once only
-    expect([heights, again]).to.deep.equal([[400], [400]]);
+    // The old end's failed call does not undo the new one: the same height is not sent again.
+    env.resizeTo(400);
+    // Messages keep their order: a duplicate would come before this one.
+    await kit.host!.resize(999);
+    expect([heights, again]).to.deep.equal([[400], [400, 999]]);
     expect(kit.state).to.equal('ready');
   });
 });
