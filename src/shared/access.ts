@@ -5,6 +5,7 @@
  * Browser-side checks only decide what the UI shows. Anything worth protecting must be checked
  * again on the server with `requireEntitlement`.
  */
+import { MarketplaceKitError } from './errors.js';
 import type { AnyEntitlement } from './schemas.js';
 
 /** What access needs: a feature, a plan, usage left (`metered`); every one given must hold. */
@@ -49,10 +50,30 @@ export interface AccessDecision {
 }
 
 const LIVE_STATUSES = new Set(['active', 'trialing']);
+const REQUIREMENT_KEYS = new Set(['feature', 'plan', 'metered']);
+
+/**
+ * A requirement the rules can read, or `ERR_CONFIG`. A misspelled key (`features`), a bare string
+ * or a plan that is not a text would otherwise read as "no requirement" and grant access.
+ */
+function assertRequirement(requirement: unknown): asserts requirement is AccessRequirement {
+  const { feature, plan, metered } = (requirement ?? {}) as AccessRequirement;
+  if (
+    typeof requirement !== 'object' ||
+    requirement === null ||
+    Object.keys(requirement).some((key) => !REQUIREMENT_KEYS.has(key)) ||
+    !(feature === undefined || typeof feature === 'string') ||
+    !(plan === undefined || typeof plan === 'string' || (Array.isArray(plan) && plan.every((name) => typeof name === 'string'))) ||
+    !(metered === undefined || typeof metered === 'boolean')
+  ) {
+    throw new MarketplaceKitError('ERR_CONFIG', 'An access requirement is an object of feature (a text), plan (a text or a list of texts) and metered (a boolean), such as { feature: "export" }');
+  }
+}
 const KNOWN_DENIED: Record<string, AccessReason> = { past_due: 'past_due', cancelled: 'cancelled', expired: 'expired' };
 
 /**
- * Decides access and says why.
+ * Decides access and says why. A requirement that is not of `AccessRequirement`'s shape throws
+ * `ERR_CONFIG`, whatever the entitlement (fail closed).
  *
  * @example
  * checkAccess(entitlement, { feature: 'export' }); // { granted: false, reason: 'past_due' }
@@ -62,6 +83,7 @@ export function checkAccess(
   requirement: AccessRequirement = {},
   now: number = Date.now(),
 ): AccessDecision {
+  assertRequirement(requirement);
   const deny = (reason: AccessReason): AccessDecision => ({ granted: false, reason });
   if (!entitlement) return deny('none');
 

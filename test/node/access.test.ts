@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AccessDeniedError, assertAccess } from '../../src/server/access.js';
-import { checkAccess, hasAccess, isOverQuota } from '../../src/shared/access.js';
+import { checkAccess, hasAccess, isOverQuota, type AccessRequirement } from '../../src/shared/access.js';
+import { isKitError } from '../../src/shared/errors.js';
 import { NOW, accessCases } from '../support/access-cases.js';
 
 describe('access rules', () => {
@@ -18,6 +19,33 @@ describe('access rules', () => {
     const e = { user_id: 'usr_1', app_id: 'app_1', plan: 'p', status: 'active', features: [], usage: { api_calls: 0, limit: 5 } };
     assert.equal(hasAccess({ ...e, expires_at: '2999-01-01T00:00:00Z' }, {}, Date.parse('3000-01-01T00:00:00Z')), false);
     assert.equal(hasAccess({ ...e, expires_at: '2000-01-01T00:00:00Z' }, {}, Date.parse('1999-01-01T00:00:00Z')), true);
+  });
+
+  it('refuses a requirement it cannot read with ERR_CONFIG, whatever the entitlement, instead of granting access', () => {
+    const e = { user_id: 'usr_1', app_id: 'app_1', plan: 'pro', status: 'active', features: ['basic'], usage: { api_calls: 0, limit: 5 } };
+    const unreadable: unknown[] = [
+      'export',
+      ['export'],
+      null,
+      { features: ['export'] },
+      { Feature: 'export' },
+      { feature: 'export', extra: undefined },
+      { feature: 1 },
+      { plan: null },
+      { plan: ['pro', 2] },
+      { metered: 'yes' },
+    ];
+    for (const requirement of unreadable) {
+      for (const entitlement of [e, null]) {
+        assert.throws(
+          () => checkAccess(entitlement, requirement as AccessRequirement, NOW),
+          (error: unknown) => isKitError(error, 'ERR_CONFIG') && /feature \(a text\)/.test(error.message),
+          `${JSON.stringify(requirement)} with ${entitlement ? 'an' : 'no'} entitlement`,
+        );
+      }
+    }
+    assert.deepEqual(checkAccess(e, { feature: 'export', plan: undefined, metered: undefined }, NOW), { granted: false, reason: 'feature' });
+    assert.deepEqual(checkAccess(e, undefined, NOW), { granted: true, reason: 'granted' });
   });
 
   it('isOverQuota compares api_calls with limit', () => {

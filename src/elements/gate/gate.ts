@@ -208,7 +208,8 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     this._hadFocus = this.matches(':focus-within') || !!this._focusAway;
     const kit = this._kit;
     const decided = kit && (this.state === 'ready' || this.state === 'signed-out');
-    const requirement = { feature: this._feature, plan: this._plans, metered: this.metered };
+    // A framework may set the property to a text ("true"): read as before, by its truth.
+    const requirement = { feature: this._feature, plan: this._plans, metered: Boolean(this.metered) };
     // Readonly to pages only: the element sets these itself.
     (this as { decision: AccessDecision | null }).decision = decided ? kit.access(requirement) : null;
     const before = this.access;
