@@ -117,6 +117,9 @@ export function bridgeSchemas(): BridgeSchemas {
   return (schemas ??= buildSchemas());
 }
 
+/** The id `@mixer/postmessage-rpc` gives the `ready` call of its handshake. */
+const READY_CALL_ID = -1;
+
 /** `[params schema, result schema]`; a null result schema means the method answers nothing. */
 export type MethodTable = Record<string, readonly [z.ZodMiniType, z.ZodMiniType | null]>;
 export type HostMethods = BridgeSchemas['host'];
@@ -274,6 +277,11 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
           const parsed = packetSchema.safeParse(packet);
           if (!parsed.success || parsed.data.serviceID !== BRIDGE_SERVICE_ID) return;
           const started = parsed.data.type === 'method' && parsed.data.method === 'ready';
+          // When both ends start at once, each takes the other's `ready` for the handshake and
+          // sends its calls; the answer to its own `ready` comes after them. The library would
+          // restart its call ids at it, and the next call would take the id of one under way,
+          // whose answer then went to the wrong call or nowhere.
+          if (handshaken && parsed.data.type === 'reply' && parsed.data.id === READY_CALL_ID) return;
           if (started) {
             // The peer started over (a reload in the frame, a new connection on the iframe): the
             // end our calls went to is gone, and the library is about to reuse their ids.

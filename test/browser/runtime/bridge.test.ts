@@ -45,6 +45,32 @@ describe('host bridge protocol', () => {
     expect(themes).to.deep.equal(['dark']);
   });
 
+  it('keeps every call when both ends start at once: the late answer to its own "ready" reuses no call id', async () => {
+    const minted = gate();
+    const titles: string[] = [];
+    const toasts: string[] = [];
+    const answeredReady = new Promise<void>((resolve) =>
+      app.self.addEventListener('message', ({ data }: MessageEvent) => {
+        const packet = typeof data === 'string' ? (JSON.parse(data) as { type?: string; id?: number }) : null;
+        if (packet?.type === 'reply' && packet.id === -1) resolve();
+      }),
+    );
+    // Opened in one task, so the two "ready" calls cross.
+    const { appSide } = connect({
+      getContext: async () => minted.promise.then(() => ({ context: 'ctx-1' })),
+      setTitle: ({ title }) => void titles.push(title),
+      toast: ({ message }) => void toasts.push(message),
+    });
+    const context = appSide.call('getContext', {});
+    await Promise.all([appSide.ready, answeredReady]);
+    // Made while getContext is still being answered, after the answer to the app's own "ready".
+    await appSide.call('toast', { message: 'saved' });
+    await appSide.call('setTitle', { title: 'Reports' });
+    minted.open();
+    expect(await context).to.deep.equal({ context: 'ctx-1' });
+    expect([toasts, titles]).to.deep.equal([['saved'], ['Reports']]);
+  });
+
   it('posts only to the pinned origin, never to "*"', async () => {
     const [otherHost] = windowPair('https://other.example', APP_ORIGIN);
     const appSide = openBridge({ self: app.self, peer: otherHost.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 100 });
