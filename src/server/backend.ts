@@ -240,7 +240,9 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
 
   async function requireSession(request: Request): Promise<AppSession> {
     const authorization = request.headers.get('authorization')?.trim() ?? '';
-    if (authorization !== '') {
+    // Another scheme is no attempt at a session: a staging site behind HTTP Basic auth has the
+    // browser send `Basic …` with every request, and its cookie session must still work.
+    if (/^bearer(\s|$)/i.test(authorization)) {
       const match = /^Bearer +([^\s]+)$/i.exec(authorization);
       if (!match) throw sessionError('ERR_SESSION_INVALID', 'The Authorization header must be "Bearer <session token>"');
       return verifySessionToken(match[1]!, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });

@@ -444,8 +444,13 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     const fresh = SessionResponse.parse(await (await postSession(backend, { context: await contextToken({ now: NOW + 61_000 }), host: DASHBOARD })).json());
     const lowerCase = await backend(new Request(`${BASE}/session`, { headers: { authorization: `bearer ${fresh.session.token}` } }));
     assert.equal(lowerCase.status, 200, 'the auth scheme is case-insensitive (RFC 7235)');
-    const malformed = await backend(new Request(`${BASE}/session`, { headers: { authorization: 'Basic abc' } }));
-    assert.equal(await errorCode(malformed), 'ERR_SESSION_INVALID');
+    for (const authorization of ['Bearer', 'Bearer  ', 'bearer a b']) {
+      const malformed = await backend(new Request(`${BASE}/session`, { headers: { authorization } }));
+      assert.equal(await errorCode(malformed), 'ERR_SESSION_INVALID', authorization);
+    }
+    // Another scheme (HTTP Basic in front of a staging site) is no session: the cookie decides.
+    const basic = await backend(new Request(`${BASE}/session`, { headers: { authorization: 'Basic abc' } }));
+    assert.equal(await errorCode(basic), 'ERR_SESSION_MISSING');
     const tampered = await backend(new Request(`${BASE}/session`, { headers: { authorization: `Bearer ${body.session.token}x` } }));
     assert.equal(await errorCode(tampered), 'ERR_SESSION_INVALID');
     // The whole header is the token: a valid one followed by more is no Bearer header.
@@ -468,6 +473,9 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       return true;
     });
     await assert.rejects(backend.requireEntitlement(new Request(APP)), { code: 'ERR_SESSION_MISSING', status: 401 });
+    // A requirement it cannot read (from JSON config, say) fails closed, as a 500 the app hears of.
+    const unreadable = JSON.parse('{"features": ["audit-log"]}') as Record<string, unknown>;
+    await assert.rejects(backend.requireEntitlement(request(), unreadable), { code: 'ERR_CONFIG', status: 500 });
   });
 
   it('answers 404 and 405 as JSON errors', async () => {
@@ -826,6 +834,9 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
 
     const read = await backend(new Request(`${BASE}/session`, { headers: { cookie: session.split(';')[0]! } }));
     assert.equal(read.status, 200);
+    // A site behind HTTP Basic auth (a staging password) has the browser send it along.
+    const behindBasicAuth = await backend(new Request(`${BASE}/session`, { headers: { cookie: session.split(';')[0]!, authorization: 'Basic dXNlcjpwYXNz' } }));
+    assert.equal(behindBasicAuth.status, 200);
     const body = SessionResponse.parse(await read.json());
     assert.deepEqual(body.user, USER);
     assert.equal(body.host, null);
