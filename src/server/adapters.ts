@@ -408,6 +408,10 @@ function toRequest(req: IncomingMessage, res: ServerResponse, url: URL, body: Bo
     else headers.set(name, value);
   }
   const method = req.method ?? 'GET';
+  // Methods a Request cannot carry (Fetch's forbidden methods), which node:http still takes.
+  if (/^(connect|trace|track)$/i.test(method)) {
+    throw new MarketplaceKitError('ERR_METHOD_NOT_ALLOWED', `${method} is not served here`, { status: 405 });
+  }
   const init: RequestInit & { duplex?: 'half' } = { method, headers };
   if (method !== 'GET' && method !== 'HEAD') {
     if (body === undefined) {

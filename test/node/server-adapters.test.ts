@@ -460,6 +460,31 @@ describe('adapters: request bodies the handler does not read to the end', () => 
   });
 });
 
+describe('adapters: methods a Request cannot carry', () => {
+  it('answer TRACE 405 as JSON (no silent 500), in both adapters', async () => {
+    const reported: unknown[] = [];
+    const onError = (error: unknown) => void reported.push(error);
+    const node = createServer(toNodeHandler(makeBackend([]), { onError }));
+    await new Promise<void>((resolve) => node.listen(0, '127.0.0.1', resolve));
+    const app = express();
+    app.use(toExpressMiddleware(makeBackend([]), { onError }));
+    const viaExpress = await listen(app);
+    try {
+      for (const origin of [`http://127.0.0.1:${(node.address() as AddressInfo).port}`, viaExpress.origin]) {
+        // node:http takes TRACE (TRACK and CONNECT never reach a request handler).
+        const answer = await rawRequest(origin, 'TRACE', '/api/marketplace/session', '');
+        const { error } = JSON.parse(answer.body) as { error: { code: string } };
+        assert.deepEqual([answer.status, error.code], [405, 'ERR_METHOD_NOT_ALLOWED'], origin);
+        assert.equal((await rawRequest(origin, 'GET', '/api/marketplace/session', '')).status, 401, 'other methods are served as before');
+      }
+      assert.deepEqual(reported, []);
+    } finally {
+      await close(node);
+      await close(viaExpress.server);
+    }
+  });
+});
+
 describe('adapters: mistakes of the handler', () => {
   it('refuse a missing handler or a bad onError at creation', () => {
     for (const make of [() => toNodeHandler(undefined as unknown as FetchHandler), () => toExpressMiddleware(undefined as unknown as FetchHandler)]) {
