@@ -204,7 +204,7 @@ export function answerError(answer: Answer, endpoint: MarketplaceEndpoint, now: 
   const words = (text: string, max?: number) => upstreamText(answer.request?.redact(text) ?? text, max);
 
   if (status === 429) {
-    const asked = readRetryAfter(answer.headers.get('retry-after'), now);
+    const asked = readRetryAfter(answer.headers.get('retry-after'), now) ?? readRateLimitReset(answer.headers.get('x-ratelimit-reset'), now);
     const retryAfterMs = asked === undefined ? undefined : Math.min(asked, MAX_RETRY_AFTER_MS);
     const seconds = (ms: number) => Math.ceil(ms / 1000);
     const after =
@@ -266,6 +266,18 @@ function readRetryAfter(value: string | null, now: number): number | undefined {
   if (text === null) return undefined;
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * The wait until `X-RateLimit-Reset` (Unix seconds, DESIGN C), for a 429 without `Retry-After`.
+ * Undefined when absent, unreadable or already past (a clock apart from the marketplace's): the
+ * client then backs off as it would without either header.
+ */
+function readRateLimitReset(value: string | null, now: number): number | undefined {
+  const trimmed = value?.trim() ?? '';
+  if (!/^\d{1,12}$/.test(trimmed)) return undefined;
+  const wait = Number(trimmed) * 1000 - now;
+  return wait > 0 ? wait : undefined;
 }
 
 const NOT_JSON = Symbol('not JSON');
