@@ -233,7 +233,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   // start tick of every load still running, oldest first, so that markers no running load can
   // predate are dropped; both maps stay in tick order, which makes that pruning O(1) amortised.
   const cache = new Map<string, { value: Entitlement | null; expiresAt: number }>();
-  const inflight = new Map<string, Promise<Entitlement | null>>();
+  const inflight = new Map<string, { load: Promise<Entitlement | null>; started: number }>();
   const invalidatedAt = new Map<string, number>();
   const running = new Map<object, number>();
   let tick = 0;
@@ -337,14 +337,21 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       }
       const key = userId !== undefined ? `user:${userId}` : `token:${selected.accessToken}`;
       let shared = inflight.get(key);
+      // A load by access token names its user only in its answer, so `invalidate` cannot tell
+      // whether it concerns it: one that started before any invalidation since is not joined, nor
+      // by a caller who asks for a fresh answer. (A load by user id is dropped by `invalidate`.)
+      if (shared && userId === undefined && (who.fresh || shared.started !== tick)) shared = undefined;
       if (!shared) {
         // Without the caller's signal: other callers may be waiting on the same load.
-        shared = loadEntitlement(selected).finally(() => {
-          if (inflight.get(key) === shared) inflight.delete(key);
-        });
-        inflight.set(key, shared);
+        const entry = {
+          started: tick,
+          load: loadEntitlement(selected).finally(() => {
+            if (inflight.get(key) === entry) inflight.delete(key);
+          }),
+        };
+        inflight.set(key, (shared = entry));
       }
-      return abortable('entitlements', shared, who.signal);
+      return abortable('entitlements', shared.load, who.signal);
     },
 
     invalidate,

@@ -954,6 +954,24 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
       });
     }
 
+    it('a caller by access token joins no load that started before an invalidation, nor asking for a fresh answer', async () => {
+      const upstream = heldAnswers();
+      const { client: c } = client();
+      const stale = c.entitlements({ accessToken: 'at_1' });
+      await upstream.arrived(1);
+      const joined = c.entitlements({ accessToken: 'at_1' }); // before any invalidation: joins
+      c.invalidate('usr_1'); // a webhook: the plan changed after the first load was sent
+      const afterWebhook = c.entitlements({ accessToken: 'at_1' });
+      await upstream.arrived(2);
+      const fresh = c.entitlements({ accessToken: 'at_1', fresh: true });
+      await upstream.arrived(3);
+      upstream.answer(1, 'pro');
+      upstream.answer(2, 'business');
+      upstream.answer(3, 'business');
+      assert.deepEqual([(await stale)?.plan, (await joined)?.plan, (await afterWebhook)?.plan, (await fresh)?.plan], ['pro', 'pro', 'business', 'business']);
+      assert.equal(server.requests.length, 3);
+    });
+
     it('keeps ignoring a stale load across a second invalidation', async () => {
       const { upstream, c, stale, fresh } = await staleAndFreshLoads();
       upstream.answer(2, 'business');
@@ -1030,6 +1048,22 @@ describe('rate limits (seed §8; DESIGN C)', () => {
       await c.whoami({ accessToken: 'at' });
       assert.deepEqual(clock.sleeps, [2_000], value);
     }
+  });
+
+  it('without Retry-After, waits until X-RateLimit-Reset (Unix seconds); one already past backs off as without it', async () => {
+    for (const [reset, sleeps] of [[String((NOW + 40_000) / 1000), [40_000]], [String((NOW - 5_000) / 1000), [1_000]], ['soon', [1_000]]] as const) {
+      let calls = 0;
+      handler = (_req, res) => (++calls === 1 ? res.writeHead(429, { 'x-ratelimit-reset': reset, 'x-ratelimit-remaining': '0' }).end() : sendJson(res, 200, USER));
+      const { client: c, clock } = client({ maxRetryWaitMs: 60_000 });
+      assert.deepEqual(await c.whoami({ accessToken: 'at' }), USER);
+      assert.deepEqual(clock.sleeps, sleeps, `X-RateLimit-Reset: ${reset}`);
+    }
+    // Retry-After, when given, decides.
+    let calls = 0;
+    handler = (_req, res) => (++calls === 1 ? res.writeHead(429, { 'retry-after': '3', 'x-ratelimit-reset': String((NOW + 40_000) / 1000) }).end() : sendJson(res, 200, USER));
+    const { client: c, clock } = client({ maxRetryWaitMs: 60_000 });
+    await c.whoami({ accessToken: 'at' });
+    assert.deepEqual(clock.sleeps, [3_000]);
   });
 
   it('backs off as without Retry-After when Retry-After is neither delta-seconds nor an HTTP date', async () => {
