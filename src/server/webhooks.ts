@@ -8,7 +8,7 @@ import { isUtf8 } from 'node:buffer';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { compile } from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
-import { KnownWebhookDelivery, parseWebhookDelivery, type WebhookDelivery } from '../shared/schemas.js';
+import { KnownWebhookDelivery, hasRealDay, parseWebhookDelivery, type WebhookDelivery } from '../shared/schemas.js';
 import { hmacKey } from './lib/hmac-key.js';
 import { optionsObject } from './lib/options-object.js';
 import { nowOption } from './lib/time-options.js';
@@ -202,23 +202,9 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
   return { delivery, store: options.replayStore ?? defaultStore, keys, now, expiresAt: sentAt + toleranceMs + 1 };
 }
 
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-/**
- * The time of a timestamp of the form TIMESTAMP_PATTERN, or NaN. Date.parse rolls an impossible
- * day over (April 31 is read as May 1), so a day past the 28th is checked against its month.
- */
+/** The time of a timestamp of the form TIMESTAMP_PATTERN on a day that exists, or NaN. */
 function timestampMs(timestamp: string): number {
-  if (!TIMESTAMP_PATTERN.test(timestamp)) return Number.NaN;
-  const day = Number(timestamp.slice(8, 10));
-  if (day > 28) {
-    const year = Number(timestamp.slice(0, 4));
-    const month = Number(timestamp.slice(5, 7));
-    const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-    // A month out of range (00, 13) is refused by Date.parse.
-    if (day > (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 31))) return Number.NaN;
-  }
-  return Date.parse(timestamp);
+  return TIMESTAMP_PATTERN.test(timestamp) && hasRealDay(timestamp) ? Date.parse(timestamp) : Number.NaN;
 }
 
 function duplicate(): never {

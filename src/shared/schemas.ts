@@ -59,11 +59,23 @@ export function length(min: number, max = Infinity): z.core.$ZodCheck<string> {
 
 const userId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^usr_[A-Za-z0-9_-]{1,64}$/, 'expected a user id of the form usr_<id>'));
 const appId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^app_[A-Za-z0-9_-]{1,64}$/, 'expected an app id of the form app_<id>'));
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * False when the `YYYY-MM-DD` a timestamp starts with names a day its month lacks, which
+ * Date.parse rolls over (2024-02-31 is read as March 2). A month out of range it refuses itself.
+ */
+export function hasRealDay(timestamp: string): boolean {
+  const [year, month, day] = [timestamp.slice(0, 4), timestamp.slice(5, 7), timestamp.slice(8, 10)].map(Number) as [number, number, number];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 31));
+}
+
 /** ISO 8601 UTC timestamp, `YYYY-MM-DDThh:mm:ssZ` (fractional seconds tolerated). */
 const utcTimestamp = /* @__NO_SIDE_EFFECTS__ */ () =>
   string(
     matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, 'expected an ISO 8601 UTC timestamp'),
-    z.refine((value) => !Number.isNaN(Date.parse(value)), 'expected a real date'),
+    z.refine((value) => hasRealDay(value) && !Number.isNaN(Date.parse(value)), 'expected a real date'),
   );
 const httpUrl = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^https?:\/\/[^\s]+$/i, 'expected an http(s) URL'));
 /** A safe integer, 0 or more (what `z.int()` with `z.nonnegative()` accepts). */
