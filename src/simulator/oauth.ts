@@ -70,7 +70,8 @@ export function authorizeGet(ctx: SimulatorContext, res: ServerResponse, url: UR
   const scope = params.get('scope');
   if (!scope) return fail('invalid_request', 'The scope parameter is missing.');
   const scopes = scope.split(' ').filter(Boolean);
-  const unknown = scopes.filter((s) => !(s in SCOPES));
+  // Own keys only: `toString` or `__proto__` is no scope.
+  const unknown = scopes.filter((s) => !Object.hasOwn(SCOPES, s));
   if (scopes.length === 0 || unknown.length > 0) return fail('invalid_scope', `Unknown scope: ${unknown.join(' ') || '(empty)'}.`);
   const challenge = params.get('code_challenge');
   const method = params.get('code_challenge_method');

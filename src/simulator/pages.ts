@@ -78,7 +78,7 @@ export function authorizePage(input: AuthorizePageInput): string {
 <img src="${e(user.avatar_url)}" alt=""><span>${e(user.name)}<small>${e(user.email)}</small></span></label>`,
     )
     .join('\n');
-  const scopes = input.scopes.map((scope) => `<li>${e(SCOPES[scope] ?? scope)} <small>(<code>${e(scope)}</code>)</small></li>`).join('');
+  const scopes = input.scopes.map((scope) => `<li>${e(Object.hasOwn(SCOPES, scope) ? SCOPES[scope]! : scope)} <small>(<code>${e(scope)}</code>)</small></li>`).join('');
   const returnTo = new URL(input.redirectUri).origin;
   return page(
     `Authorize ${input.appName}`,

@@ -126,6 +126,10 @@ describe('simulator: authorization page', () => {
       [{ scope: 'admin:write' }, 'invalid_scope'],
       [{ scope: '' }, 'invalid_request'],
       [{ scope: ' ' }, 'invalid_scope'],
+      // Names of Object.prototype are no scopes either (they answered 500).
+      [{ scope: 'toString' }, 'invalid_scope'],
+      [{ scope: '__proto__' }, 'invalid_scope'],
+      [{ scope: 'identity:read constructor' }, 'invalid_scope'],
       [{ code_challenge: CHALLENGE, code_challenge_method: 'plain' }, 'invalid_request'],
       [{ code_challenge: 'short', code_challenge_method: 'S256' }, 'invalid_request'],
       // A SHA-256 in base64url is exactly 43 characters: a longer challenge cannot be one.
