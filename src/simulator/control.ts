@@ -134,6 +134,7 @@ export async function sendEvent(ctx: SimulatorContext, event: unknown, input: un
   const known = (WEBHOOK_EVENTS as readonly string[]).includes(event);
   const data: Record<string, unknown> = { ...input };
   let change: { userId: string; entitlement: Entitlement | null } | null = null;
+  let changed = false;
   if (known) {
     const userId = requireUser(ctx, data.user_id);
     const current = ctx.state.entitlements.get(userId) ?? null;
@@ -141,17 +142,29 @@ export async function sendEvent(ctx: SimulatorContext, event: unknown, input: un
       if (!current) throw new ApiError(400, 'invalid_request', `${userId} holds no entitlement to cancel: give the cancelled plan as data.plan.`);
       data.plan = current.plan;
     }
+    // The receiver would be told of one plan while /entitlements cancels another.
+    if (event === 'subscription.cancelled' && current && data.plan !== current.plan) {
+      throw new ApiError(400, 'invalid_request', `${userId} holds ${JSON.stringify(current.plan)}, not ${JSON.stringify(data.plan)}: cancel the plan the user holds.`);
+    }
+    let next: Entitlement | null = null;
     try {
       parseOrThrow(KnownWebhookDelivery, { event, timestamp: utcSeconds(ctx.clock()), data }, `${event} event`);
+      // What /entitlements will serve must pass the schema every client reads it with.
+      next = nextEntitlement(ctx, event, data, current);
+      if (next) assertServable(parseOrThrow(Entitlement, next, `entitlement after ${event}`));
     } catch (error) {
       schemaError(error);
     }
-    change = { userId, entitlement: nextEntitlement(ctx, event, data, current) };
+    change = { userId, entitlement: next };
+    // `user.authorized` leaves the entitlement as it is: nothing to announce.
+    changed = next !== current;
     if (event === 'user.revoked') ctx.state.revokeUser(userId);
-    ctx.state.setEntitlement(userId, change.entitlement, false);
+    ctx.state.setEntitlement(userId, next, false);
   }
   const delivery = await ctx.webhooks.send(event, data);
-  if (change) ctx.state.emit({ type: 'entitlement', data: { user_id: change.userId, entitlement: change.entitlement } });
+  // Announced once delivered (the app's backend has dropped its cache by then), with the
+  // entitlement as it is now: another event may have changed it while this one was retried.
+  if (change && changed) ctx.state.emit({ type: 'entitlement', data: { user_id: change.userId, entitlement: ctx.state.entitlements.get(change.userId) ?? null } });
   const last = delivery.attempts.at(-1);
   return {
     event,

@@ -130,6 +130,10 @@ describe('simulator: webhook deliveries', () => {
       [{ event: '', data: {} }, 400],
       [{ event: 7 }, 400],
       [{ event: 'user.revoked', data: { user_id: 'usr_ada' }, extra: 1 }, 400],
+      // An entitlement /entitlements could not serve (a plan name over 100 characters).
+      [{ event: 'subscription.created', data: { user_id: 'usr_ada', plan: 'p'.repeat(101) } }, 400],
+      // A plan the user does not hold: the receiver would hear of it while another is cancelled.
+      [{ event: 'subscription.cancelled', data: { user_id: 'usr_ada', plan: `not-${sim.entitlement('usr_ada')!.plan}` } }, 400],
       [{ data: {} }, 400],
     ];
     for (const [body, status] of cases) {
@@ -138,6 +142,39 @@ describe('simulator: webhook deliveries', () => {
       assert.equal(typeof ((await answer.json()) as { error: { message: string } }).error.message, 'string');
     }
     assert.equal(receiver.received.length, count);
+  });
+
+  it('announces the entitlement as it is once its delivery ends, and no change for user.authorized', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let firstCalled!: () => void;
+    const first = new Promise<void>((resolve) => (firstCalled = resolve));
+    let calls = 0;
+    const slow = await startReceiver(async (_request, res) => {
+      if (++calls === 1) {
+        firstCalled();
+        await gate; // the first delivery ends last (a retry, a slow receiver)
+      }
+      res.writeHead(200).end();
+    });
+    sim.configure({ webhook_url: slow.url });
+    const heard: string[] = [];
+    const unsubscribe = sim.subscribe((event: SimulatorEvent) => {
+      if (event.type === 'entitlement') heard.push(`${event.data.entitlement?.plan}/${event.data.entitlement?.status}`);
+    });
+    try {
+      const created = sim.sendEvent('subscription.created', { user_id: 'usr_grace', plan: 'pro_annual' });
+      await first;
+      await sim.sendEvent('subscription.cancelled', { user_id: 'usr_grace' });
+      await sim.sendEvent('user.authorized', { user_id: 'usr_grace' });
+      release();
+      await created;
+      assert.deepEqual(heard, ['pro_annual/cancelled', 'pro_annual/cancelled']);
+    } finally {
+      unsubscribe();
+      sim.configure({ webhook_url: receiver.url });
+      await slow.close();
+    }
   });
 
   it('tells listeners of an entitlement change only after the receiver answered', async () => {
