@@ -234,9 +234,10 @@ export interface ConfigPatch {
 export function applyConfig(ctx: SimulatorContext, body: Record<string, unknown>): SimulatorConfig {
   rejectUnknownFields(body, ['app_url', 'webhook_url', 'redirect_uris']);
   const next = { ...ctx.state.config };
-  if ('app_url' in body) next.appUrl = optionalUrl(body.app_url, 'app_url');
-  if ('webhook_url' in body) next.webhookUrl = optionalUrl(body.webhook_url, 'webhook_url');
-  if ('redirect_uris' in body) {
+  // Undefined is not given (`sim.configure({ app_url: process.env.APP_URL })`); JSON has none.
+  if (body.app_url !== undefined) next.appUrl = optionalUrl(body.app_url, 'app_url');
+  if (body.webhook_url !== undefined) next.webhookUrl = optionalUrl(body.webhook_url, 'webhook_url');
+  if (body.redirect_uris !== undefined) {
     if (!Array.isArray(body.redirect_uris)) throw new ApiError(400, 'invalid_request', 'redirect_uris must be an array of URLs.');
     next.redirectUris = body.redirect_uris.map((uri, i) => absoluteUrl(uri, `redirect_uris[${i}]`));
   }

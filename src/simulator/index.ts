@@ -202,11 +202,12 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     dashboardUrl: ctx.dashboardUrl,
     appId: ctx.appId,
     ...credentials,
-    users: state.profiles(),
+    // Copies: what a test does with them must not change the simulator behind its checks.
+    users: structuredClone(state.profiles()),
     entitlement: (userId) => {
       // A mistyped id is said, not taken for a user without a plan.
       if (!state.users.has(userId)) throw unknownUser(userId);
-      return state.entitlements.get(userId) ?? null;
+      return structuredClone(state.entitlements.get(userId) ?? null);
     },
     setEntitlement: (userId, entitlement) => {
       if (!state.users.has(userId)) throw unknownUser(userId);
@@ -228,7 +229,7 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
         throw asConfigError(error);
       }
     },
-    state: () => stateSnapshot(ctx),
+    state: () => structuredClone(stateSnapshot(ctx)),
     subscribe: (listener) => {
       // Kept, a non-function would fail every later API request of the app with a 500.
       if (typeof listener !== 'function') throw new MarketplaceKitError('ERR_CONFIG', 'sim.subscribe needs a listener function');
@@ -252,7 +253,7 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
 
 /** A configuration refused by the control API's own checks, as `ERR_CONFIG`. */
 function asConfigError(error: unknown): unknown {
-  return error instanceof ApiError ? configError(error.message) : error;
+  return error instanceof ApiError ? configError(error.message, undefined, 'sim.configure') : error;
 }
 
 /** An event refused by the control API's own checks (an unknown user, data that fails the schema), as `ERR_INVALID_INPUT`. */

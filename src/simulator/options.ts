@@ -136,8 +136,8 @@ export function resolveOptions(options: unknown, name: OptionName = (option) => 
 }
 
 /** An option mistake: `ERR_CONFIG`, as in `createAppBackend`. */
-export function configError(message: string, cause?: unknown): MarketplaceKitError {
-  return new MarketplaceKitError('ERR_CONFIG', `startSimulator: ${message}`, { cause });
+export function configError(message: string, cause?: unknown, caller = 'startSimulator'): MarketplaceKitError {
+  return new MarketplaceKitError('ERR_CONFIG', `${caller}: ${message}`, { cause });
 }
 
 /** An API key: its prefix and more. The value is never shown: it may be a real key pasted by mistake. */

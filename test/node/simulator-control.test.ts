@@ -569,7 +569,18 @@ describe('simulator: startSimulator options', () => {
   it('validates what is set from code', async () => {
     const sim = await startTestSimulator();
     try {
-      assert.throws(() => sim.configure({ webhook_url: 'ftp://x/' }), { code: 'ERR_CONFIG', message: /^startSimulator: / });
+      assert.throws(() => sim.configure({ webhook_url: 'ftp://x/' }), { code: 'ERR_CONFIG', message: /^sim\.configure: webhook_url must be/ });
+      // Undefined is not given: the URL set before stays.
+      const { webhook_url } = sim.state().config;
+      sim.configure({ app_url: undefined, webhook_url: undefined, redirect_uris: undefined });
+      assert.equal(sim.state().config.webhook_url, webhook_url);
+      // What the simulator hands out are copies: changing them changes nothing behind its checks.
+      sim.entitlement('usr_ada')!.features.push('smuggled');
+      sim.state().config.redirect_uris.push('https://evil.example/callback');
+      sim.users[0]!.name = 'Someone else';
+      assert.ok(!sim.entitlement('usr_ada')!.features.includes('smuggled'));
+      assert.ok(!sim.state().config.redirect_uris.includes('https://evil.example/callback'));
+      assert.notEqual(sim.state().users[0]!.name, 'Someone else');
       assert.throws(() => sim.setEntitlement('usr_ada', { ...sim.entitlement('usr_ada')!, expires_at: 'soon' }), {
         code: 'ERR_INVALID_INPUT',
         message: /Invalid entitlement at expires_at/,
