@@ -278,6 +278,19 @@ describe('<mp-gate>', () => {
     expect(isShown(el)).to.equal(true);
   });
 
+  it('over quota, offers a listed plan other than the one the user holds, or none, never the user’s own', async () => {
+    const overQuota = sampleEntitlement({ plan: 'pro', usage: { api_calls: 1000, limit: 1000 } });
+    for (const [plan, offered] of [['pro business', 'business'], ['business pro', 'business'], ['pro', undefined], ['', undefined]] as const) {
+      const kit = new FakeKit().setSession(sampleUser, overQuota);
+      const el = await gate(kit, { feature: 'export', plan, metered: true });
+      expect(el.access, plan).to.equal('over-quota');
+      const request = next(el, 'mp-upgrade-request');
+      part(el, 'action')!.click();
+      expect((await request).plan, plan).to.equal(offered);
+      expect(kit.calls.upgrade, plan).to.deep.equal([offered ? { plan: offered, feature: 'export' } : { feature: 'export' }]);
+    }
+  });
+
   it('renews the user’s own plan when it expired', async () => {
     const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', status: 'expired' }));
     const el = await gate(kit);

@@ -320,8 +320,12 @@ export class MpGate extends MarketplaceElement<GateStrings> {
         };
       case 'past-due':
         return { heading: t('pastDueHeading'), text: t('pastDueText'), action: name('updatePayment'), run: upgrade(entitlement?.plan) };
-      case 'over-quota':
-        return { heading: t('overQuotaHeading'), text: t('overQuotaText'), action: name('upgrade'), run: upgrade() };
+      case 'over-quota': {
+        // The user holds one of the plans listed (the plan check passed): offer the next one, or
+        // more of the feature, never the plan the user already holds.
+        const higher = plans?.find((plan) => plan !== entitlement?.plan);
+        return { heading: t('overQuotaHeading'), text: t('overQuotaText'), action: name('upgrade'), run: () => this._upgrade(higher, this._feature) };
+      }
       default:
         return { heading: t('lockedHeading'), text: t(plans ? 'lockedPlanText' : 'lockedText'), action: name('upgrade'), run: upgrade() };
     }
