@@ -188,6 +188,28 @@ describe('<mp-sign-in-button>', () => {
     expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Sign in with Marketplace', '']);
   });
 
+  it('lets go of a failure once the user signed in some other way, or the kit changed', async () => {
+    const failedText = 'Could not start sign-in. Try again.';
+    const kit = new FakeKit().setSignedOut();
+    kit.onSignIn = () => Promise.reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'timed out'));
+    const el = await button(kit);
+    const failAgain = async () => {
+      part(el, 'base')!.click();
+      await settle(el);
+      expect(part(el, 'label')!.textContent).to.equal(failedText);
+    };
+    await failAgain();
+    kit.setSession(); // signed in through a gate's card
+    await settle(el);
+    expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Sign in with Marketplace', '']);
+    kit.setSignedOut();
+    await settle(el);
+    await failAgain();
+    el.kit = new FakeKit().setSignedOut();
+    await settle(el);
+    expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Sign in with Marketplace', '']);
+  });
+
   it('works by keyboard, with a visible focus ring', async () => {
     const kit = new FakeKit().setSignedOut();
     const el = await button(kit);

@@ -1,4 +1,4 @@
-import { html, nothing } from 'lit';
+import { html, nothing, type PropertyValues } from 'lit';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
 import { signInButtonStyles } from './sign-in-button.styles.js';
@@ -63,6 +63,14 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
   constructor() {
     super();
     this.disabled = false;
+  }
+
+  protected override willUpdate(changed: PropertyValues): void {
+    const [state, kit] = [this.state, this._kit];
+    super.willUpdate(changed);
+    // A failure is news about the session and kit it happened in: a sign-in made since (by a
+    // gate's card, in another tab) or another kit leaves it behind.
+    if (this.state !== state || this._kit !== kit) this._failed = false;
   }
 
   override render() {
