@@ -179,6 +179,8 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     handle(ctx, req, res, allowedHosts, streams).catch((error: unknown) => {
       if (error instanceof ApiError) return sendApiError(res, error);
+      // A client that left mid-body: nobody to answer, and no fault of the simulator's.
+      if (req.destroyed && (error as { code?: unknown } | null)?.code === 'ECONNRESET') return;
       console.error('[mpkit simulate] internal error:', error);
       sendJson(res, 500, { error: { code: 'internal_error', message: 'The simulator failed to answer this request.' } });
     });

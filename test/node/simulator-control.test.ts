@@ -383,6 +383,29 @@ describe('simulator: robustness', () => {
   });
 });
 
+describe('simulator: a client that leaves mid-body', () => {
+  it('is no internal error: nothing logged, and the next request is served', async (t) => {
+    const sim = await startTestSimulator();
+    const logged = t.mock.method(console, 'error', () => undefined);
+    try {
+      const { host, port } = new URL(sim.siteUrl);
+      for (const path of ['/_simulator/events', '/api/oauth/token']) {
+        const socket = connect(Number(port), '127.0.0.1');
+        socket.on('error', () => undefined);
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"event":`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        socket.destroy();
+        await once(socket, 'close');
+      }
+      const alive = await fetch(`${sim.siteUrl}/_simulator/state`);
+      assert.equal(alive.status, 200);
+      assert.deepEqual(logged.mock.calls.map((call) => String(call.arguments[0])), []);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
 describe('simulator: startSimulator options', () => {
   it('makes up credentials with the right prefixes when none are given, and defaults from the app URL', async () => {
     const sim = await startSimulator({ appUrl: 'http://127.0.0.1:5999/embed' });
