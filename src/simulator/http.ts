@@ -125,3 +125,13 @@ export function redirect(res: ServerResponse, location: string, status = 303): v
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
+
+/**
+ * The simulator's origin on `port`, and the Host headers it serves. A URL leaves out port 80 (so
+ * do browsers in their Host header), which a check against `127.0.0.1:80` would never match.
+ */
+export function loopbackOrigin(port: number): { origin: string; hosts: Set<string> } {
+  const origin = new URL(`http://127.0.0.1:${port}`).origin;
+  const hosts = ['127.0.0.1', 'localhost'].flatMap((name) => [`${name}:${port}`, new URL(`http://${name}:${port}`).host]);
+  return { origin, hosts: new Set(hosts) };
+}

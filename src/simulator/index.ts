@@ -35,7 +35,7 @@ import {
   type EventOutcome,
 } from './control.js';
 import { dashboard } from './dashboard.js';
-import { ApiError, redirect, sendApiError, sendJson } from './http.js';
+import { ApiError, loopbackOrigin, redirect, sendApiError, sendJson } from './http.js';
 import { authorizeGet, authorizePost, tokenEndpoint } from './oauth.js';
 import { RateLimiter } from './rate-limit.js';
 import { configError, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './options.js';
@@ -131,7 +131,7 @@ function listenError(error: NodeJS.ErrnoException, port: number): MarketplaceKit
 function serve(server: Server, resolved: ResolvedOptions): Simulator {
   const { clock, appId, credentials, rateLimits } = resolved;
   const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
+  const { origin, hosts: allowedHosts } = loopbackOrigin(port);
   const state = new SimulatorState(
     {
       appUrl: null,
@@ -172,7 +172,6 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
   applyConfig(ctx, resolved.config);
 
   const streams = new Set<ServerResponse>();
-  const allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
   const sweep = setInterval(() => state.sweep(clock()), 60_000);
   sweep.unref();
 

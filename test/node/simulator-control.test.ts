@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { ServerResponse, createServer } from 'node:http';
+import { Server, ServerResponse, createServer } from 'node:http';
 import { Server as NetServer, connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { verifyContextToken } from '../../src/server/index.js';
@@ -377,6 +377,34 @@ describe('simulator: robustness', () => {
       }
       const alive = await fetch(`${sim.baseUrl}/whoami?user_id=usr_ada`, { headers: { 'x-api-key': sim.testApiKey } });
       assert.equal(alive.status, 200);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('simulator: on port 80', () => {
+  it('takes the origin and Host headers without :80, as browsers send them', async (t) => {
+    // Listening on port 80 needs privileges: the server listens on a free port and says it is 80.
+    let realPort = 0;
+    const address = t.mock.method(Server.prototype, 'address', function (this: Server) {
+      const real = NetServer.prototype.address.call(this) as AddressInfo;
+      realPort = real.port;
+      return { ...real, port: 80 };
+    });
+    const sim = await startTestSimulator();
+    address.mock.restore();
+    try {
+      assert.equal(sim.siteUrl, 'http://127.0.0.1');
+      for (const host of ['127.0.0.1', '127.0.0.1:80', 'localhost']) {
+        const status = await new Promise<string>((resolve, reject) => {
+          const socket = connect(realPort, '127.0.0.1');
+          let answer = '';
+          socket.on('data', (chunk) => (answer += chunk.toString('latin1'))).on('close', () => resolve(answer.split('\r\n')[0]!)).on('error', reject);
+          socket.end(`GET /api/v1/whoami?user_id=usr_ada HTTP/1.1\r\nHost: ${host}\r\nX-API-Key: ${sim.testApiKey}\r\nConnection: close\r\n\r\n`);
+        });
+        assert.equal(status, 'HTTP/1.1 200 OK', host);
+      }
     } finally {
       await sim.close();
     }
