@@ -134,7 +134,6 @@ export async function sendEvent(ctx: SimulatorContext, event: unknown, input: un
   const known = (WEBHOOK_EVENTS as readonly string[]).includes(event);
   const data: Record<string, unknown> = { ...input };
   let change: { userId: string; entitlement: Entitlement | null } | null = null;
-  let changed = false;
   if (known) {
     const userId = requireUser(ctx, data.user_id);
     const current = ctx.state.entitlements.get(userId) ?? null;
@@ -156,15 +155,15 @@ export async function sendEvent(ctx: SimulatorContext, event: unknown, input: un
       schemaError(error);
     }
     change = { userId, entitlement: next };
-    // `user.authorized` leaves the entitlement as it is: nothing to announce.
-    changed = next !== current;
     if (event === 'user.revoked') ctx.state.revokeUser(userId);
     ctx.state.setEntitlement(userId, next, false);
   }
   const delivery = await ctx.webhooks.send(event, data);
   // Announced once delivered (the app's backend has dropped its cache by then), with the
   // entitlement as it is now: another event may have changed it while this one was retried.
-  if (change && changed) ctx.state.emit({ type: 'entitlement', data: { user_id: change.userId, entitlement: ctx.state.entitlements.get(change.userId) ?? null } });
+  // Every event about a user is announced, `user.authorized` too: the dashboard then tells the app
+  // (`entitlementsChanged`), whose activity list shows the delivery.
+  if (change) ctx.state.emit({ type: 'entitlement', data: { user_id: change.userId, entitlement: ctx.state.entitlements.get(change.userId) ?? null } });
   const last = delivery.attempts.at(-1);
   return {
     event,
