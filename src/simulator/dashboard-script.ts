@@ -97,7 +97,8 @@ export const DASHBOARD_SCRIPT = String.raw`
     toast: ({ message, tone }) => toast(message, tone),
     setTitle: ({ title }) => {
       $('app-title').textContent = title || state.app_name;
-      document.title = (title ? title + ' · ' : '') + state.app_name + ' · Marketplace';
+      // A title that is the app's name (what an app shows on its start page) is not said twice.
+      document.title = (title && title !== state.app_name ? title + ' · ' : '') + state.app_name + ' · Marketplace';
     },
   };
 

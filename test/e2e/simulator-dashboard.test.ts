@@ -118,6 +118,8 @@ describe('simulator dashboard', () => {
     await frame.evaluate(() => (window as unknown as AppWindow).kit.host.setTitle('Reports'));
     assert.equal(await page.textContent('#app-title'), 'Reports');
     assert.match(await page.title(), /^Reports · Test app/);
+    await frame.evaluate(() => (window as unknown as AppWindow).kit.host.setTitle('Test app'));
+    assert.equal(await page.title(), 'Test app · Marketplace', 'the app name is not said twice');
 
     const exchanges = app.sessionExchanges;
     app.refuseNext = true;
