@@ -225,6 +225,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     const kit = candidate && !candidate.destroyed ? candidate : null;
     if (kit !== this._kit || (kit && !this._unsubscribe)) {
       this._letGo();
+      // A failed action is news about the kit it failed with.
+      if (kit !== this._kit) this._failed = false;
       this._kit = kit;
       if (kit) this._noKit = false;
       this._unsubscribe = kit?.subscribe(() => this.requestUpdate());

@@ -278,17 +278,26 @@ describe('<mp-gate>', () => {
     expect(isShown(el)).to.equal(true);
   });
 
-  it('over quota, offers a listed plan other than the one the user holds, or none, never the user’s own', async () => {
+  it('over quota, asks the chooser for the feature only, never for the plan the user holds', async () => {
     const overQuota = sampleEntitlement({ plan: 'pro', usage: { api_calls: 1000, limit: 1000 } });
-    for (const [plan, offered] of [['pro business', 'business'], ['business pro', 'business'], ['pro', undefined], ['', undefined]] as const) {
+    for (const plan of ['pro business', 'business pro', 'pro', '']) {
       const kit = new FakeKit().setSession(sampleUser, overQuota);
       const el = await gate(kit, { feature: 'export', plan, metered: true });
       expect(el.access, plan).to.equal('over-quota');
       const request = next(el, 'mp-upgrade-request');
       part(el, 'action')!.click();
-      expect((await request).plan, plan).to.equal(offered);
-      expect(kit.calls.upgrade, plan).to.deep.equal([offered ? { plan: offered, feature: 'export' } : { feature: 'export' }]);
+      expect((await request).plan, plan).to.equal(undefined);
+      expect(kit.calls.upgrade, plan).to.deep.equal([{ feature: 'export' }]);
     }
+  });
+
+  it('reads metered set as a text by a framework (metered="true") by its truth, as before', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 1000, limit: 1000 } }));
+    const el = await gate(kit);
+    expect(el.access).to.equal('granted');
+    (el as { metered: unknown }).metered = 'true';
+    await settle(el);
+    expect([el.access, el.decision?.reason]).to.deep.equal(['over-quota', 'over_quota']);
   });
 
   it('renews the user’s own plan when it expired', async () => {

@@ -320,12 +320,10 @@ export class MpGate extends MarketplaceElement<GateStrings> {
         };
       case 'past-due':
         return { heading: t('pastDueHeading'), text: t('pastDueText'), action: name('updatePayment'), run: upgrade(entitlement?.plan) };
-      case 'over-quota': {
-        // The user holds one of the plans listed (the plan check passed): offer the next one, or
-        // more of the feature, never the plan the user already holds.
-        const higher = plans?.find((plan) => plan !== entitlement?.plan);
-        return { heading: t('overQuotaHeading'), text: t('overQuotaText'), action: name('upgrade'), run: () => this._upgrade(higher, this._feature) };
-      }
+      case 'over-quota':
+        // The user holds one of the plans listed (the plan check passed), and the others may give
+        // no more usage: the chooser is asked for the feature only, to offer a plan with more.
+        return { heading: t('overQuotaHeading'), text: t('overQuotaText'), action: name('upgrade'), run: () => this._upgrade(undefined, this._feature) };
       default:
         return { heading: t('lockedHeading'), text: t(plans ? 'lockedPlanText' : 'lockedText'), action: name('upgrade'), run: upgrade() };
     }

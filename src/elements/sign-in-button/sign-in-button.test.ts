@@ -210,6 +210,26 @@ describe('<mp-sign-in-button>', () => {
     expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Sign in with Marketplace', '']);
   });
 
+  it('lets go of a failure when the page registers another kit, in the same state', async () => {
+    const failing = new FakeKit().setSignedOut().register();
+    const replacement = new FakeKit().setSignedOut();
+    const el = await fixture<MpSignInButton>(html`<mp-sign-in-button></mp-sign-in-button>`);
+    try {
+      failing.onSignIn = () => Promise.reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', 'timed out'));
+      await settle(el);
+      part(el, 'base')!.click();
+      await settle(el);
+      expect(part(el, 'label')!.textContent).to.equal('Could not start sign-in. Try again.');
+      replacement.register();
+      await settle(el);
+      expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Sign in with Marketplace', '']);
+    } finally {
+      el.remove(); // before the kits go: left without one, it would warn ERR_KIT_NOT_FOUND
+      failing.destroy();
+      replacement.destroy();
+    }
+  });
+
   it('works by keyboard, with a visible focus ring', async () => {
     const kit = new FakeKit().setSignedOut();
     const el = await button(kit);

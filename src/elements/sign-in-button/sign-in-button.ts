@@ -66,11 +66,11 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
   }
 
   protected override willUpdate(changed: PropertyValues): void {
-    const [state, kit] = [this.state, this._kit];
+    const state = this.state;
     super.willUpdate(changed);
-    // A failure is news about the session and kit it happened in: a sign-in made since (by a
-    // gate's card, in another tab) or another kit leaves it behind.
-    if (this.state !== state || this._kit !== kit) this._failed = false;
+    // A failure is news about the session it happened in: a sign-in made since (through a gate's
+    // card, in another tab) leaves it behind, as another kit does (`_attach`).
+    if (this.state !== state) this._failed = false;
   }
 
   override render() {
