@@ -203,7 +203,8 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     dashboardUrl: ctx.dashboardUrl,
     appId: ctx.appId,
     ...credentials,
-    // Copies: what a test does with them must not change the simulator behind its checks.
+    // Copies, as everything it hands out (events, outcomes, the state): what a test does with them
+    // must not change the simulator behind its checks.
     users: structuredClone(state.profiles()),
     entitlement: (userId) => {
       // A mistyped id is said, not taken for a user without a plan.
@@ -220,7 +221,7 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
       state.setEntitlement(userId, parsed);
     },
     sendEvent: (event, data) =>
-      sendEvent(ctx, event, data).catch((error: unknown) => {
+      sendEvent(ctx, event, data).then(structuredClone, (error: unknown) => {
         throw asInputError(error);
       }),
     configure: (patch) => {
@@ -234,7 +235,7 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     subscribe: (listener) => {
       // Kept, a non-function would fail every later API request of the app with a 500.
       if (typeof listener !== 'function') throw new MarketplaceKitError('ERR_CONFIG', 'sim.subscribe needs a listener function');
-      return state.subscribe(listener);
+      return state.subscribe((event) => listener(structuredClone(event)));
     },
     contextToken: async (userId) => {
       if (!state.users.has(userId)) throw unknownUser(userId);

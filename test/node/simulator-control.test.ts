@@ -5,7 +5,7 @@ import { Server as NetServer, connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { verifyContextToken } from '../../src/server/index.js';
 import { ApiErrorBody, Entitlement } from '../../src/shared/schemas.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { startSimulator, type Simulator, type SimulatorEvent, type SimulatorOptions } from '../../src/simulator/index.js';
 import { STREAM_BACKLOG_BYTES } from '../../src/simulator/control.js';
 import { rawRequest } from '../support/server-http.js';
 import { CALLBACK, authorizeUrl, startTestSimulator } from '../support/simulator-harness.js';
@@ -661,6 +661,23 @@ describe('simulator: startSimulator options', () => {
       assert.equal(whoami.status, 200, 'the refused listener was not kept');
       sim.setEntitlement('usr_ada', null);
       assert.equal(sim.entitlement('usr_ada'), null);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('hands out copies in events and outcomes too: changing them changes nothing it serves', async () => {
+    const sim = await startTestSimulator();
+    try {
+      const heard: SimulatorEvent[] = [];
+      const stop = sim.subscribe((event) => void heard.push(event));
+      const outcome = await sim.sendEvent('subscription.created', { user_id: 'usr_ada', plan: 'pro_monthly' });
+      stop();
+      outcome.entitlement!.features.push('smuggled');
+      for (const event of heard) if (event.type === 'entitlement') event.data.entitlement?.features.push('smuggled');
+      assert.ok(heard.some((event) => event.type === 'entitlement'));
+      const served = (await (await fetch(`${sim.baseUrl}/entitlements?user_id=usr_ada`, { headers: { 'x-api-key': sim.testApiKey } })).json()) as Entitlement;
+      assert.ok(!served.features.includes('smuggled'));
     } finally {
       await sim.close();
     }
