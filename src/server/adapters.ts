@@ -61,7 +61,7 @@ export function toNodeHandler(
         request = toRequest(req, res, url, refused ? null : kept);
         response = await answer(refused ? () => Promise.reject(refused) : handler, request, options);
       } catch (error) {
-        response = toErrorResponse(error);
+        response = refusedBeforeHandler(error);
       }
       await writeResponse(res, response, request, options);
     })().catch((error: unknown) => res.destroy(error instanceof Error ? error : undefined));
@@ -194,7 +194,7 @@ export function toExpressMiddleware(
         request = toRequest(req, res, url, refused ? null : body);
         response = await answer(refused ? () => Promise.reject(body) : handler, request, options);
       } catch (error) {
-        response = toErrorResponse(error);
+        response = refusedBeforeHandler(error);
       }
       await writeResponse(res, response, request, options);
     })().catch(next);
@@ -423,6 +423,16 @@ function toRequest(req: IncomingMessage, res: ServerResponse, url: URL, body: Bo
     }
   }
   return new Request(url, init);
+}
+
+/** The methods a Web `Request` carries to the handler: all a 405 of the adapters can name in `Allow`. */
+const CARRIED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
+
+/** The kit's error answer for a request refused before the handler saw it; a 405 names what is served (RFC 9110 §15.5.6). */
+function refusedBeforeHandler(error: unknown): Response {
+  const response = toErrorResponse(error);
+  if (response.status === 405) response.headers.set('allow', CARRIED_METHODS);
+  return response;
 }
 
 /**

@@ -76,12 +76,12 @@ const webhook = (origin: string, path = '/webhooks') => {
 
 /** A request with `path` sent exactly as written (fetch would resolve dot segments first), and a body whatever the method. */
 const rawRequest = (origin: string, method: string, path: string, body: string, headers: Record<string, string> = {}) =>
-  new Promise<{ status: number; body: string }>((resolve, reject) => {
+  new Promise<{ status: number; body: string; allow?: string }>((resolve, reject) => {
     // Node frames the body of a GET or DELETE only when told its length.
     const length = 'transfer-encoding' in headers ? {} : { 'content-length': String(Buffer.byteLength(body)) };
     const request = httpRequest(`${origin}${path}`, { method, path, headers: { 'content-type': 'application/json', ...length, ...headers } }, (response) => {
       let text = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: response.statusCode ?? 0, body: text, ...(response.headers.allow ? { allow: response.headers.allow } : {}) }));
     });
     request.on('error', reject).end(body);
   });
@@ -474,7 +474,7 @@ describe('adapters: methods a Request cannot carry', () => {
         // node:http takes TRACE (TRACK and CONNECT never reach a request handler).
         const answer = await rawRequest(origin, 'TRACE', '/api/marketplace/session', '');
         const { error } = JSON.parse(answer.body) as { error: { code: string } };
-        assert.deepEqual([answer.status, error.code], [405, 'ERR_METHOD_NOT_ALLOWED'], origin);
+        assert.deepEqual([answer.status, error.code, answer.allow], [405, 'ERR_METHOD_NOT_ALLOWED', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'], origin);
         assert.equal((await rawRequest(origin, 'GET', '/api/marketplace/session', '')).status, 401, 'other methods are served as before');
       }
       assert.deepEqual(reported, []);
