@@ -7,6 +7,7 @@ import { createMemoryReplayStore, isKitError, verifyWebhook, type WebhookDeliver
 import { signWebhookBody } from '../../src/server/signers.js';
 import type { Simulator, SimulatorEvent } from '../../src/simulator/index.js';
 import { exponentialBackoff } from '../../src/simulator/webhooks.js';
+import { within } from '../support/server-http.js';
 import { FIXED, postJson, startReceiver, startTestSimulator, virtualClock, type Receiver } from '../support/simulator-harness.js';
 
 /** Closes the simulator and the receiver when the test ends, also when it times out (its finally block does not run then). */
@@ -17,13 +18,6 @@ function closedAtEnd(t: TestContext, sim: Simulator, receiver: Receiver): () => 
   };
   t.signal.addEventListener('abort', () => void close(), { once: true });
   return close;
-}
-
-/** What `work` settles with, or a rejection saying `what` after `ms`. */
-async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let deadline: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => (deadline = setTimeout(() => reject(new Error(what)), ms)));
-  return Promise.race([work, late]).finally(() => clearTimeout(deadline));
 }
 
 describe('simulator: webhook deliveries', () => {

@@ -224,3 +224,10 @@ export function asyncReplayStore(): ReplayStore & { keys: Map<string, number> } 
     },
   };
 }
+
+/** What `work` settles with, or a rejection saying `what` after `ms`. */
+export async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let deadline: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => (deadline = setTimeout(() => reject(new Error(what)), ms)));
+  return Promise.race([work, late]).finally(() => clearTimeout(deadline));
+}
