@@ -221,7 +221,7 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
       state.setEntitlement(userId, parsed);
     },
     sendEvent: (event, data) =>
-      sendEvent(ctx, event, data).then(structuredClone, (error: unknown) => {
+      sendEvent(ctx, event, data).then((outcome) => structuredClone(outcome), (error: unknown) => {
         throw asInputError(error);
       }),
     configure: (patch) => {
