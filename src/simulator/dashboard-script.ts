@@ -22,6 +22,10 @@ export const DASHBOARD_SCRIPT = String.raw`
   let connection = null;
   let frame = null;
   let pendingUpgrade = null;
+  /** Counts app loads: a load whose token came back after a newer load started gives way to it. */
+  let loads = 0;
+  /** True while a confirmed plan is being bought: only that purchase's answer settles the chooser. */
+  let buying = false;
 
   function h(tag, props, ...children) {
     const el = document.createElement(tag);
@@ -103,9 +107,12 @@ export const DASHBOARD_SCRIPT = String.raw`
   };
 
   async function loadApp() {
+    const load = ++loads;
     if (connection) connection.destroy();
     connection = null;
     delete document.body.dataset.appReady;
+    // A new page in the frame starts without the old one's title.
+    handlers.setTitle({ title: '' });
     const appUrl = state.config.app_url;
     if (!window.MarketplaceHost || !appUrl || $('notice')) return;
     const appOrigin = new URL(appUrl).origin;
@@ -114,7 +121,11 @@ export const DASHBOARD_SCRIPT = String.raw`
       const target = new URL(view.path, appUrl);
       if (target.origin === appOrigin) src = target;
     }
-    src.searchParams.set('mp_context', await mintContext());
+    const context = await mintContext();
+    // Another user picked, or the app reloaded, while this token was minted: that load wins,
+    // whichever token comes back last.
+    if (load !== loads) return;
+    src.searchParams.set('mp_context', context);
     src.searchParams.set('mp_host', location.origin);
     src.searchParams.set('mp_locale', view.locale);
     src.searchParams.set('mp_theme', view.theme);
@@ -145,6 +156,8 @@ export const DASHBOARD_SCRIPT = String.raw`
   }
 
   function choosePlan(request) {
+    // A plan is being bought for the open chooser: this request waits for no choice, and gets none.
+    if (buying) return Promise.resolve({ outcome: 'dismissed' });
     if (pendingUpgrade) finishUpgrade('dismissed');
     const user = selectedUser();
     const current = user.entitlement && LIVE.includes(user.entitlement.status) ? user.entitlement.plan : null;
@@ -187,20 +200,28 @@ export const DASHBOARD_SCRIPT = String.raw`
       $('upgrade-error').textContent = 'Choose a plan.';
       return;
     }
+    // The purchase is made once confirmed: until its answer, nothing else settles the chooser
+    // (a Cancel or Escape would tell the app "dismissed" of a plan it now holds).
+    buying = true;
     $('upgrade-confirm').disabled = true;
+    $('upgrade-cancel').disabled = true;
     try {
       const result = await api('POST', '/events', { event: 'subscription.created', data: { user_id: view.user, plan: chosen } });
       if (result.outcome === 'failed') toast('The app backend did not accept the subscription.created webhook (see Webhook deliveries).', 'warning');
+      buying = false;
       finishUpgrade('upgraded');
     } catch (error) {
+      buying = false;
       $('upgrade-error').textContent = error.message;
       $('upgrade-confirm').disabled = false;
+    } finally {
+      $('upgrade-cancel').disabled = false;
     }
   });
   $('upgrade-cancel').addEventListener('click', () => finishUpgrade('dismissed'));
   $('upgrade').addEventListener('cancel', (event) => {
     event.preventDefault();
-    finishUpgrade('dismissed');
+    if (!buying) finishUpgrade('dismissed');
   });
 
   /* The control panel. */

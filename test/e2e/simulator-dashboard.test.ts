@@ -228,6 +228,63 @@ describe('simulator dashboard', () => {
     await page.close();
   });
 
+  it('once a plan is confirmed, only the purchase settles the chooser: not Escape, nor a second openUpgrade', async () => {
+    await fetch(`${sim.siteUrl}/_simulator/users/usr_ada/entitlement`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ plan: 'free', status: 'active', features: [], expires_at: null }),
+    });
+    const { page, frame } = await openDashboard('?user=usr_ada');
+    // The purchase (its webhook delivery) takes a while, as when the app backend's answer is slow.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let bought!: () => void;
+    const buying = new Promise<void>((resolve) => (bought = resolve));
+    await page.route('**/_simulator/events', async (route) => {
+      bought();
+      await held;
+      await route.continue();
+    });
+    const first = frame.evaluate(() => (window as unknown as AppWindow).kit.upgrade({ plan: 'pro_monthly' }));
+    await page.waitForSelector('dialog#upgrade[open]');
+    await page.click('#upgrade-confirm');
+    await buying;
+    assert.equal(await page.isDisabled('#upgrade-cancel'), true, 'Cancel waits for the purchase');
+    await page.keyboard.press('Escape');
+    const second = await frame.evaluate(() => (window as unknown as AppWindow).kit.upgrade({ feature: 'sso' }));
+    assert.equal(second, 'dismissed', 'a request made during the purchase is answered at once, and chose nothing');
+    assert.equal(await page.isVisible('dialog#upgrade[open]'), true, 'Escape did not close the chooser');
+    release();
+    assert.equal(await first, 'upgraded');
+    assert.equal(sim.entitlement('usr_ada')?.plan, 'pro_monthly');
+    assert.equal(await page.isVisible('dialog#upgrade[open]'), false);
+    await page.unroute('**/_simulator/events');
+    await page.close();
+  });
+
+  it('shows the app of the user picked last, however the context tokens come back, and none of the last page\'s title', async () => {
+    const { page, frame } = await openDashboard('?user=usr_ada');
+    await frame.evaluate(() => (window as unknown as AppWindow).kit.host.setTitle('Ada’s invoices'));
+    assert.equal(await page.textContent('#app-title'), 'Ada’s invoices');
+    // Grace's token comes back after Alan's, picked after her.
+    await page.route('**/_simulator/context', async (route) => {
+      if (route.request().postData()?.includes('usr_grace')) await new Promise((resolve) => setTimeout(resolve, 400));
+      await route.continue();
+    });
+    await page.selectOption('#user', 'usr_grace');
+    await page.selectOption('#user', 'usr_alan');
+    const shown = await appFrame(page);
+    assert.equal(await kit(shown, (k) => k.user?.id), 'usr_alan');
+    await new Promise((resolve) => setTimeout(resolve, 600)); // Grace's token is back by now
+    const frames = await page.$$('#app-frame');
+    assert.equal(frames.length, 1);
+    assert.equal(await kit((await frames[0]!.contentFrame())!, (k) => k.user?.id), 'usr_alan');
+    assert.equal(await page.textContent('#app-title'), 'Test app');
+    assert.equal(await page.title(), 'Test app · Marketplace');
+    await page.unroute('**/_simulator/context');
+    await page.close();
+  });
+
   it('tells the app entitlementsChanged when the control API or an event changes the selected user', async () => {
     const { page, frame } = await openDashboard('?user=usr_alan');
     assert.equal(await kit(frame, (k) => k.entitlement?.status), 'active');
