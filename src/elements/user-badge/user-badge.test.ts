@@ -69,6 +69,19 @@ describe('<mp-user-badge>', () => {
     expect(await initials('ada işık', 'not a locale!'), 'an invalid locale falls back').to.equal('AI');
   });
 
+  it('takes no direction mark, quote or dash for an initial', async () => {
+    for (const [name, expected] of [
+      ['\u200F\u05de\u05e9\u05d4 \u05db\u05d4\u05df', '\u05de\u05db'],
+      ['\u200EAda Lovelace', 'AL'],
+      ['"Ada" Lovelace', 'AL'],
+      ['— Ada Lovelace', 'AL'],
+    ]) {
+      const el = await badge(new FakeKit().setSession({ ...sampleUser, name: name!, avatar_url: 'http://127.0.0.1:9/missing.png' }));
+      await waitUntil(() => part(el, 'avatar')?.localName === 'span', 'no initials', { timeout: 5000 });
+      expect(part(el, 'avatar')!.textContent, name).to.equal(expected);
+    }
+  });
+
   it('updates live when the user changes', async () => {
     const kit = new FakeKit().setSession(user);
     const el = await badge(kit);

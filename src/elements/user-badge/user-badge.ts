@@ -3,6 +3,9 @@ import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/
 import { baseStyles } from '../base/base.styles.js';
 import { userBadgeStyles } from './user-badge.styles.js';
 
+/** What can stand as an initial: a grapheme with a letter, a digit or a pictograph (an emoji). */
+const INITIAL = /[\p{L}\p{N}\p{Extended_Pictographic}]/u;
+
 /** The texts of `<mp-user-badge>` (its `strings`); each key overrides one default. */
 export type UserBadgeStrings = BaseStrings & {
   /** Shown when nobody is signed in. */
@@ -72,11 +75,18 @@ export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
         return text.toUpperCase(); // a locale tag that is not valid
       }
     };
+    // A word's first letter, digit or pictograph: not an invisible direction mark (names copied
+    // from a right-to-left page often start with one) nor a quote or a dash.
+    const initial = (word: string) => {
+      for (const { segment } of graphemes.segment(word)) if (INITIAL.test(segment)) return segment;
+      return '';
+    };
     return name
       .split(/\s+/)
+      .map(initial)
       .filter(Boolean)
       .slice(0, 2)
-      .map((word) => upper(graphemes.segment(word)[Symbol.iterator]().next().value?.segment ?? ''))
+      .map(upper)
       .join('');
   }
 
