@@ -50,3 +50,19 @@ export function lapsedOwnPlan(entitlement: Entitlement | null | undefined, requi
   if (!entitlement || entitlement.status === 'trialing' || !LAPSED.includes(decision.reason)) return false;
   return checkAccess({ ...entitlement, status: 'active', expires_at: null }, { ...requirement, metered: false }).granted;
 }
+
+/**
+ * The plans an upgrade offers for `decision`: the listed ones, but the user's own when access was
+ * refused for the feature (the plan check passed: the user's plan is listed and lacks it, so
+ * buying it again unlocks nothing). Undefined when none is left: the upgrade then asks the
+ * chooser for the feature alone.
+ *
+ * @example
+ * // holds pro, which lacks sso; the gate lists pro and business
+ * plansToOffer(['pro', 'business'], entitlement, { granted: false, reason: 'feature' }); // ['business']
+ */
+export function plansToOffer(plans: string[] | undefined, entitlement: Entitlement | null | undefined, decision: AccessDecision | null): string[] | undefined {
+  if (!plans || !entitlement || decision?.reason !== 'feature') return plans;
+  const others = plans.filter((plan) => plan !== entitlement.plan);
+  return others.length ? others : undefined;
+}

@@ -300,6 +300,19 @@ describe('<mp-gate>', () => {
     expect([el.access, el.decision?.reason]).to.deep.equal(['over-quota', 'over_quota']);
   });
 
+  it('when the plan held lacks the feature, offers the other listed plans, or the feature alone', async () => {
+    for (const [plan, text, offered] of [
+      ['pro business', 'Included in the business plan.', { plan: 'business', feature: 'sso' }],
+      ['pro', 'Upgrade your plan to use sso.', { feature: 'sso' }],
+    ] as const) {
+      const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'pro', features: [] }));
+      const el = await gate(kit, { feature: 'sso', plan });
+      expect([el.decision?.reason, part(el, 'text')!.textContent], plan).to.deep.equal(['feature', text]);
+      part(el, 'action')!.click();
+      expect(kit.calls.upgrade, plan).to.deep.equal([offered]);
+    }
+  });
+
   it('renews the user’s own plan when it expired', async () => {
     const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', status: 'expired' }));
     const el = await gate(kit);

@@ -2,7 +2,7 @@ import { html, nothing, type PropertyValues } from 'lit';
 import type { AccessDecision, AccessReason, AccessRequirement } from '../../shared/access.js';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
-import { lapsedOwnPlan, parseFeature, parsePlanList } from '../base/plans.js';
+import { lapsedOwnPlan, parseFeature, parsePlanList, plansToOffer } from '../base/plans.js';
 import { MpAccessChangeEvent } from '../events.js';
 import { gateStyles } from './gate.styles.js';
 
@@ -289,7 +289,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   private _card(): Card {
     const kit = this._kit;
     const entitlement = kit?.entitlement;
-    const plans = this._plans;
+    const plans = plansToOffer(this._plans, entitlement, this.decision);
     const values = {
       feature: this._feature ?? this._t('thisFeature'),
       plan: plans ? this._planNames(plans) : '',
@@ -301,7 +301,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const t = (key: keyof GateStrings) => this._t(key, values);
     // The card's button: a blank text counts as none.
     const name = (key: keyof GateStrings) => this._name(key, values);
-    const upgrade = (plan = plans?.[0]) => () => this._upgrade(plan, this._feature);
+    const upgrade = (plan: string | undefined) => () => this._upgrade(plan, this._feature);
     if (this.state === 'error') {
       if (REFUSED_LAUNCH.has(kit?.error?.code ?? '')) return { heading: t('errorHeading'), text: t('refusedText') };
       return { heading: t('errorHeading'), text: t('errorText'), action: name('retry'), run: this._handleRetry };
@@ -323,9 +323,9 @@ export class MpGate extends MarketplaceElement<GateStrings> {
       case 'over-quota':
         // The user holds one of the plans listed (the plan check passed), and the others may give
         // no more usage: the chooser is asked for the feature only, to offer a plan with more.
-        return { heading: t('overQuotaHeading'), text: t('overQuotaText'), action: name('upgrade'), run: () => this._upgrade(undefined, this._feature) };
+        return { heading: t('overQuotaHeading'), text: t('overQuotaText'), action: name('upgrade'), run: upgrade(undefined) };
       default:
-        return { heading: t('lockedHeading'), text: t(plans ? 'lockedPlanText' : 'lockedText'), action: name('upgrade'), run: upgrade() };
+        return { heading: t('lockedHeading'), text: t(plans ? 'lockedPlanText' : 'lockedText'), action: name('upgrade'), run: upgrade(plans?.[0]) };
     }
   }
 

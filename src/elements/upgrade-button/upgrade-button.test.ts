@@ -387,10 +387,35 @@ describe('<mp-upgrade-button>: what mutation testing found unchecked', () => {
     expect(part(el, 'status')!.textContent).to.equal('No change to your plan');
   });
 
-  it('a kit in error offers the upgrade, not "Current plan", though the real kit still decides with its last entitlement', async () => {
+  it('a kit in error keeps deciding with its last entitlement: "Current plan" stays, never an upgrade to the plan held', async () => {
     const kit = new FakeKit().setSession().setError();
     expect(kit.access({ plan: 'pro' }).granted).to.equal(true);
     const el = await button(kit);
-    expect([part(el, 'label')!.textContent, unavailable(part(el, 'base'))]).to.deep.equal(['Upgrade to pro', false]);
+    expect([part(el, 'label')!.textContent, unavailable(part(el, 'base'))]).to.deep.equal(['Current plan', true]);
+    part(el, 'base')!.click();
+    expect(kit.calls.upgrade).to.deep.equal([]);
+    // Without an entitlement to go by, it offers the upgrade.
+    const none = await button(new FakeKit().setSession(sampleUser, null).setError());
+    expect(part(none, 'label')!.textContent).to.equal('Upgrade to pro');
+  });
+
+  it('offers the other listed plans, not the one held, when that plan lacks the feature', async () => {
+    for (const [held, offered, label] of [
+      ['pro', 'business', 'Upgrade to business'],
+      ['business', 'pro', 'Upgrade to pro'],
+    ] as const) {
+      const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: held, features: [] }));
+      const el = await button(kit, 'pro business', 'sso');
+      expect(part(el, 'label')!.textContent, held).to.equal(label);
+      const request = next(el, 'mp-upgrade-request');
+      part(el, 'base')!.click();
+      expect([(await request).plan, (await request).feature], held).to.deep.equal([offered, 'sso']);
+    }
+    // The only plan listed is the one held: the chooser is asked for the feature alone.
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'pro', features: [] }));
+    const el = await button(kit, 'pro', 'sso');
+    expect(part(el, 'label')!.textContent).to.equal('Upgrade');
+    part(el, 'base')!.click();
+    expect(kit.calls.upgrade).to.deep.equal([{ feature: 'sso' }]);
   });
 });

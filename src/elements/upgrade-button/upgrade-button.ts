@@ -2,7 +2,7 @@ import { html, nothing, type PropertyValues } from 'lit';
 import type { UpgradeOutcome } from '../../runtime/types.js';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
-import { lapsedOwnPlan, parseFeature, parsePlanList } from '../base/plans.js';
+import { lapsedOwnPlan, parseFeature, parsePlanList, plansToOffer } from '../base/plans.js';
 import { upgradeButtonStyles } from './upgrade-button.styles.js';
 
 /** The texts of `<mp-upgrade-button>` (its `strings`); each key overrides one default. */
@@ -98,6 +98,8 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
    * `updatePayment` when the user's own plan would give access if it had not lapsed.
    */
   private _offer: 'upgrade' | 'current' | 'renew' | 'updatePayment' = 'upgrade';
+  /** The plans an `upgrade` offer names (`plansToOffer`): never the user's own when that cannot help. */
+  private _plans: string[] | undefined;
 
   constructor() {
     super();
@@ -114,9 +116,13 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   }
 
   private _currentOffer(): MpUpgradeButton['_offer'] {
-    if (this.state !== 'ready' || !this._kit) return 'upgrade';
     const requirement = { plan: parsePlanList(this.plan), feature: parseFeature(this.feature) };
+    this._plans = requirement.plan;
+    // In error the kit keeps the entitlement it had: "Current plan" stays what it was.
+    const known = this.state === 'ready' || (this.state === 'error' && !!this._kit?.entitlement);
+    if (!known || !this._kit) return 'upgrade';
     const decision = this._kit.access(requirement);
+    this._plans = plansToOffer(requirement.plan, this._kit.entitlement, decision);
     // Without a plan or a feature any live plan is granted, which is no reason to say "Current plan".
     if (decision.granted) return requirement.plan || requirement.feature ? 'current' : 'upgrade';
     if (lapsedOwnPlan(this._kit.entitlement, requirement, decision)) return decision.reason === 'past_due' ? 'updatePayment' : 'renew';
@@ -125,7 +131,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
 
   override render() {
     const { state } = this;
-    const plans = parsePlanList(this.plan);
+    const plans = this._plans;
     const offer = this._offer;
     const current = offer === 'current';
     const loading = state === 'loading';
@@ -159,7 +165,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   private async _handleClick(event: Event) {
     // Like a disabled button, the current plan's does nothing, and its clicks do not reach the page.
     if (this._ignoreClick(event, this._offer === 'current' || this._unavailable)) return;
-    const plan = this._offer === 'upgrade' ? parsePlanList(this.plan)?.[0] : this._kit?.entitlement?.plan;
+    const plan = this._offer === 'upgrade' ? this._plans?.[0] : this._kit?.entitlement?.plan;
     this._outcome = undefined;
     this._outcome = await this._upgrade(plan, parseFeature(this.feature));
   }
