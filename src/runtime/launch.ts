@@ -40,11 +40,17 @@ function isDashboardLaunch(url: URL): boolean {
   return false;
 }
 
-/** The URL without any `mp_*` parameter, as `history.replaceState` wants it. */
+/**
+ * The URL without any `mp_*` parameter, for `history.replaceState`. Absolute: a path alone is
+ * resolved against the document's `<base href>`, which may be another origin (a CDN), and then the
+ * browser refuses it. The app's own parameters stay as written (`q=a%20b&flag`): rebuilding the
+ * query would re-encode them (`q=a+b&flag=`).
+ */
 export function scrubbedUrl(url: URL): string {
   const clean = new URL(url.href);
-  for (const key of [...clean.searchParams.keys()]) if (MP_PARAM.test(key)) clean.searchParams.delete(key);
-  return `${clean.pathname}${clean.search}${clean.hash}`;
+  const kept = clean.search.slice(1).split('&').filter((pair) => pair !== '' && !MP_PARAM.test(new URLSearchParams(pair).keys().next().value ?? ''));
+  clean.search = kept.join('&');
+  return clean.href;
 }
 
 /** A well-formed BCP 47 tag, canonicalised; otherwise `fallback`. */

@@ -57,8 +57,14 @@ export function earlyLaunch(options: EarlyLaunchOptions): void {
       referrerPolicy: 'no-referrer',
       signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
     };
-    for (const key of [...params.keys()]) if (key.startsWith('mp_')) params.delete(key);
-    history.replaceState(history.state, '', url.pathname + url.search + url.hash);
+    // As the runtime's scrubbedUrl: the app's own parameters as written, and an absolute URL
+    // (a path would be resolved against a <base href> on another origin, and refused).
+    url.search = url.search
+      .slice(1)
+      .split('&')
+      .filter((pair) => pair !== '' && !(new URLSearchParams(pair).keys().next().value ?? '').startsWith('mp_'))
+      .join('&');
+    history.replaceState(history.state, '', url.href);
     // The body is read here, within the timeout: the timeout's signal would otherwise also abort
     // a body that arrived in time but that createKit, run later, reads after the timeout.
     const response = fetch(`${backend}/session`, init).then((answer) =>

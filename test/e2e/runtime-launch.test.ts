@@ -92,13 +92,14 @@ describe('runtime launch inside the dashboard', () => {
 
   it('with the early exchange script, the page sends the one start-up request and the kit adopts it', async () => {
     const before = harness.appRequests.length;
-    const { app, state, calls } = await launch({ path: '/app?early=1' });
+    const { app, state, calls } = await launch({ path: '/app?early=1&q=a%20b&flag' });
     assert.equal(state, 'ready');
     const seen = await app.evaluate(() => {
       const { kit } = window as unknown as AppWindow;
       return { search: location.search, user: kit.user, plan: kit.entitlement?.plan, theme: kit.theme, locale: kit.locale };
     });
-    assert.deepEqual(seen, { search: '?early=1', user: USER, plan: 'basic', theme: 'dark', locale: 'de-DE' });
+    // The app's own parameters as written: not re-encoded (q=a+b&flag=).
+    assert.deepEqual(seen, { search: '?early=1&q=a%20b&flag', user: USER, plan: 'basic', theme: 'dark', locale: 'de-DE' });
     const requests = harness.appRequests.slice(before).filter((request) => /\/session(\?|$)/.test(request.path));
     assert.deepEqual(
       requests.map((request) => [request.method, request.referer]),

@@ -721,6 +721,7 @@ function runEarlyLaunch(text: string, href: string, options: EarlyRunOptions) {
   page['parent'] = options.framed === false ? page : {};
   runInNewContext(text, {
     URL,
+    URLSearchParams,
     Response,
     AbortSignal: options.AbortSignal ?? AbortSignal,
     window: page,
@@ -862,7 +863,7 @@ describe('embed page headers', () => {
       accepted.sent.map(({ url, init }) => [url, init.method, init.body, init.referrerPolicy]),
       [[`${APP}/api/marketplace/session`, 'POST', JSON.stringify({ context: 'ctx', host: DASHBOARD }), 'no-referrer']],
     );
-    assert.deepEqual(accepted.replaced, ['/embed?view=1'], 'every mp_* parameter scrubbed, the rest kept');
+    assert.deepEqual(accepted.replaced, ['https://app.example/embed?view=1'], 'every mp_* parameter scrubbed, the rest kept');
     assert.deepEqual({ ...accepted.launch, response: undefined }, { href: launchUrl(DASHBOARD), backend: `${APP}/api/marketplace`, response: undefined });
 
     const noAncestors = run(launchUrl(DASHBOARD));
@@ -929,7 +930,7 @@ describe('embed page headers', () => {
     const plain = runEarlyLaunch(earlyLaunchScript({ backend: '/api/marketplace', hostOrigins: [DASHBOARD] }), `${launchUrl(DASHBOARD)}#section`, { AbortSignal: recording });
     runEarlyLaunch(earlyLaunchScript({ backend: '/api/marketplace', hostOrigins: [DASHBOARD], timeoutMs: 2_500 }), launchUrl(DASHBOARD), { AbortSignal: recording });
     assert.deepEqual(timeouts, [10_000, 2_500]);
-    assert.deepEqual(plain.replaced, ['/embed?view=1#section']);
+    assert.deepEqual(plain.replaced, ['https://app.example/embed?view=1#section']);
     // createKit deletes it from window (in strict code, where deleting what cannot be deleted throws).
     assert.equal(Reflect.deleteProperty(plain.page, Symbol.for(EARLY_LAUNCH_KEY)), true);
   });

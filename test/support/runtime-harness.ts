@@ -336,11 +336,14 @@ export async function startRuntimeHarness(): Promise<RuntimeHarness> {
     contextToken,
     async launchUrl(options = {}) {
       const url = new URL(`${app.origin}${options.path ?? '/app'}`);
-      if (options.kit) url.searchParams.set('kit', JSON.stringify(options.kit));
-      url.searchParams.set('mp_context', await contextToken());
-      url.searchParams.set('mp_host', options.host ?? host.origin);
-      url.searchParams.set('mp_locale', options.locale ?? 'de-DE');
-      url.searchParams.set('mp_theme', options.theme ?? 'dark');
+      // Appended to the path's query as written, as a dashboard appends to the embed URL's.
+      const added = new URLSearchParams();
+      if (options.kit) added.set('kit', JSON.stringify(options.kit));
+      added.set('mp_context', await contextToken());
+      added.set('mp_host', options.host ?? host.origin);
+      added.set('mp_locale', options.locale ?? 'de-DE');
+      added.set('mp_theme', options.theme ?? 'dark');
+      url.search = url.search ? `${url.search}&${added}` : `${added}`;
       return url.href;
     },
     async close() {

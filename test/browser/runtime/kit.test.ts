@@ -177,7 +177,7 @@ describe('kit on the developer\'s own site', () => {
     expect(kit.error?.code).to.equal('ERR_OAUTH');
     expect(kit.error?.message).to.contain('access_denied');
     expect(kit.error?.upstreamCode).to.equal('access_denied');
-    expect(env.replaced).to.deep.equal(['/account?tab=1']);
+    expect(env.replaced).to.deep.equal(['https://app.example/account?tab=1']);
     expect(fetch.calls).to.have.length(1);
   });
 
@@ -348,7 +348,7 @@ describe('kit on the developer\'s own site', () => {
     const env = fakeEnvironment(LAUNCH);
     const fetch = scriptedFetch(() => jsonResponse({}));
     expect(() => new MarketplaceKit({ backend: '', hostOrigins: [HOST_ORIGIN], fetch }, env)).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
-    expect(env.replaced).to.deep.equal(['/embed?view=1']);
+    expect(env.replaced).to.deep.equal(['https://app.example/embed?view=1']);
     for (const hostOrigins of [['*'], [`${HOST_ORIGIN}/`], 'https://x.example' as unknown as string[]]) {
       expect(() => new MarketplaceKit({ backend: '/api', hostOrigins, fetch }, fakeEnvironment(LAUNCH))).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
     }
@@ -373,7 +373,7 @@ describe('kit on the developer\'s own site', () => {
     }
     const unparsable = fakeEnvironment(LAUNCH);
     expect(() => new MarketplaceKit({ backend: 'http://[', hostOrigins: [HOST_ORIGIN], fetch }, unparsable)).to.throw(MarketplaceKitError).with.property('code', 'ERR_CONFIG');
-    expect(unparsable.replaced).to.deep.equal(['/embed?view=1']);
+    expect(unparsable.replaced).to.deep.equal(['https://app.example/embed?view=1']);
     expect(fetch.calls).to.have.length(0);
   });
 
@@ -443,7 +443,7 @@ describe('kit inside the dashboard', () => {
   it('scrubs the URL, exchanges the launch token once, and applies theme and locale', async () => {
     const state = { entitlement: ENTITLEMENT, lifetimeMs: 600_000, exchanges: 0 };
     const { kit, env, fetch, contexts } = embedded(backend(state), {}, { autoResize: false });
-    expect(env.replaced).to.deep.equal(['/embed?view=1'], 'scrubbed before anything else');
+    expect(env.replaced).to.deep.equal(['https://app.example/embed?view=1'], 'scrubbed before anything else');
     expect(fetch.calls).to.have.length(1, 'the exchange leaves at once');
     await kit.started;
     expect(kit.state).to.equal('ready');
@@ -488,7 +488,7 @@ describe('kit inside the dashboard', () => {
     expect(kit.error?.code).to.equal('ERR_HOST_NOT_ALLOWED');
     expect(logged).to.have.length(1);
     expect(String(logged[0]?.[0])).to.match(/^\[marketplace-app-kit\] ERR_HOST_NOT_ALLOWED: .*evil\.example/);
-    expect(env.replaced).to.deep.equal(['/embed?view=1']);
+    expect(env.replaced).to.deep.equal(['https://app.example/embed?view=1']);
     // A retry (the gate's "Try again") stays refused: no cookie session is read in that frame.
     expect((await rejection(kit.refresh())).code).to.equal('ERR_HOST_NOT_ALLOWED');
     expect((await rejection(kit.fetch('/api/data'))).code).to.equal('ERR_SESSION_MISSING');
@@ -1964,7 +1964,7 @@ describe('kit: what a second mutation run found unchecked', () => {
         await kit.started;
       });
       expect([kit.state, kit.error?.code, kit.embedded, fetch.calls.length]).to.deep.equal(['error', 'ERR_HOST_NOT_ALLOWED', false, 0]);
-      expect(env.replaced).to.deep.equal(['/embed?view=1']);
+      expect(env.replaced).to.deep.equal(['https://app.example/embed?view=1']);
     });
   });
 

@@ -88,12 +88,18 @@ describe('launch parameters', () => {
   it('scrubs every mp_* parameter, known or not, and keeps the rest', () => {
     const url = new URL(page('a=1&mp_context=tok&b=2&mp_host=x&mp_future=y&mp_theme=dark&mpx=keep'));
     expect(hasLaunchParams(url)).to.equal(true);
-    expect(scrubbedUrl(url)).to.equal('/embed?a=1&b=2&mpx=keep#section');
+    // Absolute: a path alone would be resolved against a <base href> on another origin.
+    expect(scrubbedUrl(url)).to.equal('https://app.example/embed?a=1&b=2&mpx=keep#section');
     expect(hasLaunchParams(new URL(page('a=1')))).to.equal(false);
-    expect(scrubbedUrl(new URL('https://app.example/?mp_context=t'))).to.equal('/');
+    expect(scrubbedUrl(new URL('https://app.example/?mp_context=t'))).to.equal('https://app.example/');
     // Only names that start with mp_: a parameter of the app's that has mp_ inside stays.
     const own = new URL(page('amp_x=1&xmp_y=2'));
-    expect([hasLaunchParams(own), scrubbedUrl(own)]).to.deep.equal([false, '/embed?amp_x=1&xmp_y=2#section']);
+    expect([hasLaunchParams(own), scrubbedUrl(own)]).to.deep.equal([false, 'https://app.example/embed?amp_x=1&xmp_y=2#section']);
+  });
+
+  it('keeps the app\'s own parameters as written, and finds mp_* however the name is encoded', () => {
+    const url = new URL(page('q=a%20b&flag&path=/r/7&x=%7E&mp_context=t&mp%5Fhost=h&&tag=a+b'));
+    expect(scrubbedUrl(url)).to.equal('https://app.example/embed?q=a%20b&flag&path=/r/7&x=%7E&tag=a+b#section');
   });
 
   it('normalises locales', () => {
