@@ -36,6 +36,12 @@ export interface AppSession {
   appId: string | null;
   /** The dashboard origin for embedded sessions; null for sessions from the OAuth sign-in. */
   host: string | null;
+  /**
+   * When the session was issued, in milliseconds since the epoch (whole seconds). Sessions are not
+   * stored: compare it with the time of the user's latest `user.revoked` to refuse the ones from
+   * before.
+   */
+  issuedAt: number;
   /** Milliseconds since the epoch. */
   expiresAt: number;
   /** The session token itself. */
@@ -54,6 +60,7 @@ const SessionClaims = z.object({
   avatar_url: Profile.shape.avatar_url,
   app_id: z.nullable(AppId),
   host: z.nullable(z.string()),
+  iat: z.number(),
   exp: z.number(),
 });
 
@@ -99,7 +106,7 @@ export async function signSessionToken(options: SignSessionOptions): Promise<{ t
   // signed: the mistake shows here, not as a 401 for every request of the session.
   const claims = parseOrThrow(
     SessionClaims,
-    { sub: user?.id, email: user?.email, name: user?.name, avatar_url: user?.avatar_url, app_id: options.appId, host: options.host, exp },
+    { sub: user?.id, email: user?.email, name: user?.name, avatar_url: user?.avatar_url, app_id: options.appId, host: options.host, iat, exp },
     'signSessionToken user, appId or host (session claims)',
   );
   const token = await new SignJWT({ email: claims.email, name: claims.name, avatar_url: claims.avatar_url, app_id: claims.app_id, host: claims.host })
@@ -130,7 +137,7 @@ export async function verifySessionToken(token: string, options: VerifySessionOp
       algorithms: ['HS256'],
       typ: SESSION_TOKEN_TYPE,
       audience: options.audience,
-      requiredClaims: ['exp', 'sub'],
+      requiredClaims: ['exp', 'iat', 'sub'],
       currentDate: new Date(now),
     }));
   } catch (error) {
@@ -145,6 +152,7 @@ export async function verifySessionToken(token: string, options: VerifySessionOp
     userId: claims.sub,
     appId: claims.app_id,
     host: claims.host,
+    issuedAt: claims.iat * 1000,
     expiresAt: claims.exp * 1000,
     token,
   };

@@ -25,8 +25,19 @@ describe('session tokens', () => {
     const { token, expiresAt } = await signSessionToken({ secret: SESSION_SECRET, audience: CLIENT_ID, user: USER, appId: 'app_1', host: null, ttlSeconds: 60, now: NOW });
     assert.equal(expiresAt, NOW + 60_000);
     const session = await verify(token);
-    assert.deepEqual([session.user, session.appId, session.expiresAt], [USER, 'app_1', expiresAt]);
+    assert.deepEqual([session.user, session.appId, session.issuedAt, session.expiresAt], [USER, 'app_1', NOW - (NOW % 1000), expiresAt]);
     assert.ok(await verify(await craft()), 'the crafted token is valid as it stands');
+  });
+
+  it('refuses a session token without iat: its issue time is what a revocation check compares', async () => {
+    const noIat = await new SignJWT({ email: USER.email, name: USER.name, avatar_url: USER.avatar_url, app_id: 'app_1', host: null })
+      .setProtectedHeader({ alg: 'HS256', typ: SESSION_TOKEN_TYPE })
+      .setSubject(USER.id)
+      .setAudience(CLIENT_ID)
+      .setExpirationTime(IAT + 60)
+      .sign(new TextEncoder().encode(SESSION_SECRET));
+    await assert.rejects(verify(noIat), { code: 'ERR_SESSION_INVALID' });
+    assert.equal((await verify(await craft())).issuedAt, IAT * 1000);
   });
 
   it('never mints a session longer than MAX_SESSION_TTL_SECONDS: that is the default, and a longer one is refused', async () => {
