@@ -13,7 +13,7 @@
  * - `GET /api/activity`: what the marketplace's webhooks told the app, newest first.
  */
 import { randomUUID } from 'node:crypto';
-import { createAppBackend, isKitError, jsonResponse, toErrorResponse, type AppBackend, type WebhookDelivery } from 'marketplace-app-kit/server';
+import { SessionError, createAppBackend, jsonResponse, toErrorResponse, type AppBackend, type AppSession, type WebhookDelivery } from 'marketplace-app-kit/server';
 
 /** The paid feature: the simulator's paid plans list it, its free plan does not. */
 export const EXPORT_FEATURE = 'export';
@@ -73,6 +73,12 @@ export function createSampleBackend(options: SampleBackendOptions): SampleBacken
   const log = options.log ?? (() => {});
   const notes = new Map<string, Note[]>();
   const activity: ActivityEntry[] = [];
+  /**
+   * When each user last revoked access. Sessions are not stored and live up to 15 minutes: one
+   * issued before the revoke is refused (the kit in the page then renews it, which works only if
+   * the marketplace launches the app again). Whole seconds, as the session's issue time.
+   */
+  const revokedAt = new Map<string, number>();
 
   const record = (delivery: WebhookDelivery, summary: string) => {
     const userId = typeof delivery.data.user_id === 'string' ? delivery.data.user_id : null;
@@ -109,8 +115,11 @@ export function createSampleBackend(options: SampleBackendOptions): SampleBacken
           record(delivery, `cancelled the ${String(data.plan)} plan`);
           break;
         case 'user.revoked':
-          // A user who withdraws access expects the app to forget them.
-          if (typeof data.user_id === 'string') notes.delete(data.user_id);
+          // A user who withdraws access expects the app to forget them, and their sessions to end.
+          if (typeof data.user_id === 'string') {
+            notes.delete(data.user_id);
+            revokedAt.set(data.user_id, Math.floor(Date.now() / 1000) * 1000);
+          }
           record(delivery, 'revoked access: their notes were deleted');
           break;
         default:
@@ -128,13 +137,22 @@ export function createSampleBackend(options: SampleBackendOptions): SampleBacken
     return list;
   };
 
+  /** `requireSession`, and not a session issued before the user revoked access (README "Session tokens"). */
+  async function requireLiveSession(request: Request): Promise<AppSession> {
+    const session = await marketplace.requireSession(request);
+    if (session.issuedAt < (revokedAt.get(session.userId) ?? 0)) {
+      throw new SessionError('ERR_SESSION_INVALID', 'Access to this app was revoked after this session began', { status: 401 });
+    }
+    return session;
+  }
+
   async function routeApp(request: Request, path: string): Promise<Response> {
     if (path === '/notes' && request.method === 'GET') {
-      const { userId } = await marketplace.requireSession(request);
+      const { userId } = await requireLiveSession(request);
       return jsonResponse({ notes: notesOf(userId) });
     }
     if (path === '/notes' && request.method === 'POST') {
-      const { userId } = await marketplace.requireSession(request);
+      const { userId } = await requireLiveSession(request);
       const input = await readNote(request);
       if ('error' in input) return jsonError(400, 'ERR_INVALID_INPUT', input.error);
       const note: Note = { id: randomUUID(), created_at: new Date().toISOString(), ...input };
@@ -155,7 +173,7 @@ export function createSampleBackend(options: SampleBackendOptions): SampleBacken
       });
     }
     if (path === '/activity' && request.method === 'GET') {
-      const { userId } = await marketplace.requireSession(request);
+      const { userId } = await requireLiveSession(request);
       return jsonResponse({ activity: activity.filter((entry) => entry.user_id === userId || entry.user_id === null) });
     }
     return jsonError(404, 'ERR_NOT_FOUND', `No route ${request.method} ${API_BASE}${path}`);
@@ -168,10 +186,12 @@ export function createSampleBackend(options: SampleBackendOptions): SampleBacken
     try {
       return await routeApp(request, path.slice(API_BASE.length));
     } catch (error) {
-      // Kit errors answer with their own status (401 no session, 403 no access); anything else
-      // is a bug of this app: logged, and answered as an opaque 500.
-      if (!isKitError(error)) log(`unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      return toErrorResponse(error);
+      // Kit errors answer with their own status (401 no session, 403 no access), anything else as
+      // an opaque 500. Every 5xx is logged: a bug of this app, or the marketplace failing
+      // (502/503/504 from requireEntitlement), which the kit's onError does not see on these routes.
+      const answer = toErrorResponse(error);
+      if (answer.status >= 500) log(`${answer.status} on ${request.method} ${path}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      return answer;
     }
   }
 
@@ -208,14 +228,12 @@ async function readNote(request: Request): Promise<{ title: string; body: string
 }
 
 /**
- * RFC 4180 fields. A leading `=`, `+`, `-`, `@`, tab or carriage return (OWASP's list) is
- * quoted away so spreadsheets do not run the field as a formula.
+ * RFC 4180 fields, as OWASP's CSV-injection advice has them: a leading `=`, `+`, `-`, `@`, tab or
+ * carriage return is quoted away with `'`, and every field is in double quotes, so that a
+ * spreadsheet that splits on `;` (Excel in many locales) finds no cell that starts a formula.
  */
 function toCsv(list: readonly Note[]): string {
-  const field = (value: string) => {
-    const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-    return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
-  };
+  const field = (value: string) => `"${(/^[=+\-@\t\r]/.test(value) ? `'${value}` : value).replaceAll('"', '""')}"`;
   const rows = [['created_at', 'title', 'body'], ...list.map((note) => [note.created_at, note.title, note.body])];
   return `${rows.map((row) => row.map(field).join(',')).join('\r\n')}\r\n`;
 }

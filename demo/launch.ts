@@ -258,6 +258,15 @@ async function startVite(
  *   address, known only at start-up;
  * - `/cdn/*` serves the script-tag bundle built into dist/cdn by `npm run build`.
  */
+/** The file a request path names as a static server reads it: decoded, slashes and dot segments resolved. */
+function servedPath(path: string): string {
+  try {
+    return new URL(decodeURIComponent(path).replace(/\/{2,}/g, '/'), 'http://demo').pathname;
+  } catch {
+    return path; // not decodable: no file is served for it either
+  }
+}
+
 function demoPages(wiring: Wiring): Plugin {
   return {
     name: 'marketplace-app-kit-demo',
@@ -265,7 +274,8 @@ function demoPages(wiring: Wiring): Plugin {
       server.middlewares.use((req, res, next) => {
         const path = (req.url ?? '/').split('?')[0]!;
         if (req.headers.referer !== undefined) wiring.recordReferer(req.headers.referer);
-        if (path === DEMO_PAGES.app) applyEmbedPageHeaders(res, wiring.hostOrigins);
+        // Vite serves the page under other spellings too (//app.html, /%61pp.html): each gets the headers.
+        if (servedPath(path) === DEMO_PAGES.app) applyEmbedPageHeaders(res, wiring.hostOrigins);
         if (!path.startsWith('/cdn/')) return next();
         const file = `${cdnDir}${path.slice('/cdn/'.length)}`;
         if (!/^\/cdn\/[\w.-]+\.js$/.test(path) || !existsSync(file)) {

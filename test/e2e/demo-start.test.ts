@@ -1,6 +1,7 @@
 // `npm start` as a new user runs it (after `npm run build`, which `npm test` does before the e2e
 // suites): demo/start.ts prints the URLs, serves them, names a port that is taken, and stops on Ctrl-C.
 import assert from 'node:assert/strict';
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { createServer } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { spawnStart, type StartProcess } from '../support/demo-process.js';
@@ -54,6 +55,18 @@ describe('npm start (demo/start.ts)', () => {
     assert.match(app.headers.get('content-security-policy') ?? '', new RegExp(`frame-ancestors[^;]*${new URL(dashboard).origin}`));
     // It is opened with ?mp_context=…: what it loads must not be sent that address.
     assert.equal(app.headers.get('referrer-policy'), 'no-referrer');
+    // Under every other spelling a static server takes for the same file, too.
+    for (const spelling of ['//app.html', '/%61pp.html', '/./app.html']) {
+      const headers = await new Promise<IncomingHttpHeaders>((resolve, reject) => {
+        const { hostname, port } = new URL(site);
+        httpGet({ hostname, port, path: spelling }, (answer) => {
+          answer.resume();
+          resolve(answer.headers);
+        }).on('error', reject);
+      });
+      assert.match(String(headers['content-security-policy'] ?? ''), /frame-ancestors/, spelling);
+      assert.equal(headers['referrer-policy'], 'no-referrer', spelling);
+    }
 
     const code = await child.interrupt();
     assert.equal(code, 0, child.output());

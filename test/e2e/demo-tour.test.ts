@@ -199,11 +199,11 @@ describe('demo: the sample app in the dashboard', () => {
       const preview = app.locator('#csv-preview');
       await preview.waitFor();
       const csv = await preview.innerText();
-      assert.match(csv, /^created_at,title,body/);
+      assert.match(csv, /^"created_at","title","body"\r\n/);
       assert.match(csv, /Heron, north shore/);
       // Quoted as RFC 4180 wants, and the leading "=" defused so spreadsheets do not run it.
       assert.match(csv, /"'=2\+2 adults, ""fishing"", 7am"/);
-      assert.match((await callApi(app, '/notes/export.csv')).body, /,Tide table,'\t@SUM\(A1:A9\)\r\n/);
+      assert.match((await callApi(app, '/notes/export.csv')).body, /,"Tide table","'\t@SUM\(A1:A9\)"\r\n/);
       assert.equal((await callApi(app, '/notes/export.csv')).status, 200);
       await app.locator('#activity [data-event="subscription.created"]').getByText(/pro_annual/).waitFor();
     } finally {
