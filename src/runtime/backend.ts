@@ -4,6 +4,7 @@
  * session JSON (an HTML error page, a truncated answer).
  */
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
+import type { EarlyLaunch } from '../shared/early-launch.js';
 import { SessionResponse, parseOrThrow } from '../shared/schemas.js';
 
 /**
@@ -21,8 +22,11 @@ export interface BackendClient {
   session(init: RequestInit, query?: string): Promise<ServedSession>;
   /** Reads a `SessionResponse` from an answer of the session route. */
   read(response: Response, url?: string): Promise<ServedSession>;
-  /** Reads the answer of a request sent before the kit existed (the early exchange), as `session` does. */
-  adopt(pending: Promise<Response>): Promise<ServedSession>;
+  /**
+   * Reads the answer of a request sent before the kit existed (the early exchange), as `session`
+   * does. Its `Date` is of when it arrived (`receivedAt`), which may be long before now.
+   */
+  adopt(early: Pick<EarlyLaunch, 'response' | 'receivedAt'>): Promise<ServedSession>;
 }
 
 const SERVER_CODE = /^ERR_[A-Z0-9_]{1,60}$/;
@@ -95,8 +99,14 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
       const url = `${base}/session${query}`;
       return read(await send(url, init), url);
     },
-    adopt: async (pending) =>
-      read(await pending.catch((error: unknown) => Promise.reject(failure(error, "the early exchange in time (earlyLaunchScript's timeoutMs)")))),
+    adopt: async (early) => {
+      const session = await read(
+        await early.response.catch((error: unknown) => Promise.reject(failure(error, "the early exchange in time (earlyLaunchScript's timeoutMs)"))),
+      );
+      // The answer waited for the page's bundle: the backend's clock has moved on as much since.
+      const waited = typeof early.receivedAt === 'number' && Number.isFinite(early.receivedAt) ? Date.now() - early.receivedAt : 0;
+      return session.servedAt === undefined || !(waited > 0) ? session : { ...session, servedAt: session.servedAt + waited };
+    },
   };
 }
 

@@ -261,7 +261,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.#options = options;
     const url = new URL(env.href());
     let launch: Launch;
-    let adopted: Promise<Response> | undefined;
+    let adopted: EarlyLaunch | undefined;
     try {
       const config = (message: string) => new MarketplaceKitError('ERR_CONFIG', message);
       const origins = (list: unknown, name: string) => {
@@ -297,7 +297,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       // checked as ours would be, and its request adopted only if it went to this kit's backend.
       const early = env.takeEarlyLaunch();
       const handed = early && typeof early.href === 'string' && early.response instanceof Promise ? early : undefined;
-      if (handed?.backend === this.#backend.base) adopted = handed.response;
+      if (handed?.backend === this.#backend.base) adopted = handed;
       launch = readLaunch({ href: handed?.href ?? url.href, hostOrigins: options.hostOrigins, framed: env.framed, parentOrigin: env.parentOrigin });
       if (handed && !adopted && launch.kind === 'embedded') {
         // Its context token went to another backend, which spent it: the kit asks the dashboard
@@ -471,7 +471,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   }
 
   /** `adopted`: the early exchange's request, sent before the kit existed. */
-  async #start(launch: Launch, adopted: Promise<Response> | undefined): Promise<void> {
+  async #start(launch: Launch, adopted: EarlyLaunch | undefined): Promise<void> {
     const generation = this.#generation;
     let request: Promise<ServedSession | null> | null = null;
     if (launch.kind === 'standalone') {

@@ -34,6 +34,11 @@ export interface EarlyLaunch {
   backend: string;
   /** The answer to `POST {backend}/session`. */
   response: Promise<Response>;
+  /**
+   * When the answer was read, by the page's clock (set before `response` resolves). `createKit`
+   * may run much later: the answer's `Date` is of that moment, not of the kit's.
+   */
+  receivedAt?: number;
 }
 
 /** Runs in the page, as inline script. See the top of this file. */
@@ -68,10 +73,10 @@ export function earlyLaunch(options: EarlyLaunchOptions): void {
     // The body is read here, within the timeout: the timeout's signal would otherwise also abort
     // a body that arrived in time but that createKit, run later, reads after the timeout.
     const response = fetch(`${backend}/session`, init).then((answer) =>
-      answer.arrayBuffer().then(
-        (body) =>
-          new Response([204, 205, 304].includes(answer.status) ? null : body, { status: answer.status, statusText: answer.statusText, headers: answer.headers }),
-      ),
+      answer.arrayBuffer().then((body) => {
+        launch.receivedAt = Date.now();
+        return new Response([204, 205, 304].includes(answer.status) ? null : body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+      }),
     );
     // Nobody may be there to read it (createKit is never called): no unhandled rejection then.
     response.catch(() => undefined);

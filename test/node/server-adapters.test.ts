@@ -732,7 +732,7 @@ function runEarlyLaunch(text: string, href: string, options: EarlyRunOptions) {
       return options.fetch ? options.fetch(url, init) : Promise.resolve(new Response('{}'));
     },
   });
-  const launch = page[Symbol.for(EARLY_LAUNCH_KEY)] as { href: string; backend: string; response: Promise<Response> } | undefined;
+  const launch = page[Symbol.for(EARLY_LAUNCH_KEY)] as { href: string; backend: string; response: Promise<Response>; receivedAt?: number } | undefined;
   return { sent, replaced, launch, page };
 }
 
@@ -894,9 +894,12 @@ describe('embed page headers', () => {
       const text = earlyLaunchScript({ backend: `${app}/api/marketplace/`, hostOrigins: [DASHBOARD], timeoutMs });
       const { launch } = runEarlyLaunch(text, launchUrl(DASHBOARD, app), { fetch });
       assert.equal(launch?.backend, `${app}/api/marketplace`, 'the base as the runtime writes it: absolute, no trailing slash');
+      const sent = Date.now();
       await new Promise((resolve) => setTimeout(resolve, timeoutMs + 100)); // createKit runs after the timeout
       const response = await launch!.response;
       assert.deepEqual([response.status, response.headers.get('x-seen'), await response.json()], [200, '/api/marketplace/session', { ok: true }]);
+      // When it arrived, not when createKit took it: its Date is of that moment.
+      assert.ok(launch!.receivedAt! >= sent && launch!.receivedAt! < sent + timeoutMs, `receivedAt ${launch!.receivedAt! - sent} ms after sending`);
     } finally {
       await close(server);
     }
@@ -918,7 +921,7 @@ describe('embed page headers', () => {
         res.end(JSON.stringify({ error: { code: 'ERR_CONTEXT_TOKEN_EXPIRED', message: 'The context token expired' } }));
       };
       const client = createBackendClient(`${app}/api/marketplace`, fetch, 1000, app);
-      await assert.rejects(client.adopt(handOver()), { code: 'ERR_CONTEXT_TOKEN_EXPIRED', status: 401, message: 'The context token expired' });
+      await assert.rejects(client.adopt({ response: handOver() }), { code: 'ERR_CONTEXT_TOKEN_EXPIRED', status: 401, message: 'The context token expired' });
     } finally {
       await close(server);
     }

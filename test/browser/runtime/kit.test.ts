@@ -1472,7 +1472,7 @@ describe('global registration', () => {
 describe('early exchange (the page sent the start-up request before the kit existed)', () => {
   const SCRUBBED = `${APP_ORIGIN}/embed?view=1`;
   const early = (response: Promise<Response>, backend = BACKEND, href = LAUNCH) => ({ href, backend, response });
-  function framedEnv(earlyLaunch: ReturnType<typeof early>) {
+  function framedEnv(earlyLaunch: EarlyLaunch) {
     const [host, app] = windowPair();
     const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'ctx-from-host' }) }, 300);
     kits.push({ destroy: () => hostSide.destroy() } as Kit);
@@ -1490,6 +1490,20 @@ describe('early exchange (the page sent the start-up request before the kit exis
     expect(env.replaced).to.deep.equal([], 'the page URL was already clean');
     await kit.fetch('/api/data');
     expect(fetch.calls.map((call) => call.authorization)).to.deep.equal(['Bearer tok-early']);
+  });
+
+  it('an answer that waited for the bundle is no clock skew: its Date is of when it arrived', async () => {
+    // The browser's clock is right; the answer arrived 30 s before createKit ran.
+    const arrived = Date.now() - 30_000;
+    const answer = () => {
+      const body = sessionBody('tok-early', 600_000, { ...ENTITLEMENT, expires_at: new Date(arrived + 20_000).toISOString().replace(/\.\d{3}Z$/, 'Z') }, arrived);
+      return new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json', date: new Date(arrived).toUTCString() } });
+    };
+    const env = framedEnv({ ...early(Promise.resolve(answer())), receivedAt: arrived });
+    const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000))));
+    await kit.started;
+    expect(kit.state).to.equal('ready');
+    expect(kit.access({ feature: 'reports' }), 'the entitlement ended 10 s ago').to.deep.equal({ granted: false, reason: 'expired' });
   });
 
   it('destroyed while the adopted request is out: its answer is dropped, no session, nobody notified', async () => {
