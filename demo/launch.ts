@@ -250,14 +250,6 @@ async function startVite(
   return vite;
 }
 
-/**
- * - the embed page's headers on the app page (`applyEmbedPageHeaders`): only the dashboard may
- *   frame it, and nothing it loads is sent its address, which holds the context token;
- * - every `Referer` is recorded (`Demo.referers`);
- * - `%MP_HOST_ORIGINS%` and `%MP_DASHBOARD_URL%` in the pages become the dashboard's origin and
- *   address, known only at start-up;
- * - `/cdn/*` serves the script-tag bundle built into dist/cdn by `npm run build`.
- */
 /** The file a request path names as a static server reads it: decoded, slashes and dot segments resolved. */
 function servedPath(path: string): string {
   try {
@@ -267,6 +259,14 @@ function servedPath(path: string): string {
   }
 }
 
+/**
+ * - the embed page's headers on the app page (`applyEmbedPageHeaders`): only the dashboard may
+ *   frame it, and nothing it loads is sent its address, which holds the context token;
+ * - every `Referer` is recorded (`Demo.referers`);
+ * - `%MP_HOST_ORIGINS%` and `%MP_DASHBOARD_URL%` in the pages become the dashboard's origin and
+ *   address, known only at start-up;
+ * - `/cdn/*` serves the script-tag bundle built into dist/cdn by `npm run build`.
+ */
 function demoPages(wiring: Wiring): Plugin {
   return {
     name: 'marketplace-app-kit-demo',
