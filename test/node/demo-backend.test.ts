@@ -15,10 +15,10 @@ let sim: Simulator;
 let sample: SampleBackend;
 const logged: string[] = [];
 
-before(async () => {
-  sim = await startTestSimulator();
-  sample = createSampleBackend({
-    siteUrl: sim.siteUrl,
+/** The sample backend on the simulator's credentials, with the marketplace at `siteUrl`. */
+const sampleAt = (siteUrl: string) =>
+  createSampleBackend({
+    siteUrl,
     clientId: sim.clientId,
     clientSecret: sim.clientSecret,
     apiKey: sim.testApiKey,
@@ -28,6 +28,10 @@ before(async () => {
     sessionSecret: SESSION_SECRET,
     log: (line) => void logged.push(line),
   });
+
+before(async () => {
+  sim = await startTestSimulator();
+  sample = sampleAt(sim.siteUrl);
 });
 after(() => sim.close());
 
@@ -82,17 +86,7 @@ describe('sample backend (demo/backend.ts)', () => {
   });
 
   it('logs a marketplace failure on its own routes (a 5xx the kit\'s onError does not see there)', async () => {
-    const broken = createSampleBackend({
-      siteUrl: 'http://127.0.0.1:9',
-      clientId: sim.clientId,
-      clientSecret: sim.clientSecret,
-      apiKey: sim.testApiKey,
-      webhookSecret: sim.webhookSecret,
-      hostOrigins: [sim.siteUrl],
-      publicOrigin: APP,
-      sessionSecret: SESSION_SECRET,
-      log: (line) => void logged.push(line),
-    });
+    const broken = sampleAt('http://127.0.0.1:9'); // nothing listens there
     const token = await session('usr_katherine');
     const before = logged.length;
     const answer = await broken.handle(new Request(`${APP}/api/notes/export.csv`, { headers: { authorization: `Bearer ${token}` } }));
