@@ -66,6 +66,14 @@ async function appFrame(page: Page): Promise<Frame> {
   return frame;
 }
 
+/** Ada on the free plan, through the control API, as the dashboard's own controls would set it. */
+const adaOnTheFreePlan = () =>
+  fetch(`${sim.siteUrl}/_simulator/users/usr_ada/entitlement`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ plan: 'free', status: 'active', features: [], expires_at: null }),
+  });
+
 const kit = <T>(frame: Frame, read: (kit: AppWindow['kit']) => T) =>
   frame.evaluate(`(${read.toString()})(window.kit)`) as Promise<T>;
 
@@ -193,11 +201,7 @@ describe('simulator dashboard', () => {
   });
 
   it('openUpgrade shows the plan chooser; confirming upgrades, sends subscription.created, and the app sees it', async () => {
-    await fetch(`${sim.siteUrl}/_simulator/users/usr_ada/entitlement`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ plan: 'free', status: 'active', features: [], expires_at: null }),
-    });
+    await adaOnTheFreePlan();
     const { page, frame } = await openDashboard('?user=usr_ada');
     assert.equal(await kit(frame, (k) => k.has('export')), false);
     const outcome = frame.evaluate(() => (window as unknown as AppWindow).kit.upgrade({ feature: 'export' }));
@@ -229,11 +233,7 @@ describe('simulator dashboard', () => {
   });
 
   it('once a plan is confirmed, only the purchase settles the chooser: not Escape, nor a second openUpgrade', async () => {
-    await fetch(`${sim.siteUrl}/_simulator/users/usr_ada/entitlement`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ plan: 'free', status: 'active', features: [], expires_at: null }),
-    });
+    await adaOnTheFreePlan();
     const { page, frame } = await openDashboard('?user=usr_ada');
     // The purchase (its webhook delivery) takes a while, as when the app backend's answer is slow.
     let release!: () => void;
