@@ -963,9 +963,9 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
       const joined = c.entitlements({ accessToken: 'at_1' }); // before any invalidation: joins
       c.invalidate('usr_1'); // a webhook: the plan changed after the first load was sent
       const afterWebhook = c.entitlements({ accessToken: 'at_1' });
-      await within(upstream.arrived(2), 2_000, 'the call after invalidate sent no request: it joined the stale load');
+      await within(upstream.arrived(2), 5_000, 'the call after invalidate sent no request: it joined the stale load');
       const fresh = c.entitlements({ accessToken: 'at_1', fresh: true });
-      await within(upstream.arrived(3), 2_000, 'the call asking for a fresh answer sent no request: it joined a running load');
+      await within(upstream.arrived(3), 5_000, 'the call asking for a fresh answer sent no request: it joined a running load');
       upstream.answer(1, 'pro');
       upstream.answer(2, 'business');
       upstream.answer(3, 'business');
