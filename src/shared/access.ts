@@ -50,6 +50,8 @@ export interface AccessDecision {
 }
 
 const LIVE_STATUSES = new Set(['active', 'trialing']);
+const KNOWN_DENIED: Record<string, AccessReason> = { past_due: 'past_due', cancelled: 'cancelled', expired: 'expired' };
+
 const REQUIREMENT_KEYS = new Set(['feature', 'plan', 'metered']);
 
 /**
@@ -69,7 +71,6 @@ function assertRequirement(requirement: unknown): asserts requirement is AccessR
     throw new MarketplaceKitError('ERR_CONFIG', 'An access requirement is an object of feature (a text), plan (a text or a list of texts) and metered (a boolean), such as { feature: "export" }');
   }
 }
-const KNOWN_DENIED: Record<string, AccessReason> = { past_due: 'past_due', cancelled: 'cancelled', expired: 'expired' };
 
 /**
  * Decides access and says why. A requirement that is not of `AccessRequirement`'s shape throws
