@@ -117,7 +117,8 @@ export const ENTITLEMENT: Entitlement = {
   status: 'active',
   features: ['export'],
   usage: { api_calls: 10, limit: 1000 },
-  expires_at: '2026-12-01T00:00:00Z',
+  // A year past both clocks the tests use (the frozen NOW and the real one), so that it never lapses.
+  expires_at: new Date(Math.max(NOW, Date.now()) + 365 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
 };
 
 /** The required options of `createAppBackend` with the test credentials, for a marketplace at `siteUrl`. */
