@@ -5,7 +5,7 @@
  */
 import { checkAccess, type AccessDecision, type AccessRequirement } from '../shared/access.js';
 // Types only: the bridge's code is loaded on first use (`KitEnvironment.loadHostLink`).
-import type { AppMethods, Bridge, HandlerTable, HostMethods, MessagePeer, MessageSource, ParamsOf, ResultOf } from '../shared/bridge.js';
+import type { Bridge, HandlerTable, HostMethod, MessagePeer, MessageSource, ParamsOf, ResultOf } from '../shared/bridge.js';
 import { EARLY_LAUNCH_KEY, type EarlyLaunch } from '../shared/early-launch.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';
 import { MAX_TIMER_MS, numberOption } from '../shared/options.js';
@@ -227,8 +227,8 @@ export class MarketplaceKit extends EventTarget implements Kit {
   #generation = 0;
   #hostOrigin = '';
   /** The bridge, loading or open; null before the first use and after its code failed to load. */
-  #bridge: Promise<Bridge<HostMethods>> | null = null;
-  #opened: Bridge<HostMethods> | null = null;
+  #bridge: Promise<Bridge<'app'>> | null = null;
+  #opened: Bridge<'app'> | null = null;
   /** Ends a load of the bridge code under way (set while one runs): destroy() calls it. */
   #stopLoading: (() => void) | undefined;
   #openTimer: ReturnType<typeof setTimeout> | undefined;
@@ -538,7 +538,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
    * matter after a reload inside the frame, which has no `mp_theme` / `mp_locale` to read; a
    * locale that is no language tag is left out, as in the URL.
    */
-  #fromHost({ context, theme, locale }: ResultOf<HostMethods, 'getContext'>): string {
+  #fromHost({ context, theme, locale }: ResultOf<'getContext'>): string {
     if (theme === 'light' || theme === 'dark') this.#applyTheme(theme);
     const tag = locale == null ? null : normalizeLocale(locale, null);
     if (tag) this.#applyLocale(tag);
@@ -566,11 +566,11 @@ export class MarketplaceKit extends EventTarget implements Kit {
     };
   }
 
-  async #call<M extends keyof HostMethods & string>(
+  async #call<M extends HostMethod>(
     method: M,
-    params: ParamsOf<HostMethods, M>,
+    params: ParamsOf<M>,
     options?: { timeoutMs?: number | undefined },
-  ): Promise<ResultOf<HostMethods, M>> {
+  ): Promise<ResultOf<M>> {
     return (await this.#connect()).call(method, params, options);
   }
 
@@ -579,7 +579,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
    * kit's request timeout; if it fails the next call tries again. After `destroy()` it rejects
    * with `ERR_BRIDGE_CLOSED`.
    */
-  #connect(): Promise<Bridge<HostMethods>> {
+  #connect(): Promise<Bridge<'app'>> {
     if (this.#bridge) return this.#bridge;
     if (this.#destroyed) return Promise.reject(bridgeClosed());
     const timeoutMs = this.#timing.request;
@@ -612,9 +612,9 @@ export class MarketplaceKit extends EventTarget implements Kit {
     return bridge;
   }
 
-  #open(openHostLink: (typeof import('./host-link.js'))['openHostLink']): Bridge<HostMethods> {
+  #open(openHostLink: (typeof import('./host-link.js'))['openHostLink']): Bridge<'app'> {
     const env = this.#env;
-    const handlers: HandlerTable<AppMethods> = {
+    const handlers: HandlerTable<'app'> = {
       themeChanged: ({ theme }) => this.#applyTheme(theme),
       localeChanged: ({ locale }) => {
         const tag = normalizeLocale(locale, null);

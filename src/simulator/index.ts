@@ -34,7 +34,7 @@ import {
   stream,
   type EventOutcome,
 } from './control.js';
-import { dashboard } from './dashboard.js';
+import { DASHBOARD_BUNDLE, dashboard } from './dashboard.js';
 import { ApiError, loopbackOrigin, redirect, sendApiError, sendJson } from './http.js';
 import { authorizeGet, authorizePost, tokenEndpoint } from './oauth.js';
 import { RateLimiter } from './rate-limit.js';
@@ -354,6 +354,9 @@ async function control(
     case '/host.js':
       only('GET');
       return hostBundle(ctx, res);
+    case '/dashboard.js':
+      only('GET');
+      return script(res, DASHBOARD_BUNDLE, 'dashboard_script_missing', 'dist/cdn/marketplace-dashboard.js is missing: run npm run build.');
   }
   const entitlement = path.match(/^\/users\/([^/]+)\/entitlement$/);
   if (entitlement) {
@@ -369,14 +372,18 @@ async function control(
   throw new ApiError(404, 'not_found', `No control route ${method} ${url.pathname}.`);
 }
 
-async function hostBundle(ctx: SimulatorContext, res: ServerResponse): Promise<void> {
-  let script: Buffer;
+function hostBundle(ctx: SimulatorContext, res: ServerResponse): Promise<void> {
+  const message = ctx.hostBundleGiven ? `${fileURLToPath(ctx.hostBundle)} (the hostBundle option) is missing.` : 'dist/cdn/marketplace-host.js is missing: run npm run build.';
+  return script(res, ctx.hostBundle, 'host_bundle_missing', message);
+}
+
+async function script(res: ServerResponse, file: URL, code: string, missing: string): Promise<void> {
+  let text: Buffer;
   try {
-    script = await readFile(ctx.hostBundle);
+    text = await readFile(file);
   } catch {
-    const message = ctx.hostBundleGiven ? `${fileURLToPath(ctx.hostBundle)} (the hostBundle option) is missing.` : 'dist/cdn/marketplace-host.js is missing: run npm run build.';
-    throw new ApiError(404, 'host_bundle_missing', message);
+    throw new ApiError(404, code, missing);
   }
-  res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'content-length': script.length });
-  res.end(script);
+  res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'content-length': text.length });
+  res.end(text);
 }

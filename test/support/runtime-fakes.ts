@@ -4,7 +4,7 @@
  * `KitEnvironment` whose URL, clock and document height the test controls.
  */
 import { expect } from '@open-wc/testing';
-import { bridgeSchemas, openBridge, type AppMethods, type Bridge, type HandlerTable, type HostMethods, type MessagePeer, type MessageSource } from '../../src/shared/bridge.js';
+import { openBridge, type Bridge, type HandlerTable, type MessagePeer, type MessageSource } from '../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../src/shared/errors.js';
 import type { EarlyLaunch } from '../../src/shared/early-launch.js';
 import type { KitEnvironment } from '../../src/runtime/kit.js';
@@ -65,16 +65,14 @@ export function windowPair(originA = HOST_ORIGIN, originB = APP_ORIGIN): [FakeWi
   return [a, b];
 }
 
-const SCHEMAS = bridgeSchemas();
-
 /** The dashboard's end of the bridge, in `host`, talking to the app in `app` (at the app's origin). */
-export function openHostEnd(host: FakeWindow, app: FakeWindow, handlers: HandlerTable<HostMethods>, timeoutMs?: number): Bridge<AppMethods> {
-  return openBridge({ self: host.self, peer: app.handle, origin: app.origin, local: SCHEMAS.host, remote: SCHEMAS.app, handlers, timeoutMs });
+export function openHostEnd(host: FakeWindow, app: FakeWindow, handlers: HandlerTable<'host'>, timeoutMs?: number): Bridge<'host'> {
+  return openBridge({ side: 'host', self: host.self, peer: app.handle, origin: app.origin, handlers, timeoutMs });
 }
 
 /** The app's end of the bridge, in `app`, talking to the dashboard in `host` (at the dashboard's origin). */
-export function openAppEnd(app: FakeWindow, host: FakeWindow, handlers: HandlerTable<AppMethods> = {}, timeoutMs?: number, onPeerRestart?: () => void): Bridge<HostMethods> {
-  return openBridge({ self: app.self, peer: host.handle, origin: host.origin, local: SCHEMAS.app, remote: SCHEMAS.host, handlers, timeoutMs, onPeerRestart });
+export function openAppEnd(app: FakeWindow, host: FakeWindow, handlers: HandlerTable<'app'> = {}, timeoutMs?: number, onPeerRestart?: () => void): Bridge<'app'> {
+  return openBridge({ side: 'app', self: app.self, peer: host.handle, origin: host.origin, handlers, timeoutMs, onPeerRestart });
 }
 
 export const USER: Profile = { id: 'usr_1', email: 'ada@example.com', name: 'Ada', avatar_url: 'https://example.com/a.png' };

@@ -2,7 +2,7 @@ import { expect } from '@open-wc/testing';
 import { createKit, getKit, KIT_CREATED_EVENT, KIT_DESTROYED_EVENT, type Kit } from '../../../src/runtime/index.js';
 import { MarketplaceKit, browserEnvironment, type KitOptions } from '../../../src/runtime/kit.js';
 import { onKitsChanged } from '../../../src/runtime/registry.js';
-import type { HandlerTable, HostMethods } from '../../../src/shared/bridge.js';
+import type { HandlerTable } from '../../../src/shared/bridge.js';
 import { EARLY_LAUNCH_KEY, type EarlyLaunch } from '../../../src/shared/early-launch.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
 import type { Entitlement } from '../../../src/shared/schemas.js';
@@ -45,7 +45,7 @@ function start(env: FakeEnvironment, fetch: typeof globalThis.fetch, options: Pa
 }
 
 /** A kit inside a fake dashboard: the host end is a real bridge with `handlers`. */
-function embedded(route: (call: FetchCall) => Response | Promise<Response>, handlers: Partial<HandlerTable<HostMethods>> = {}, options: Partial<KitOptions> = {}) {
+function embedded(route: (call: FetchCall) => Response | Promise<Response>, handlers: Partial<HandlerTable<'host'>> = {}, options: Partial<KitOptions> = {}) {
   const [host, app] = windowPair();
   let contexts = 0;
   const hostSide = openHostEnd(host, app, { getContext: () => ({ context: `ctx-${++contexts}` }), ...handlers }, 300);
