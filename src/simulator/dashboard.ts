@@ -6,10 +6,9 @@
  */
 import { access } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { SimulatorContext } from './context.js';
-import { escapeHtml as e, sendHtml } from './http.js';
+import { escapeHtml as e, html } from './http.js';
 import { BASE_CSS, LOGO } from './pages.js';
 
 const DASHBOARD_CSS = `
@@ -91,14 +90,14 @@ async function exists(url: URL): Promise<boolean> {
   }
 }
 
-export async function dashboard(ctx: SimulatorContext, res: ServerResponse): Promise<void> {
+export async function dashboard(ctx: SimulatorContext): Promise<Response> {
   const nonce = randomBytes(16).toString('base64');
   const [hostReady, scriptReady] = await Promise.all([exists(ctx.hostBundle), exists(DASHBOARD_BUNDLE)]);
   const appUrl = ctx.state.config.appUrl;
   const appOrigin = appUrl ? new URL(appUrl).origin : null;
   // Same origin would let a sandboxed app with allow-scripts + allow-same-origin escape its sandbox.
   const frameSrc = appOrigin && appOrigin !== ctx.origin ? appOrigin : null;
-  const html = `<!doctype html>
+  const page = `<!doctype html>
 <html lang="en" data-theme="light">
 <head>
 <meta charset="utf-8">
@@ -210,5 +209,5 @@ ${hostReady ? '<script src="/_simulator/host.js"></script>' : ''}
 ${scriptReady ? '<script src="/_simulator/dashboard.js"></script>' : ''}
 </body>
 </html>`;
-  sendHtml(res, 200, html, { nonce, ...(frameSrc ? { frameSrc } : {}) });
+  return html(200, page, { nonce, ...(frameSrc ? { frameSrc } : {}) });
 }
