@@ -4,7 +4,7 @@
  * schemas are thus not part of what a page must load and compile before the kit is ready, and a
  * page on the developer's own site never loads them. Bundlers emit this module as its own chunk.
  */
-import { openBridge, type Bridge, type HandlerTable, type MessagePeer, type MessageSource } from '../shared/bridge.js';
+import { openBridge, type Bridge, type BridgeOptions, type HandlerTable, type MessagePeer, type MessageSource } from '../shared/bridge.js';
 
 export interface HostLinkOptions {
   self: MessageSource;
@@ -15,6 +15,8 @@ export interface HostLinkOptions {
   timeoutMs: number | undefined;
   /** The dashboard started its end over (see `BridgeOptions`). */
   onPeerRestart: () => void;
+  /** The kit's timers, for the calls' timeouts. */
+  timers: BridgeOptions<'app'>['timers'];
 }
 
 /** Opens the app's end of the bridge to the dashboard. */

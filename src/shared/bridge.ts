@@ -140,7 +140,7 @@ export type ResultOf<M extends BridgeMethodName> = Protocol[M]['result'] extends
 export type HandlerResult<M extends BridgeMethodName> = Protocol[M]['result'] extends z.ZodMiniType ? z.input<Protocol[M]['result']> : unknown;
 /** The handlers of side `S`: what it does when the other side calls (each method's doc is its table entry's). */
 export type HandlerTable<S extends BridgeSide> = {
-  [M in keyof Protocol as M extends MethodsOf<S> ? M : never]?: (params: ReceivedParams<M>) => HandlerResult<M> | Promise<HandlerResult<M>>;
+  [M in keyof Protocol as M extends MethodsOf<S> ? M : never]?: ((params: ReceivedParams<M>) => HandlerResult<M> | Promise<HandlerResult<M>>) | undefined;
 };
 
 /** Where messages arrive (a window) and where ours go (the peer window). */
@@ -150,6 +150,12 @@ export interface MessageSource {
 }
 export interface MessagePeer {
   postMessage(message: string, targetOrigin: string): void;
+}
+
+/** The timers of a bridge's call timeouts. */
+export interface BridgeTimers {
+  setTimeout(callback: () => void, ms: number): ReturnType<typeof setTimeout>;
+  clearTimeout(timer: ReturnType<typeof setTimeout> | undefined): void;
 }
 
 export interface BridgeOptions<S extends BridgeSide> {
@@ -169,6 +175,8 @@ export interface BridgeOptions<S extends BridgeSide> {
   origin: string;
   handlers: HandlerTable<S>;
   timeoutMs?: number | undefined;
+  /** The timers of the calls' timeouts (default: the global ones); tests give a clock they drive. */
+  timers?: BridgeTimers | undefined;
   /**
    * Called when the peer starts over after the handshake (a reload in its frame, a new connection
    * on the iframe), once its new `ready` is answered: what it was told before, it no longer knows.
@@ -231,6 +239,7 @@ function claimChannel(self: MessageSource, peer: object | null | undefined, clos
 export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bridge<S> {
   const origin = assertOrigin(options.origin, 'The bridge peer origin');
   const defaultTimeoutMs = options.timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS;
+  const timers: BridgeTimers = options.timers ?? { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout: (timer) => clearTimeout(timer) };
   const peer = typeof options.peer === 'function' ? options.peer : () => options.peer as MessagePeer;
   let closed = false;
   /** How many `ready` handshakes the peer has sent. */
@@ -377,7 +386,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
       let timedOut = false;
       let forget: () => void = () => undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
+        timer = timers.setTimeout(() => {
           timedOut = true;
           reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', `${method} got no answer within ${timeoutMs} ms`));
           forget();
@@ -431,7 +440,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
         const message = typeof said === 'string' && said ? said.slice(0, 500) : 'an error reply without a message';
         throw new MarketplaceKitError('ERR_BRIDGE_REMOTE', `${method} failed on the other side: ${message}`, { cause: error });
       } finally {
-        clearTimeout(timer);
+        timers.clearTimeout(timer);
         onClose.delete(stop);
         unanswered.delete(abandon);
         waiting.delete(start);
