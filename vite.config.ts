@@ -22,7 +22,8 @@ export default defineConfig(({ mode }) => {
     };
   }
   return {
-    plugins: [collapseTemplates()],
+    // The script tag is for production: its long explanations stay in the development build.
+    plugins: host ? [collapseTemplates()] : [collapseTemplates(), productionBuild()],
     // The script tag is one file: the bridge is imported statically, not as a chunk (host-link-loader.ts).
     resolve: host ? {} : { alias: [{ find: /^\.\/host-link-loader\.js$/, replacement: fileURLToPath(new URL('src/runtime/host-link-static.ts', import.meta.url)) }] },
     build: {
@@ -37,6 +38,25 @@ export default defineConfig(({ mode }) => {
     },
   };
 });
+
+/**
+ * Builds for production, as a bundler does through the exports map's `production` condition:
+ * `src/shared/dev.ts` is replaced by `dev-production.ts` (DEV = false), so the long explanations
+ * of errors and warnings drop out (docs/runtime.md, "Development and production builds").
+ */
+export function productionBuild(): Plugin {
+  const dev = fileURLToPath(new URL('src/shared/dev.ts', import.meta.url));
+  const production = fileURLToPath(new URL('src/shared/dev-production.ts', import.meta.url));
+  return {
+    name: 'mpkit:production',
+    enforce: 'pre',
+    async resolveId(source, importer, options) {
+      if (!/(^|\/)dev\.js$/.test(source)) return null;
+      const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
+      return resolved?.id === dev ? production : null;
+    },
+  };
+}
 
 /**
  * The minifier leaves template literals alone, so the elements' `css` and `html` templates keep

@@ -4,11 +4,11 @@
  * the document's height is reported as it changes. The dashboard's theme and locale are applied
  * here too, wherever they come from (the launch, `getContext`, `themeChanged`).
  */
-import type { Bridge, HandlerTable, HostMethod, ParamsOf, ResultOf } from '../shared/bridge.js';
+import { DEV } from '../shared/dev.js';
+import type { Bridge, HostMethod, ParamsOf, ResultOf } from '../shared/bridge.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';
 import type { Theme } from '../shared/schemas.js';
 import type { KitEnvironment, TimerId } from './environment.js';
-import { normalizeLocale } from './launch.js';
 import type { ResolvedOptions } from './options.js';
 import type { KitStore } from './store.js';
 import type { HostBridge, ToastTone } from './types.js';
@@ -19,7 +19,7 @@ import type { HostBridge, ToastTone } from './types.js';
  */
 export const BRIDGE_OPEN_AT_LATEST_MS = 1_000;
 
-const bridgeClosed = () => new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed: the kit was destroyed');
+const bridgeClosed = () => new MarketplaceKitError('ERR_BRIDGE_CLOSED', DEV ? 'The host bridge is closed: the kit was destroyed' : '');
 
 export interface HostConnectionContext {
   env: KitEnvironment;
@@ -112,7 +112,7 @@ export class HostConnection {
     const timeoutMs = this.ctx.options.requestMs;
     let timer: TimerId | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = env.setTimeout(() => reject(new MarketplaceKitError('ERR_TIMEOUT', `The host bridge's code did not load within ${timeoutMs} ms`)), timeoutMs);
+      timer = env.setTimeout(() => reject(new MarketplaceKitError('ERR_TIMEOUT', DEV ? `The host bridge's code did not load within ${timeoutMs} ms` : '')), timeoutMs);
     });
     // close() ends the wait at once: whatever waits for the bridge hears ERR_BRIDGE_CLOSED now.
     const stopped = new Promise<never>((_, reject) => (this.#stopLoading = () => reject(bridgeClosed())));
@@ -131,7 +131,7 @@ export class HostConnection {
         if (this.#bridge === bridge) this.#bridge = null;
         if (this.#closed) throw bridgeClosed();
         if (isKitError(cause)) throw cause;
-        throw new MarketplaceKitError('ERR_NETWORK', `The host bridge's code could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}`, {
+        throw new MarketplaceKitError('ERR_NETWORK', DEV ? `The host bridge's code could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}` : '', {
           cause,
         });
       });
@@ -139,68 +139,28 @@ export class HostConnection {
     return bridge;
   }
 
+  /** Opens the loaded bridge, as the chunk's `openHostLink` does with this connection. */
   #open(openHostLink: (typeof import('./host-link.js'))['openHostLink']): Bridge<'app'> {
-    const { env } = this.ctx;
-    const handlers: HandlerTable<'app'> = {
-      themeChanged: ({ theme }) => this.applyTheme(theme),
-      localeChanged: ({ locale }) => {
-        const tag = normalizeLocale(locale, null);
-        // Refused, so the dashboard hears that its value was not used.
-        if (!tag) throw new Error(`locale ${JSON.stringify(locale.slice(0, 40))} is not a BCP 47 language tag`);
-        this.applyLocale(tag);
+    const connection = this;
+    const { env, options } = this.ctx;
+    const { bridge, stop } = openHostLink({
+      env,
+      origin: this.ctx.origin,
+      timeoutMs: options.bridgeMs,
+      autoResize: options.autoResize,
+      get host() {
+        return connection.host;
       },
-      // Answer at once; the reload runs on its own (a failure leaves the last known entitlement).
+      applyTheme: (theme) => this.applyTheme(theme),
+      applyLocale: (locale) => this.applyLocale(locale),
       entitlementsChanged: () => {
         const reload = this.ctx.refresh();
         reload.catch(() => undefined);
         this.announced = { reload };
       },
-    };
-    // What the dashboard must be told again when it starts its end over (set below).
-    let restated = () => {};
-    const bridge = openHostLink({
-      self: env.self,
-      peer: () => env.parent,
-      origin: this.ctx.origin,
-      handlers,
-      timeoutMs: this.ctx.options.bridgeMs,
-      timers: env,
-      onPeerRestart: () => restated(),
     });
     this.#opened = bridge;
-    if (this.ctx.options.autoResize) restated = this.#autoResize(bridge);
+    this.#stopResize = stop;
     return bridge;
-  }
-
-  /** Reports the document's height as it changes; returns what tells a restarted dashboard again. */
-  #autoResize(bridge: Bridge<'app'>): () => void {
-    const { env } = this.ctx;
-    // The height sent last, or -1 once the last call failed; how many were sent.
-    let last = -1;
-    let sent = 0;
-    const report = (height: number) => {
-      if (height === last) return;
-      last = height;
-      const call = ++sent;
-      // Resizing is best effort: a dashboard that does not answer must not break the app. Only
-      // the last call's failure counts: an older one (to an end since gone) says nothing of it.
-      this.host?.resize(height).catch(() => {
-        if (sent === call) last = -1;
-      });
-    };
-    try {
-      this.#stopResize = env.observeHeight(report);
-    } catch {
-      // No ResizeObserver here: no automatic resizing, but the bridge and `host.resize()` work.
-      return () => {};
-    }
-    // A dashboard that connects late lets the first heights time out: once it has answered the
-    // handshake, the height goes again (the observer says nothing until it changes).
-    bridge.ready.then(() => last === -1 && !this.#closed && report(env.measureHeight()), () => undefined);
-    // A dashboard that started over on this frame knows no height at all.
-    return () => {
-      last = -1;
-      report(env.measureHeight());
-    };
   }
 }

@@ -6,6 +6,7 @@
  * dashboard (`host-connection.ts`). `createKit` (index.ts) builds it on the real window; tests
  * build it on a fake `KitEnvironment` whose clock they move.
  */
+import { DEV } from '../shared/dev.js';
 import type { AccessDecision, AccessRequirement } from '../shared/access.js';
 import { checkAccess } from '../shared/access.js';
 import type { EarlyLaunch } from '../shared/early-launch.js';
@@ -27,7 +28,7 @@ import { KIT_CHANGE_EVENT, type HostBridge, type Kit, type KitState, type Upgrad
 export type { KitOptions } from './options.js';
 export { browserEnvironment, type KitEnvironment } from './environment.js';
 
-const notEmbedded = () => new MarketplaceKitError('ERR_NOT_EMBEDDED', 'This needs the marketplace dashboard; the app is not embedded in it');
+const notEmbedded = () => new MarketplaceKitError('ERR_NOT_EMBEDDED', DEV ? 'This needs the marketplace dashboard; the app is not embedded in it' : '');
 
 export class MarketplaceKit extends EventTarget implements Kit {
   /** Settles when start-up is over, whatever its outcome (`state` then says which). */
@@ -63,7 +64,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       if (handed && !adopted && launch.kind === 'embedded') {
         // Its context token went to another backend, which spent it: the kit asks the dashboard
         // for a fresh one, as after a reload.
-        console.warn(`[marketplace-app-kit] The early exchange went to ${handed.backend}, not to this kit's backend ${this.#backend.base}: asking the dashboard for a new context.`);
+        if (DEV) console.warn(`[marketplace-app-kit] The early exchange went to ${handed.backend}, not to this kit's backend ${this.#backend.base}: asking the dashboard for a new context.`);
         launch = { ...launch, context: null };
       }
     } finally {
@@ -168,7 +169,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
       const reload = connection.announced !== announced ? connection.announced.reload.catch(() => this.refresh()) : this.refresh();
       // The user did upgrade: a reload that fails must not turn that into a failure. It is said in
       // the console; the next refresh (the dashboard's entitlementsChanged, say) shows the plan.
-      await reload.catch((error: unknown) => console.error('[marketplace-app-kit] The entitlement could not be reloaded after the upgrade:', error));
+      await reload.catch((error: unknown) => console.error(DEV ? '[marketplace-app-kit] The entitlement could not be reloaded after the upgrade:' : '[marketplace-app-kit]', error));
     }
     return outcome;
   }

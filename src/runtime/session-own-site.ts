@@ -5,11 +5,13 @@
  * session away) and `kit.fetch` sends the cookie to the backend's origin. Also a launch the kit
  * refused (`RefusedLaunch`): no session at all.
  */
+import { DEV } from '../shared/dev.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';
 import { prepareSessionSchema } from '../shared/schemas.js';
 import type { ServedSession } from './backend.js';
 import type { Launch } from './launch.js';
-import { SessionManager, noSession, type SessionContext } from './session.js';
+import { SessionManager, type SessionContext } from './session.js';
+import type { Upkeep } from './upkeep.js';
 
 const FOREVER = { renewAt: Infinity, expiresAt: Infinity };
 const unauthorized = (error: unknown) => isKitError(error) && error.status === 401;
@@ -55,7 +57,7 @@ export class OwnSiteSession extends OutsideDashboard {
   async start(): Promise<void> {
     const { env, store, destroyed } = this.ctx;
     const generation = this.generation;
-    const request = this.#read().catch((error: unknown) => {
+    const request = this.read().catch((error: unknown) => {
       if (unauthorized(error)) return null;
       throw error;
     });
@@ -69,14 +71,12 @@ export class OwnSiteSession extends OutsideDashboard {
       const response = await this.unlessForgotten(generation, request);
       if (response) this.accept(response);
       else if (this.signInError) {
-        this.signedOut(new MarketplaceKitError('ERR_OAUTH', `Sign-in did not complete (${this.signInError})`, { upstreamCode: this.signInError }));
+        this.signedOut(new MarketplaceKitError('ERR_OAUTH', DEV ? `Sign-in did not complete (${this.signInError})` : '', { upstreamCode: this.signInError }));
       } else this.signedOut();
     } catch (error) {
-      if (generation === this.generation) {
-        this.fail(error);
-        this.refused(error);
-      }
+      if (generation === this.generation) this.failed(error);
     }
+    this.prefetch();
   }
 
   override close(): void {
@@ -84,47 +84,12 @@ export class OwnSiteSession extends OutsideDashboard {
     super.close();
   }
 
-  protected renewal(): Promise<ServedSession> {
-    return this.#read();
-  }
-
-  /** The cookie is read again while there is a session, or after a failed start-up (state `error`), never after a sign-out. */
-  protected mayRenew(): boolean {
-    return !!this.session || this.ctx.store.fields.state === 'error';
-  }
-
-  /**
-   * A 401 means the cookie session ended: the user is signed out. A network or server error says
-   * nothing about the cookie: the next call tries it again.
-   */
-  protected lost(error: MarketplaceKitError): void {
-    if (error.status === 401) this.signedOut();
-    else this.ctx.store.set({ state: 'error', error });
-  }
-
-  protected async reload(): Promise<void> {
-    const generation = this.generation;
-    try {
-      // Only the answer is dropped if the session was forgotten meanwhile: a failure changes
-      // nothing here, except that a 401 signs out, which is right whenever it arrives.
-      this.accept(await this.unlessForgotten(generation, this.#read('?refresh=1')));
-    } catch (error) {
-      if (!unauthorized(error)) throw error;
-      this.signedOut();
-    }
-  }
-
-  /**
-   * The cookie goes along: `credentials: 'include'` when the backend is on another origin (of the
-   * same site), as a same-origin request carries it anyway.
-   */
-  attach(request: Request): Request {
-    const cross = new URL(request.url).origin !== new URL(this.ctx.env.href()).origin;
-    return cross ? new Request(request.clone(), { credentials: 'include' }) : request.clone();
+  protected loadUpkeep(): Promise<Upkeep> {
+    return import('./upkeep-own-site.js').then(({ OwnSiteUpkeep }) => new OwnSiteUpkeep(this));
   }
 
   /** `GET {backend}/session`, authenticated by the cookie alone. */
-  #read(query = ''): Promise<ServedSession> {
+  read(query = ''): Promise<ServedSession> {
     return this.ctx.backend.session({ credentials: 'include' }, query);
   }
 }
@@ -155,24 +120,7 @@ export class RefusedLaunch extends OutsideDashboard {
     this.ctx.store.set({ state: 'error', error: this.launch.error });
   }
 
-  protected renewal(): Promise<ServedSession> {
-    return Promise.reject(noSession());
-  }
-
-  protected mayRenew(): boolean {
-    return false;
-  }
-
-  protected lost(error: MarketplaceKitError): void {
-    this.ctx.store.set({ state: 'error', error });
-  }
-
-  /** A refused launch stays refused: no cookie session is read inside a frame the kit did not accept. */
-  protected async reload(): Promise<void> {
-    throw this.ctx.store.fields.error ?? noSession();
-  }
-
-  attach(request: Request): Request {
-    return request;
+  protected loadUpkeep(): Promise<Upkeep> {
+    return import('./upkeep-own-site.js').then(({ RefusedUpkeep }) => new RefusedUpkeep(this));
   }
 }

@@ -9,6 +9,7 @@
  */
 import { RPC } from '@mixer/postmessage-rpc';
 import * as z from 'zod/mini';
+import { DEV } from './dev.js';
 import { MarketplaceKitError, isKitError } from './errors.js';
 import { assertOrigin } from './origin.js';
 import { THEMES, describeFailure, length, matches } from './schemas.js';
@@ -300,7 +301,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
             // The peer started over (a reload in the frame, a new connection on the iframe): the
             // end our calls went to is gone, and the library is about to reuse their ids.
             handshakes++;
-            const error = new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The other side of the host bridge started over before answering (a reload, or a new connection)');
+            const error = new MarketplaceKitError('ERR_BRIDGE_CLOSED', DEV ? 'The other side of the host bridge started over before answering (a reload, or a new connection)' : '');
             for (const fail of unanswered) fail(error);
           }
           // The library queues out-of-sequence packets until the gap is filled. postMessage
@@ -321,7 +322,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
 
   // Registered once the library's end exists, which closing it needs.
   const releaseChannel = claimChannel(options.self, options.channel ?? peer(), () =>
-    close('The host bridge is closed: a newer one was opened between the same two windows (a second kit in this frame, or a second connectApp on this iframe?)'),
+    close(DEV ? 'The host bridge is closed: a newer one was opened between the same two windows (a second kit in this frame, or a second connectApp on this iframe?)' : ''),
   );
 
   const answers = options.side === 'host' ? 'app-to-host' : 'host-to-app';

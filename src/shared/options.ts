@@ -1,3 +1,4 @@
+import { DEV } from './dev.js';
 import { MarketplaceKitError } from './errors.js';
 
 /** The longest delay `setTimeout` takes (about 24.8 days); a longer one fires at once. */
@@ -16,7 +17,7 @@ export function numberOption(value: unknown, fallback: number, name: string, { m
   if (!valid) {
     const kind = unlimited ? 'a number (or Infinity)' : 'a finite number';
     const range = max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`;
-    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be ${kind} ${range}, got ${shownValue(value)}`);
+    throw new MarketplaceKitError('ERR_CONFIG', DEV ? `${name} must be ${kind} ${range}, got ${shownValue(value)}` : '');
   }
   return value;
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, type InlineConfig, type Rolldown } from 'vite';
-import { collapseTemplates } from '../../vite.config.js';
+import { collapseTemplates, productionBuild } from '../../vite.config.js';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 /** Lit and the elements: none of them may end up in the runtime entry. */
@@ -58,15 +58,21 @@ export async function bundle(config: InlineConfig): Promise<Bundle> {
   }
 }
 
-/** An ES library build of `entry`, fully minified as an app's production build would be. */
+/**
+ * An ES library build of `entry`, fully minified as an app's production build would be, with the
+ * package's production build of the browser entries (the `production` export condition).
+ */
 export function libraryBuild(entry: string, external?: (id: string) => boolean): InlineConfig {
   return {
     configFile: false,
-    plugins: [collapseTemplates()],
+    plugins: [collapseTemplates(), productionBuild()],
     build: {
       minify: true,
       lib: { entry: join(root, entry), formats: ['es'], fileName: 'entry' },
-      rolldownOptions: { ...(external ? { external } : {}), output: { minify: true, comments: false } },
+      // As in an app's build, the entry may export more than its module does: modules it shares with
+      // its chunks stay in it, instead of chunks of their own (what a library build's strict
+      // entry signature would force).
+      rolldownOptions: { ...(external ? { external } : {}), preserveEntrySignatures: 'allow-extension', output: { minify: true, comments: false } },
     },
   };
 }
