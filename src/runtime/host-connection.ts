@@ -11,7 +11,10 @@ import type { Theme } from '../shared/schemas.js';
 import type { KitEnvironment, TimerId } from './environment.js';
 import type { ResolvedOptions } from './options.js';
 import type { KitStore } from './store.js';
-import type { HostBridge, ToastTone } from './types.js';
+import type { HostLinkContext } from './host-link.js';
+import type { HostBridge, ToastTone, UpgradeOutcome } from './types.js';
+
+type HostLinkModule = typeof import('./host-link.js');
 
 /**
  * Inside the dashboard the bridge opens when start-up ends, or this long after the start-up
@@ -21,17 +24,11 @@ export const BRIDGE_OPEN_AT_LATEST_MS = 1_000;
 
 const bridgeClosed = () => new MarketplaceKitError('ERR_BRIDGE_CLOSED', DEV ? 'The host bridge is closed: the kit was destroyed' : '');
 
-export interface HostConnectionContext {
-  env: KitEnvironment;
-  store: KitStore;
-  options: ResolvedOptions;
-  /** The dashboard's origin, from the launch. */
-  origin: string;
-  /** Reloads the entitlement (the dashboard's `entitlementsChanged`). */
-  refresh(): Promise<void>;
-}
+/** The options the connection uses. */
+type ConnectionOptions = Pick<ResolvedOptions, 'requestMs' | 'bridgeMs' | 'upgradeMs' | 'autoResize'>;
 
-export class HostConnection {
+/** The connection is also what the open bridge works with (`HostLinkContext`, in the bridge's chunk). */
+export class HostConnection implements HostLinkContext {
   /** `kit.host`; null once closed. */
   host: HostBridge | null;
   /** The reload the dashboard's last `entitlementsChanged` started; a new object for each one. */
@@ -39,37 +36,70 @@ export class HostConnection {
   /** The bridge, loading or open; null before the first use and after its code failed to load. */
   #bridge: Promise<Bridge<'app'>> | null = null;
   #opened: Bridge<'app'> | null = null;
+  /** The bridge's chunk, once loaded. */
+  #link: HostLinkModule | undefined;
   /** Ends a load of the bridge code under way (set while one runs): `close()` calls it. */
   #stopLoading: (() => void) | undefined;
   #openTimer: TimerId | undefined;
   #stopResize: (() => void) | null = null;
   #closed = false;
 
-  constructor(private readonly ctx: HostConnectionContext) {
+  /** `origin`: the dashboard's, from the launch; `refresh`: reloads the entitlement. */
+  readonly #store: KitStore;
+  readonly #options: ConnectionOptions;
+
+  constructor(
+    readonly env: KitEnvironment,
+    store: KitStore,
+    options: ConnectionOptions,
+    readonly origin: string,
+    readonly refresh: () => Promise<void>,
+  ) {
+    this.#store = store;
+    this.#options = options;
     this.host = this.#facade();
   }
 
-  /** The dashboard's origin. */
-  get origin(): string {
-    return this.ctx.origin;
+  get timeoutMs(): number | undefined {
+    return this.#options.bridgeMs;
+  }
+
+  get autoResize(): boolean {
+    return this.#options.autoResize;
+  }
+
+  /** The dashboard's `entitlementsChanged`: answered at once; the reload runs on its own (a failure leaves the last known entitlement). */
+  entitlementsChanged(): void {
+    const reload = this.refresh();
+    reload.catch(() => undefined);
+    this.announced = { reload };
+  }
+
+  /** `kit.upgrade()`: the plan chooser, then the reload (host-link.ts). `signedIn` says whether there is a session to reload. */
+  async upgrade(params: { plan?: string | undefined; feature?: string | undefined }, signedIn: () => boolean): Promise<UpgradeOutcome> {
+    const announced = this.announced;
+    const { outcome } = await this.call('openUpgrade', params, { timeoutMs: this.#options.upgradeMs });
+    // The chooser answered through the bridge: its chunk is loaded.
+    await this.#link!.afterUpgrade(this, announced, outcome, signedIn);
+    return outcome;
   }
 
   /** Opens the bridge in `ms` (replacing an earlier time), unless a host call opened it before. */
   openIn(ms: number): void {
-    const { env } = this.ctx;
+    const { env } = this;
     env.clearTimeout(this.#openTimer);
     this.#openTimer = env.setTimeout(() => void (this.host && this.#connect().catch(() => undefined)), ms);
   }
 
   applyTheme(theme: Theme): void {
-    if (this.ctx.env.root) this.ctx.env.root.dataset['mpTheme'] = theme;
-    this.ctx.store.set({ theme });
+    if (this.env.root) this.env.root.dataset['mpTheme'] = theme;
+    this.#store.set({ theme });
   }
 
   applyLocale(locale: string): void {
     // Not `lang`: the user's locale says nothing of the language the app's texts are in.
-    if (this.ctx.env.root) this.ctx.env.root.dataset['mpLocale'] = locale;
-    this.ctx.store.set({ locale });
+    if (this.env.root) this.env.root.dataset['mpLocale'] = locale;
+    this.#store.set({ locale });
   }
 
   /** A call to the dashboard; the first one opens the bridge if it is not open yet. */
@@ -81,22 +111,23 @@ export class HostConnection {
   close(): void {
     this.#closed = true;
     this.host = null;
-    this.ctx.env.clearTimeout(this.#openTimer);
+    this.env.clearTimeout(this.#openTimer);
     this.#stopResize?.();
     this.#stopLoading?.();
     this.#opened?.destroy();
   }
 
+  /** `kit.host`. The calls without a result resolve to nothing (the bridge's `call` checks it). */
   #facade(): HostBridge {
-    const done = () => undefined;
-    const { env, options } = this.ctx;
+    const { env } = this;
+    const options = this.#options;
     return {
-      resize: (height?: number) => this.call('resize', { height: height ?? env.measureHeight() }).then(done),
-      navigate: (path: string) => this.call('navigate', { path }).then(done),
-      openExternal: (url: string) => this.call('openExternal', { url }).then(done),
+      resize: (height?: number) => this.call('resize', { height: height ?? env.measureHeight() }),
+      navigate: (path: string) => this.call('navigate', { path }),
+      openExternal: (url: string) => this.call('openExternal', { url }),
       openUpgrade: (params = {}) => this.call('openUpgrade', params, { timeoutMs: options.upgradeMs }),
-      toast: (message: string, tone?: ToastTone) => this.call('toast', tone ? { message, tone } : { message }).then(done),
-      setTitle: (title: string) => this.call('setTitle', { title }).then(done),
+      toast: (message: string, tone?: ToastTone) => this.call('toast', tone ? { message, tone } : { message }),
+      setTitle: (title: string) => this.call('setTitle', { title }),
     };
   }
 
@@ -108,8 +139,8 @@ export class HostConnection {
   #connect(): Promise<Bridge<'app'>> {
     if (this.#bridge) return this.#bridge;
     if (this.#closed) return Promise.reject(bridgeClosed());
-    const { env } = this.ctx;
-    const timeoutMs = this.ctx.options.requestMs;
+    const { env } = this;
+    const timeoutMs = this.#options.requestMs;
     let timer: TimerId | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = env.setTimeout(() => reject(new MarketplaceKitError('ERR_TIMEOUT', DEV ? `The host bridge's code did not load within ${timeoutMs} ms` : '')), timeoutMs);
@@ -122,10 +153,14 @@ export class HostConnection {
         env.clearTimeout(timer);
         this.#stopLoading = undefined;
       })
-      .then(({ openHostLink }) => {
+      .then((link) => {
         // Closed while loading: no bridge is opened, so nothing is posted to the dashboard.
         if (this.#closed) throw bridgeClosed();
-        return this.#open(openHostLink);
+        this.#link = link;
+        const { bridge: opened, stop } = link.openHostLink(this);
+        this.#opened = opened;
+        this.#stopResize = stop;
+        return opened;
       })
       .catch((cause: unknown) => {
         if (this.#bridge === bridge) this.#bridge = null;
@@ -136,31 +171,6 @@ export class HostConnection {
         });
       });
     this.#bridge = bridge;
-    return bridge;
-  }
-
-  /** Opens the loaded bridge, as the chunk's `openHostLink` does with this connection. */
-  #open(openHostLink: (typeof import('./host-link.js'))['openHostLink']): Bridge<'app'> {
-    const connection = this;
-    const { env, options } = this.ctx;
-    const { bridge, stop } = openHostLink({
-      env,
-      origin: this.ctx.origin,
-      timeoutMs: options.bridgeMs,
-      autoResize: options.autoResize,
-      get host() {
-        return connection.host;
-      },
-      applyTheme: (theme) => this.applyTheme(theme),
-      applyLocale: (locale) => this.applyLocale(locale),
-      entitlementsChanged: () => {
-        const reload = this.ctx.refresh();
-        reload.catch(() => undefined);
-        this.announced = { reload };
-      },
-    });
-    this.#opened = bridge;
-    this.#stopResize = stop;
     return bridge;
   }
 }

@@ -11,7 +11,7 @@ import { openBridge, type Bridge } from '../shared/bridge.js';
 import type { Theme } from '../shared/schemas.js';
 import type { KitEnvironment } from './environment.js';
 import { normalizeLocale } from './launch.js';
-import type { HostBridge } from './types.js';
+import type { HostBridge, UpgradeOutcome } from './types.js';
 
 /** The kit's connection to the dashboard, as the open bridge works with it (host-connection.ts). */
 export interface HostLinkContext {
@@ -25,8 +25,28 @@ export interface HostLinkContext {
   readonly host: HostBridge | null;
   applyTheme(theme: Theme): void;
   applyLocale(locale: string): void;
-  /** The dashboard's `entitlementsChanged`: reload the entitlement. */
+  /** The dashboard's `entitlementsChanged`: reload the entitlement (the reload is `announced`). */
   entitlementsChanged(): void;
+  /** The reload the dashboard's last `entitlementsChanged` started. */
+  readonly announced: { reload: Promise<void> };
+  /** Reloads the entitlement. */
+  refresh(): Promise<void>;
+}
+
+/**
+ * After the dashboard's plan chooser closed (`kit.upgrade()`): once the user upgraded, the
+ * entitlement is reloaded (not after a sign-out: the next launch shows the new plan).
+ * `announced`: the reload the dashboard had announced when the chooser opened.
+ */
+export async function afterUpgrade(link: HostLinkContext, announced: HostLinkContext['announced'], outcome: UpgradeOutcome, signedIn: () => boolean): Promise<void> {
+  if (outcome !== 'upgraded' || !signedIn()) return;
+  // The dashboard announced a change while its chooser was open: that reload (most likely of the
+  // purchase) is the one to wait for, since another one now would wait out the backend's refresh
+  // interval (5 s). If it failed, the kit reloads once more all the same.
+  const reload = link.announced !== announced ? link.announced.reload.catch(() => link.refresh()) : link.refresh();
+  // The user did upgrade: a reload that fails must not turn that into a failure. It is said in the
+  // console; the next refresh (the dashboard's entitlementsChanged, say) shows the plan.
+  await reload.catch((error: unknown) => console.error(DEV ? '[marketplace-app-kit] The entitlement could not be reloaded after the upgrade:' : '[marketplace-app-kit]', error));
 }
 
 /** Opens the app's end of the bridge to the dashboard; `stop` ends the height reports. */

@@ -82,18 +82,19 @@ const config = (message: string) => new MarketplaceKitError('ERR_CONFIG', messag
 export function resolveOptions(options: KitOptions, pageUrl: URL): ResolvedOptions {
   const origins = (list: unknown, name: string) => {
     if (!Array.isArray(list)) throw config(DEV ? `createKit needs ${name} (an array)` : '');
-    for (const origin of list) assertOrigin(origin, `Each of ${name}`);
+    for (const origin of list) assertOrigin(origin, DEV ? `Each of ${name}` : '');
   };
   if (typeof options?.backend !== 'string' || options.backend === '') throw config(DEV ? 'createKit needs a backend URL' : '');
-  origins(options.hostOrigins, 'hostOrigins');
-  origins(options.bearerOrigins ?? [], 'bearerOrigins');
+  // The names are for the messages, which the production build leaves out (see dev.ts).
+  origins(options.hostOrigins, DEV ? 'hostOrigins' : '');
+  origins(options.bearerOrigins ?? [], DEV ? 'bearerOrigins' : '');
   const planNames = ownNames(options.planNames === undefined ? {} : options.planNames);
   const timer = (value: number | undefined, fallback: number, name: string, min = 1) =>
-    numberOption(value, fallback, `createKit's ${name}`, { min, max: MAX_TIMER_MS });
-  const requestMs = timer(options.timeoutMs, REQUEST_TIMEOUT_MS, 'timeoutMs');
-  const bridgeMs = options.bridgeTimeoutMs === undefined ? undefined : timer(options.bridgeTimeoutMs, 0, 'bridgeTimeoutMs');
-  const upgradeMs = timer(options.upgradeTimeoutMs, UPGRADE_TIMEOUT_MS, 'upgradeTimeoutMs');
-  const marginMs = timer(options.refreshMarginMs, REFRESH_MARGIN_MS, 'refreshMarginMs', 0);
+    numberOption(value, fallback, DEV ? `createKit's ${name}` : '', { min, max: MAX_TIMER_MS });
+  const requestMs = timer(options.timeoutMs, REQUEST_TIMEOUT_MS, DEV ? 'timeoutMs' : '');
+  const bridgeMs = options.bridgeTimeoutMs === undefined ? undefined : timer(options.bridgeTimeoutMs, 0, DEV ? 'bridgeTimeoutMs' : '');
+  const upgradeMs = timer(options.upgradeTimeoutMs, UPGRADE_TIMEOUT_MS, DEV ? 'upgradeTimeoutMs' : '');
+  const marginMs = timer(options.refreshMarginMs, REFRESH_MARGIN_MS, DEV ? 'refreshMarginMs' : '', 0);
   let base: URL;
   try {
     base = new URL(options.backend, pageUrl);

@@ -20,14 +20,19 @@ type EmbeddedLaunch = Extract<Launch, { kind: 'embedded' }>;
 export class EmbeddedSession extends SessionManager {
   readonly embedded = true;
 
-  /** `adopted`: the early exchange's request, sent before the kit existed. */
+  readonly #launch: EmbeddedLaunch;
+  /** The early exchange's request, sent before the kit existed. */
+  readonly #adopted: EarlyLaunch | undefined;
+
   constructor(
     ctx: SessionContext,
     readonly connection: HostConnection,
-    private readonly launch: EmbeddedLaunch,
-    private readonly adopted: EarlyLaunch | undefined,
+    launch: EmbeddedLaunch,
+    adopted: EarlyLaunch | undefined,
   ) {
     super(ctx);
+    this.#launch = launch;
+    this.#adopted = adopted;
   }
 
   /** The bearer goes to the backend's origin and to `bearerOrigins`, never to others. */
@@ -37,9 +42,10 @@ export class EmbeddedSession extends SessionManager {
 
   async start(): Promise<void> {
     const { backend, destroyed, store } = this.ctx;
-    const { connection, launch } = this;
+    const { connection } = this;
+    const launch = this.#launch;
     const generation = this.generation;
-    let request = launch.context ? (this.adopted ? backend.adopt(this.adopted).then(withToken) : this.exchange(launch.context)) : null;
+    let request = launch.context ? (this.#adopted ? backend.adopt(this.#adopted).then(withToken) : this.exchange(launch.context)) : null;
     // Nothing was awaited so far, so the request above left inside the kit's constructor.
     await null;
     // Destroyed already (say by an mp-kit-created listener): open nothing, drop the answer.
@@ -80,17 +86,6 @@ export class EmbeddedSession extends SessionManager {
 
   protected loadUpkeep(): Promise<Upkeep> {
     return import('./upkeep-embedded.js').then(({ EmbeddedUpkeep }) => new EmbeddedUpkeep(this));
-  }
-
-  /** OAuth pages refuse to be framed: the dashboard opens them at top level. */
-  async signIn(url: string): Promise<void> {
-    const host = this.connection.host;
-    if (!host) throw new MarketplaceKitError('ERR_NOT_EMBEDDED', DEV ? 'This needs the marketplace dashboard; the app is not embedded in it' : '');
-    await host.openExternal(url);
-  }
-
-  protected signOutInit(token: string | null): RequestInit {
-    return { method: 'DELETE', credentials: 'include', headers: token ? { Authorization: `Bearer ${token}` } : {} };
   }
 
   /**

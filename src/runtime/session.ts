@@ -81,9 +81,6 @@ export abstract class SessionManager {
   protected abstract tokenOf(response: ServedSession): string | null;
   /** Loads this strategy's upkeep (a chunk: see the top of this file). */
   protected abstract loadUpkeep(): Promise<Upkeep>;
-  abstract signIn(url: string): Promise<void>;
-  /** The `DELETE {backend}/session` of `signOut()`, with the session's credential. */
-  protected abstract signOutInit(token: string | null): RequestInit;
 
   /**
    * The upkeep, loaded once: after start-up, or by the first call that needs it. A chunk that
@@ -102,7 +99,7 @@ export abstract class SessionManager {
   }
 
   /** Once start-up is over: the upkeep is loaded in the next task, so the first `kit.fetch` finds it there. */
-  protected prefetch(): void {
+  prefetch(): void {
     this.ctx.env.setTimeout(() => void this.upkeep().catch(() => undefined), 0);
   }
 
@@ -110,7 +107,7 @@ export abstract class SessionManager {
    * The entitlement's end is timed by setTimeout, which does not count a device's sleep and is held
    * back in a hidden tab: on waking, whether it has ended is looked at again.
    */
-  protected watchWake(): void {
+  watchWake(): void {
     this.#stopWake = this.ctx.env.observeWake(() => this.ctx.store.set({}));
   }
 
@@ -154,7 +151,7 @@ export abstract class SessionManager {
   }
 
   /** Start-up failed: state `error`, and renewals wait if the backend asked for a wait. */
-  protected failed(error: unknown): void {
+  failed(error: unknown): void {
     const kitError = isKitError(error) ? error : new MarketplaceKitError('ERR_NETWORK', String(error), { cause: error });
     this.ctx.store.set({ state: 'error', error: kitError });
     this.refused(error);
@@ -195,16 +192,13 @@ export abstract class SessionManager {
     return error;
   }
 
-  /** Forgets the session at once, then deletes it at the backend. */
-  async signOut(): Promise<void> {
+  /** Forgets the session at once, then deletes it at the backend (through the upkeep). */
+  signOut(): Promise<void> {
     const token = this.session?.token ?? null;
     // Forget locally first: even if the backend cannot be reached, this page is signed out.
     this.signedOut();
-    const deleting = this.ctx.backend.send(`${this.ctx.backend.base}/session`, this.signOutInit(token));
+    const deleting = this.upkeep().then((upkeep) => upkeep.deleteSession(token));
     this.signingOut = deleting.catch(() => undefined);
-    const response = await deleting;
-    if (!response.ok && response.status !== 401) {
-      throw new MarketplaceKitError('ERR_HTTP', DEV ? `Sign-out answered ${response.status}` : '', { status: response.status });
-    }
+    return deleting;
   }
 }

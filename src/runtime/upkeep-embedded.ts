@@ -2,7 +2,8 @@
  * The session's upkeep inside the dashboard (upkeep.ts): a renewal is a fresh context from the
  * dashboard exchanged again, and `kit.fetch` sends the bearer token.
  */
-import type { MarketplaceKitError } from '../shared/errors.js';
+import { DEV } from '../shared/dev.js';
+import { MarketplaceKitError } from '../shared/errors.js';
 import type { ServedSession } from './backend.js';
 import { withToken, type EmbeddedSession } from './session-embedded.js';
 import { Upkeep } from './upkeep.js';
@@ -37,5 +38,16 @@ export class EmbeddedUpkeep extends Upkeep<EmbeddedSession> {
     const attempt = request.clone();
     attempt.headers.set('Authorization', `Bearer ${token}`);
     return attempt;
+  }
+
+  /** OAuth pages refuse to be framed: the dashboard opens them at top level. */
+  protected async goTo(url: string): Promise<void> {
+    const host = this.manager.connection.host;
+    if (!host) throw new MarketplaceKitError('ERR_NOT_EMBEDDED', DEV ? 'This needs the marketplace dashboard; the app is not embedded in it' : '');
+    await host.openExternal(url);
+  }
+
+  protected signOutInit(token: string | null): RequestInit {
+    return { method: 'DELETE', credentials: 'include', headers: token ? { Authorization: `Bearer ${token}` } : {} };
   }
 }

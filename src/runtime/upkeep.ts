@@ -4,7 +4,8 @@
  * refreshes queued behind each other. A chunk of its own (`upkeep-embedded.ts`,
  * `upkeep-own-site.ts` add each strategy's part), loaded after start-up: not on the path to ready.
  */
-import { isKitError, type MarketplaceKitError } from '../shared/errors.js';
+import { DEV } from '../shared/dev.js';
+import { MarketplaceKitError, isKitError } from '../shared/errors.js';
 import { unlessAborted, type ServedSession } from './backend.js';
 import { RENEW_RETRY_MS, noSession, type Session, type SessionManager } from './session.js';
 
@@ -25,6 +26,38 @@ export abstract class Upkeep<S extends SessionManager = SessionManager> {
   protected abstract reload(): Promise<void>;
   /** `request` with the session's credential, for `kit.fetch`. */
   abstract attach(request: Request, token: string | null): Request;
+  /** Goes to the backend's OAuth start `url`. */
+  protected abstract goTo(url: string): Promise<void>;
+  /** The `DELETE {backend}/session` of `signOut()`, with the session's credential. */
+  protected abstract signOutInit(token: string | null): RequestInit;
+
+  /**
+   * `kit.signIn()`: to `{backend}/oauth/start`, returning to `returnTo` as an absolute URL: relative
+   * to this page, not to the backend, which may be on another origin. What is no URL goes as it
+   * is, for the backend to refuse.
+   */
+  signIn(returnTo: string | undefined): Promise<void> {
+    const { backend, env } = this.manager.ctx;
+    const url = new URL(`${backend.base}/oauth/start`);
+    const page = env.href();
+    let back: string;
+    try {
+      back = new URL(returnTo ?? page, page).href;
+    } catch {
+      back = String(returnTo);
+    }
+    url.searchParams.set('return_to', back);
+    return this.goTo(url.href);
+  }
+
+  /** `signOut()`'s request, once the session is forgotten here: a 401 (already gone) is fine. */
+  async deleteSession(token: string | null): Promise<void> {
+    const { backend } = this.manager.ctx;
+    const response = await backend.send(`${backend.base}/session`, this.signOutInit(token));
+    if (!response.ok && response.status !== 401) {
+      throw new MarketplaceKitError('ERR_HTTP', DEV ? `Sign-out answered ${response.status}` : '', { status: response.status });
+    }
+  }
 
   /**
    * Sends with the session's credential; on a 401 renews once and sends again, unless the session

@@ -23,6 +23,17 @@ export const BRIDGE_MAX_MESSAGE_SIZE = 64 * 1024;
 /** How long a call over the bridge waits for its answer by default, in milliseconds. */
 export const BRIDGE_DEFAULT_TIMEOUT_MS = 5000;
 
+/**
+ * One of `values`: what `z.enum(values)` accepts, with its type, as a refinement. The browser's
+ * bundle then needs no enum schema: the bridge's chunk shares zod's code with what loads before
+ * the kit is ready, and would bring it there.
+ */
+/* @__NO_SIDE_EFFECTS__ */
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T): z.ZodMiniType<T[number], T[number]> {
+  const message = `expected ${values.map((value) => `"${value}"`).join(' or ')}`;
+  return z.string().check(z.refine((value) => (values as readonly string[]).includes(value), message)) as unknown as z.ZodMiniType<T[number], T[number]>;
+}
+
 const Empty = /* @__PURE__ */ z.object({});
 /** A string of `min` to `max` characters. */
 /* @__NO_SIDE_EFFECTS__ */
@@ -86,15 +97,15 @@ export const BRIDGE_PROTOCOL = {
   openUpgrade: {
     direction: 'app-to-host',
     params: /* @__PURE__ */ z.object({ plan: z.optional(text(0, 100)), feature: z.optional(text(0, 100)) }),
-    result: /* @__PURE__ */ z.object({ outcome: z.enum(['upgraded', 'dismissed']) }),
+    result: /* @__PURE__ */ z.object({ outcome: oneOf(['upgraded', 'dismissed']) }),
   },
   toast: {
     direction: 'app-to-host',
-    params: /* @__PURE__ */ z.object({ message: text(1, 1000), tone: z.optional(z.enum(['info', 'success', 'warning', 'error'])) }),
+    params: /* @__PURE__ */ z.object({ message: text(1, 1000), tone: z.optional(oneOf(['info', 'success', 'warning', 'error'])) }),
     result: null,
   },
   setTitle: { direction: 'app-to-host', params: /* @__PURE__ */ z.object({ title: text(0, 200) }), result: null },
-  themeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ z.object({ theme: z.enum(THEMES) }), result: null },
+  themeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ z.object({ theme: oneOf(THEMES) }), result: null },
   localeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ z.object({ locale: text(2, 35) }), result: null },
   entitlementsChanged: { direction: 'host-to-app', params: Empty, result: null },
 } as const satisfies Record<string, BridgeMethod>;
@@ -104,7 +115,7 @@ export const BRIDGE_PROTOCOL = {
  * and `result` are checked per method, where they are used.
  */
 export const BRIDGE_PACKET = /* @__PURE__ */ z.object({
-  type: z.enum(['method', 'reply']),
+  type: oneOf(['method', 'reply']),
   serviceID: z.string(),
   id: z.number().check(z.refine(Number.isSafeInteger)),
   method: z.optional(text(0, 64)),
@@ -238,7 +249,7 @@ function claimChannel(self: MessageSource, peer: object | null | undefined, clos
  * const { context } = await bridge.call('getContext', {});
  */
 export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bridge<S> {
-  const origin = assertOrigin(options.origin, 'The bridge peer origin');
+  const origin = assertOrigin(options.origin, DEV ? 'The bridge peer origin' : '');
   const defaultTimeoutMs = options.timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS;
   const timers: BridgeTimers = options.timers ?? { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout: (timer) => clearTimeout(timer) };
   const peer = typeof options.peer === 'function' ? options.peer : () => options.peer as MessagePeer;
@@ -377,7 +388,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
   return {
     ready,
     async call(method, params, { timeoutMs = defaultTimeoutMs } = {}) {
-      if (closed) throw new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed');
+      if (closed) throw new MarketplaceKitError('ERR_BRIDGE_CLOSED', DEV ? 'The host bridge is closed' : '');
       const { params: paramsSchema, result: resultSchema } = BRIDGE_PROTOCOL[method] as BridgeMethod;
       const checked = paramsSchema.safeParse(params);
       if (!checked.success) {
@@ -389,7 +400,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
       const timeout = new Promise<never>((_, reject) => {
         timer = timers.setTimeout(() => {
           timedOut = true;
-          reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', `${method} got no answer within ${timeoutMs} ms`));
+          reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', DEV ? `${method} got no answer within ${timeoutMs} ms` : ''));
           forget();
         }, timeoutMs);
       });
@@ -448,7 +459,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
       }
       const invalid = (message: string) => new MarketplaceKitError('ERR_BRIDGE_INVALID_MESSAGE', message);
       if (!resultSchema) {
-        if (result != null) throw invalid(`Invalid ${method} result: expected nothing`);
+        if (result != null) throw invalid(DEV ? `Invalid ${method} result: expected nothing` : '');
         return undefined as ResultOf<typeof method>;
       }
       const answer = resultSchema.safeParse(result);
@@ -457,7 +468,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
     },
     destroy() {
       releaseChannel();
-      close('The host bridge is closed');
+      close(DEV ? 'The host bridge is closed' : '');
     },
   };
 }

@@ -15,9 +15,9 @@ export function numberOption(value: unknown, fallback: number, name: string, { m
   if (value === undefined) return fallback;
   const valid = (unlimited && value === Infinity) || (typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max);
   if (!valid) {
-    const kind = unlimited ? 'a number (or Infinity)' : 'a finite number';
-    const range = max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`;
-    throw new MarketplaceKitError('ERR_CONFIG', DEV ? `${name} must be ${kind} ${range}, got ${shownValue(value)}` : '');
+    const kind = () => (unlimited ? 'a number (or Infinity)' : 'a finite number');
+    const range = () => (max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`);
+    throw new MarketplaceKitError('ERR_CONFIG', DEV ? `${name} must be ${kind()} ${range()}, got ${shownValue(value)}` : '');
   }
   return value;
 }
