@@ -22,7 +22,7 @@ export default {
   // animation frames, and fixtures that wait for a frame then hang until the test times out.
   concurrency: 1,
   filterBrowserLogs: ({ args }) => !String(args[0]).includes('Lit is in dev mode'),
-  // Hang guards only (docs/testing.md "Tests on a busy machine"): a test waits for what it needs, and
+  // Hang guards only (docs/development.md, "Tests on a busy machine"): a test waits for what it needs, and
   // these stop one that hangs, generously enough that a machine with both cores busy never meets them.
   testFramework: { config: { timeout: 60_000 } },
   browserStartTimeout: 120_000,

@@ -1,6 +1,6 @@
 /**
  * Fixture dates derived from the test's clock, so that no test depends on the day it runs
- * (docs/testing: "Tests pass on any day"). Works in Node and in the browser.
+ * (docs/development.md, "Tests on any day"). Works in Node and in the browser.
  */
 
 export const DAY_MS = 86_400_000;
