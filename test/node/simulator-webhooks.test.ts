@@ -7,7 +7,7 @@ import { createMemoryReplayStore, isKitError, verifyWebhook, type WebhookDeliver
 import { signWebhookBody } from '../../src/server/signers.js';
 import type { Simulator, SimulatorEvent } from '../../src/simulator/index.js';
 import { exponentialBackoff } from '../../src/simulator/webhooks.js';
-import { within } from '../support/server-http.js';
+import { HANG_MS, within } from '../support/waiting.js';
 import { FIXED, postJson, startReceiver, startTestSimulator, virtualClock, type Receiver } from '../support/simulator-harness.js';
 
 /** Closes the simulator and the receiver when the test ends, also when it times out (its finally block does not run then). */
@@ -261,23 +261,21 @@ describe('simulator: webhook retries', () => {
       calls += 1;
       res.writeHead(calls < 3 ? 503 : 200).end(calls < 3 ? 'busy' : 'ok');
     });
-    const sim = await startTestSimulator({ webhookUrl: receiver.url, clock, webhookBackoffMs: 500 });
+    // Backoffs of 200 s then 400 s: waited in real time, they would outlast the test's hang guard.
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, clock, webhookBackoffMs: 200_000 });
     try {
       const sent = clock.now();
-      const started = performance.now();
       const result = await sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
       assert.equal(result.outcome, 'delivered');
       assert.equal(result.attempts, 3);
       assert.deepEqual(result.delivery.attempts.map((a) => a.status), [503, 503, 200]);
       assert.equal(result.delivery.attempts[0]?.body, 'busy');
-      // Backoff 500 ms then 1 s (a doubling counted from the wrong attempt waits 1 s then 2 s),
-      // waited on the clock the test gave: no real time passes.
-      assert.deepEqual(clock.waits, [500, 1000]);
-      assert.ok(performance.now() - started < 1500, 'the backoff waited in real time');
+      // A doubling counted from the wrong attempt would wait 400 s then 800 s.
+      assert.deepEqual(clock.waits, [200_000, 400_000]);
       // Each attempt is stamped when it is made, by that clock, and signed again.
       const bodies = receiver.received.map((r) => JSON.parse(r.body) as { timestamp: string });
-      assert.deepEqual(bodies.map((b) => Date.parse(b.timestamp) - sent), [0, 500, 1500]);
-      assert.deepEqual(result.delivery.attempts.map((a) => Date.parse(a.at) - sent), [0, 500, 1500]);
+      assert.deepEqual(bodies.map((b) => Date.parse(b.timestamp) - sent), [0, 200_000, 600_000]);
+      assert.deepEqual(result.delivery.attempts.map((a) => Date.parse(a.at) - sent), [0, 200_000, 600_000]);
       for (const r of receiver.received) assert.equal(r.headers['x-service-signature'], signWebhookBody(r.body, FIXED.webhookSecret));
       assert.equal(new Set(receiver.received.map((r) => r.headers['x-service-signature'])).size, 3);
     } finally {
@@ -348,12 +346,12 @@ describe('simulator: webhook retries', () => {
     }
   });
 
-  it('gives up on an attempt the receiver does not answer within webhookTimeoutMs', { timeout: 10_000 }, async (t) => {
+  it('gives up on an attempt the receiver does not answer within webhookTimeoutMs', async (t) => {
     const receiver = await startReceiver(() => new Promise<void>(() => {}));
     const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookTimeoutMs: 100, webhookMaxAttempts: 1 });
     const cleanUp = closedAtEnd(t, sim, receiver);
     try {
-      const result = await within(sim.sendEvent('user.authorized', { user_id: 'usr_ada' }), 3_000, 'the attempt was still waiting 3 s after its 100 ms timeout');
+      const result = await within(sim.sendEvent('user.authorized', { user_id: 'usr_ada' }), HANG_MS, 'the attempt was still waiting long after its 100 ms timeout');
       assert.equal(result.outcome, 'failed');
       assert.equal(result.status, null);
       assert.equal(result.attempts, 1);
@@ -407,22 +405,22 @@ describe('simulator: webhook retries', () => {
     }
   });
 
-  it('stops retrying when the simulator closes', { timeout: 10_000 }, async (t) => {
+  it('stops retrying when the simulator closes', async (t) => {
     let answered!: () => void;
     const firstAttempt = new Promise<void>((resolve) => (answered = resolve));
     const receiver = await startReceiver((_request, res) => {
       res.writeHead(500).end();
       answered();
     });
-    // Two attempts 5 s apart: a close that does not end the wait is seen within 2 s below, and the
-    // retry it leaves behind is over 5 s later, so a regression neither hangs the run nor lingers.
+    // Two attempts 5 s apart: a close that did not end the wait would let the retry through (two
+    // attempts, below) instead of ending the delivery at once.
     const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: 5_000, webhookMaxAttempts: 2 });
     const cleanUp = closedAtEnd(t, sim, receiver);
     try {
       const sent = sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
       await firstAttempt;
       await sim.close();
-      const result = await within(sent, 2_000, 'the delivery was still waiting to retry 2 s after close()');
+      const result = await within(sent, HANG_MS, 'the delivery was still waiting to retry after close()');
       assert.equal(result.outcome, 'failed');
       assert.equal(result.attempts, 1);
       assert.equal(receiver.received.length, 1);
@@ -431,7 +429,7 @@ describe('simulator: webhook retries', () => {
     }
   });
 
-  it('records an attempt that close() cuts short as stopped by the shutdown, not as a failure of the receiver', { timeout: 10_000 }, async (t) => {
+  it('records an attempt that close() cuts short as stopped by the shutdown, not as a failure of the receiver', async (t) => {
     let arrived!: () => void;
     const waiting = new Promise<void>((resolve) => (arrived = resolve));
     const receiver = await startReceiver(() => {
@@ -444,7 +442,7 @@ describe('simulator: webhook retries', () => {
       const sent = sim.sendEvent('subscription.created', { user_id: 'usr_ada', plan: 'pro_monthly' });
       await waiting;
       await sim.close();
-      const result = await within(sent, 2_000, 'the attempt was still waiting 2 s after close()');
+      const result = await within(sent, HANG_MS, 'the attempt was still waiting after close()');
       assert.equal(result.outcome, 'failed');
       assert.deepEqual(result.delivery.attempts.map((attempt) => [attempt.status, attempt.error]), [[null, 'stopped: the simulator is shutting down']]);
     } finally {
