@@ -312,13 +312,13 @@ net.Server.prototype.listen = function () {
   });
 });
 
-/** The README's "Scripts" snippet, run as a shell script in a directory of its own where `./node_modules/.bin/mpkit` is this CLI. */
-describe('the README snippet for scripts', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const snippet = /```sh\n(# Scripts:[\s\S]*?)```/.exec(readme)?.[1];
+/** The "Scripts" snippet of docs/simulator.md, run as a shell script in a directory of its own where `./node_modules/.bin/mpkit` is this CLI. */
+describe('the docs snippet for scripts', () => {
+  const doc = readFileSync(new URL('../../docs/simulator.md', import.meta.url), 'utf8');
+  const snippet = /```sh\n(# Scripts:[\s\S]*?)```/.exec(doc)?.[1];
 
   async function runSnippet(t: TestContext, port: number, prepare: (dir: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    assert.ok(snippet, 'README: no sh block starting with "# Scripts:"');
+    assert.ok(snippet, 'docs/simulator.md: no sh block starting with "# Scripts:"');
     assert.match(snippet, /mpkit simulate /);
     const dir = mkdtempSync(join(tmpdir(), 'mpkit-snippet-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
