@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `mpkit`: the kit's command line. One command today, `mpkit simulate`, which starts the local
- * marketplace simulator (DESIGN G) and prints where it runs and the credentials it made up.
+ * marketplace simulator (docs/decisions.md#simulator) and prints where it runs and the credentials it made up.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';

@@ -1,5 +1,5 @@
 /**
- * The kit's calls to the app backend's session routes (DESIGN B), each with a timeout and a typed
+ * The kit's calls to the app backend's session routes (docs/decisions.md#session-exchange), each with a timeout and a typed
  * error for every way it can fail: network, timeout, an error status, or a body that is not the
  * session JSON (an HTML error page, a truncated answer).
  */

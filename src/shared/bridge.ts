@@ -1,5 +1,5 @@
 /**
- * The host bridge protocol (DESIGN E), shared by the app's runtime (`src/runtime`) and the
+ * The host bridge protocol (docs/decisions.md#host-bridge), shared by the app's runtime (`src/runtime`) and the
  * dashboard side (`src/host`): constants, one zod/mini schema per method's params and result, a
  * message receiver that checks origin, `event.source`, size and shape, and calls with a timeout.
  *
@@ -57,7 +57,7 @@ function buildSchemas() {
   return {
     /** Methods the dashboard exposes and the app calls: `[params, result]`. */
     host: {
-      // `theme` and `locale` go beyond DESIGN E: a page loaded again inside the frame has no
+      // `theme` and `locale` go beyond the protocol of docs/decisions.md#host-bridge: a page loaded again inside the frame has no
       // `mp_theme` / `mp_locale`, so the dashboard says them here.
       // Any text or null as `theme` and `locale`: the kit leaves out one it cannot use
       // (`"system"`, a locale that is no language tag), not the context with it, so that a

@@ -1,11 +1,11 @@
 /**
- * The simulator's made-up marketplace: its plans (the seed's four plan kinds, §1.3) and its users
- * (seed §2.1), each with a starting entitlement (seed §2.2). Nothing here is a real account.
+ * The simulator's made-up marketplace: its plans (the four plan kinds of docs/marketplace.md#plans) and its users
+ * (docs/marketplace.md#profile), each with a starting entitlement (docs/marketplace.md#entitlement). Nothing here is a real account.
  */
 import { MarketplaceKitError } from '../shared/errors.js';
 import type { Entitlement, Profile } from '../shared/schemas.js';
 
-/** The seed's plan kinds (§1.3). */
+/** The marketplace's plan kinds (docs/marketplace.md#plans). */
 export type PlanKind = 'free' | 'monthly' | 'annual' | 'one_time';
 
 /** A plan of the simulated marketplace's catalog (`PLANS`). */
@@ -16,7 +16,7 @@ export interface SimulatedPlan {
   name: string;
   /** How it is sold: free, monthly, annual or one time. */
   kind: PlanKind;
-  /** Display price, e.g. `$12 / month`. The seed shows no pricing record (§2.5). */
+  /** Display price, e.g. `$12 / month`. The marketplace shows no pricing record (docs/marketplace.md#gaps). */
   price: string;
   /** The features an entitlement to the plan lists. */
   features: readonly string[];
@@ -38,7 +38,7 @@ export function findPlan(id: string): SimulatedPlan | undefined {
   return PLANS.find((plan) => plan.id === id);
 }
 
-/** `YYYY-MM-DDThh:mm:ssZ`, the seed's timestamp form (§2.2). */
+/** `YYYY-MM-DDThh:mm:ssZ`, the marketplace's timestamp form (docs/marketplace.md#entitlement). */
 export function utcSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -47,7 +47,7 @@ const DAY_MS = 86_400_000;
 
 /**
  * An entitlement set through the Control API or `sim.setEntitlement`, held to what the marketplace
- * serves (seed §2.2): the shared schema also reads fractional seconds in `expires_at`, but a client
+ * serves (docs/marketplace.md#entitlement): the shared schema also reads fractional seconds in `expires_at`, but a client
  * written from the documentation may parse only `YYYY-MM-DDThh:mm:ssZ`.
  */
 export function assertServable(entitlement: Entitlement): Entitlement {

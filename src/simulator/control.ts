@@ -12,7 +12,7 @@ import type { SimulatorContext } from './context.js';
 import { ApiError, readJsonObject, sendJson } from './http.js';
 import type { DeliveryRecord, SimulatorConfig } from './state.js';
 
-/** Lifetime of the context tokens the dashboard hands to the app (DESIGN A: at most 300 s). */
+/** Lifetime of the context tokens the dashboard hands to the app (docs/decisions.md#embed-launch: at most 300 s). */
 const CONTEXT_TOKEN_SECONDS = 300;
 
 function requireUser(ctx: SimulatorContext, userId: unknown): string {
@@ -254,7 +254,7 @@ export function getConfig(ctx: SimulatorContext, res: ServerResponse): void {
   sendJson(res, 200, configBody(ctx.state.config));
 }
 
-/** A fresh context token for one user (DESIGN A), for the dashboard's embed URL and `getContext`. */
+/** A fresh context token for one user (docs/decisions.md#embed-launch), for the dashboard's embed URL and `getContext`. */
 export async function mintContext(ctx: SimulatorContext, userId: string): Promise<{ context: string; expires_in: number }> {
   const user = ctx.state.users.get(userId)!.profile;
   const context = await signContextToken({

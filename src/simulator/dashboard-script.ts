@@ -1,7 +1,7 @@
 /**
  * The dashboard's browser script, inlined into the page with the page's CSP nonce. It embeds the
- * app with fresh `mp_*` parameters (DESIGN A), answers the app's bridge calls through
- * `window.MarketplaceHost.connectApp` (DESIGN E), follows the simulator's event stream, and drives
+ * app with fresh `mp_*` parameters (docs/decisions.md#embed-launch), answers the app's bridge calls through
+ * `window.MarketplaceHost.connectApp` (docs/decisions.md#host-bridge), follows the simulator's event stream, and drives
  * the control panel through the control API. Plain ES2020 in a string so that it is served the
  * same from `src/` (tsx) and from `dist/` (tsc): it contains no backticks and no `${`.
  */

@@ -1,6 +1,6 @@
 /**
- * `GET {site_url}/dashboard`: a marketplace dashboard that embeds the app (DESIGN A) and plays the
- * host side of the bridge (DESIGN E) with `window.MarketplaceHost.connectApp` from
+ * `GET {site_url}/dashboard`: a marketplace dashboard that embeds the app (docs/decisions.md#embed-launch) and plays the
+ * host side of the bridge (docs/decisions.md#host-bridge) with `window.MarketplaceHost.connectApp` from
  * `dist/cdn/marketplace-host.js`, next to a panel of simulator controls.
  */
 import { access } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /**
  * Small node:http helpers: bounded body reading, JSON and HTML answers, and the two error body
- * shapes of DESIGN C (RFC 6749 §5.2 for OAuth endpoints, `{"error":{"code","message"}}` for the
+ * shapes of docs/decisions.md#marketplace-api (RFC 6749 §5.2 for OAuth endpoints, `{"error":{"code","message"}}` for the
  * API and the control API).
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';

@@ -1,5 +1,5 @@
 /**
- * The local marketplace simulator (DESIGN G, seed §1.7): a node:http server on 127.0.0.1 that
+ * The local marketplace simulator (docs/decisions.md#simulator, docs/marketplace.md#integration-simulator): a node:http server on 127.0.0.1 that
  * plays the marketplace for an app under development — the authorization page, both token paths,
  * `/whoami`, `/entitlements`, API keys with their rate limits, signed webhook deliveries with
  * retries, a dashboard that embeds the app and plays the host side of the bridge, and a control
@@ -214,7 +214,7 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     setEntitlement: (userId, entitlement) => {
       if (!state.users.has(userId)) throw unknownUser(userId);
       const parsed = entitlement && assertServable(parseOrThrow(Entitlement, entitlement, 'entitlement'));
-      // What /entitlements answers for this user must be this user's, of this app (seed §2.2).
+      // What /entitlements answers for this user must be this user's, of this app (docs/marketplace.md#entitlement).
       if (parsed && (parsed.user_id !== userId || parsed.app_id !== appId)) {
         throw new MarketplaceKitError('ERR_INVALID_INPUT', `An entitlement of ${userId} must have user_id ${userId} and app_id ${appId}`);
       }

@@ -184,8 +184,8 @@ export class SimulatorState {
 
   /**
    * Drops expired one-time records so a long-running simulator does not grow without bound. A
-   * spent refresh token is kept a day, for reuse detection; an unused one stays (the seed gives
-   * refresh tokens no lifetime): every refresh spends one, and a user holds at most
+   * spent refresh token is kept a day, for reuse detection; an unused one stays (the marketplace's
+   * documentation gives refresh tokens no lifetime): every refresh spends one, and a user holds at most
    * `REFRESH_TOKENS_PER_USER`.
    */
   sweep(now: number): void {

@@ -100,7 +100,7 @@ describe('package', () => {
     }
   });
 
-  it("the dashboard's script tag defines MarketplaceHost and zod's shared config, nothing else (as the README says)", () => {
+  it("the dashboard's script tag defines MarketplaceHost and zod's shared config, nothing else (as docs/host.md says)", () => {
     const page = vm.createContext({});
     const before = new Set(Reflect.ownKeys(page));
     vm.runInContext(readFileSync(`${root}dist/cdn/marketplace-host.js`, 'utf8'), page);

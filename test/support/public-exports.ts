@@ -1,6 +1,6 @@
 // The names the package's public entries export, read from the built declarations (`npm run
 // build` first) with regexes: TypeScript 7 has no compiler API for JS. Used by the doc-comment
-// test (test/node/api-docs.test.ts) and the README's export lists (test/node/readme-sync.test.ts).
+// test (test/node/api-docs.test.ts) and the docs' export lists (test/node/docs-sync.test.ts).
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 

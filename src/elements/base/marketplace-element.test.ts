@@ -172,7 +172,7 @@ describe('finding the kit', () => {
 });
 
 describe('events', () => {
-  it('bubble out of shadow roots to the document, as the README\'s document listener needs', async () => {
+  it('bubble out of shadow roots to the document, as the document listener of docs/elements.md needs', async () => {
     const kit = new FakeKit().setSession(sampleUser, null).scriptUpgrade({ outcome: 'dismissed' });
     const host = await fixture<HTMLDivElement>(html`<div></div>`);
     const gate = document.createElement('mp-gate');

@@ -1788,7 +1788,7 @@ describe('edge cases found by review', () => {
         .with.property('code', 'ERR_CONFIG');
     }
     expect(fetch.calls).to.have.length(0);
-    // refreshMarginMs may be 0 (renew at expiry only), as README says; the others start at 1.
+    // refreshMarginMs may be 0 (renew at expiry only), as docs/runtime.md says; the others start at 1.
     new MarketplaceKit({ backend: '/api', hostOrigins: [], fetch, refreshMarginMs: 0 }, fakeEnvironment(`${APP_ORIGIN}/`)).destroy();
   });
 
