@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isKitError } from '../shared/errors.js';
 import { Entitlement, KnownWebhookDelivery, WEBHOOK_EVENTS, UserId, parseOrThrow } from '../shared/schemas.js';
 import { signContextToken } from '../server/signers.js';
-import { PLANS, assertServable, entitlementForPlan, findPlan, utcSeconds } from './catalog.js';
+import { assertServable, entitlementForPlan, utcSeconds } from './catalog.js';
 import type { SimulatorContext } from './context.js';
 import { ApiError, readJsonObject, sendJson } from './http.js';
 import type { DeliveryRecord, SimulatorConfig } from './state.js';
@@ -44,7 +44,7 @@ export function stateSnapshot(ctx: SimulatorContext) {
     app_name: ctx.appName,
     client_id: ctx.credentials.clientId,
     config: configBody(state.config),
-    plans: PLANS,
+    plans: state.catalog.plans,
     events: WEBHOOK_EVENTS,
     current_user_id: state.currentUserId,
     users: [...state.users.values()].map(({ profile }) => ({ ...profile, entitlement: state.entitlements.get(profile.id) ?? null })),
@@ -68,8 +68,8 @@ export async function putEntitlement(ctx: SimulatorContext, req: IncomingMessage
   let base: Record<string, unknown>;
   if (current) base = { ...current };
   else {
-    const plan = typeof body.plan === 'string' ? findPlan(body.plan) : undefined;
-    if (!plan) throw new ApiError(400, 'invalid_request', `${userId} holds no entitlement: give a plan (${PLANS.map((p) => p.id).join(', ')}) to create one.`);
+    const plan = typeof body.plan === 'string' ? ctx.state.catalog.plan(body.plan) : undefined;
+    if (!plan) throw new ApiError(400, 'invalid_request', `${userId} holds no entitlement: give a plan (${ctx.state.catalog.plans.map((p) => p.id).join(', ')}) to create one.`);
     base = { ...entitlementForPlan(plan, userId, ctx.appId, ctx.clock()) };
   }
   const usage = body.usage;
@@ -180,7 +180,7 @@ function nextEntitlement(ctx: SimulatorContext, event: string, data: Record<stri
   switch (event) {
     case 'subscription.created': {
       const apiCalls = current?.usage.api_calls ?? 0;
-      const plan = findPlan(data.plan as string);
+      const plan = ctx.state.catalog.plan(data.plan as string);
       if (plan) return entitlementForPlan(plan, userId, ctx.appId, ctx.clock(), { apiCalls });
       // A plan the simulator does not know: no features until set through the control API.
       return { user_id: userId, app_id: ctx.appId, plan: data.plan as string, status: 'active', features: [], usage: { api_calls: apiCalls, limit: 100 }, expires_at: null };

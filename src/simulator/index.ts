@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { Entitlement, parseOrThrow, type Profile } from '../shared/schemas.js';
 import { apiRequest } from './api.js';
-import { assertServable, avatarSvg } from './catalog.js';
+import { assertServable, avatarSvg, type SimulatedPlan } from './catalog.js';
 import type { SimulatorContext } from './context.js';
 import {
   applyConfig,
@@ -43,6 +43,7 @@ import { SimulatorState, type SimulatorEvent } from './state.js';
 import { WebhookSender, exponentialBackoff } from './webhooks.js';
 
 export { PLANS, USER_SEEDS, type SimulatedPlan, type PlanKind, type SimulatedUserSeed } from './catalog.js';
+export { CONFIG_FILE, loadSimulatorConfig, type PlanDefinition, type SimulatorConfigFile, type UserDefinition } from './config.js';
 export { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 export type { Entitlement, EntitlementStatus, Profile } from '../shared/schemas.js';
 export type { EventOutcome } from './control.js';
@@ -66,6 +67,12 @@ export interface Simulator {
   readonly testApiKey: string;
   readonly liveApiKey: string;
   readonly webhookSecret: string;
+  /** The app's display name (`appName`), shown on the dashboard and the authorization page. */
+  readonly appName: string;
+  /** The plans the simulator sells: the config file's, or the built-in `PLANS`. */
+  readonly plans: readonly SimulatedPlan[];
+  /** The plans' display names by id (`{ pro_monthly: 'Pro' }`): give them to `createKit({ planNames })`. */
+  readonly planNames: Readonly<Record<string, string>>;
   users: Profile[];
   /** The current entitlement of a user (`null`: none); `ERR_INVALID_INPUT` for a user the simulator lacks. */
   entitlement(userId: string): Entitlement | null;
@@ -141,6 +148,7 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     origin,
     appId,
     clock(),
+    resolved.catalog,
   );
   const ctx: SimulatorContext = {
     state,
@@ -202,6 +210,9 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     baseUrl: ctx.baseUrl,
     dashboardUrl: ctx.dashboardUrl,
     appId: ctx.appId,
+    appName: ctx.appName,
+    plans: structuredClone(resolved.catalog.plans),
+    planNames: resolved.catalog.planNames(),
     ...credentials,
     // Copies, as everything it hands out (events, outcomes, the state): what a test does with them
     // must not change the simulator behind its checks.

@@ -88,7 +88,7 @@ describe('mpkit CLI', () => {
       const lines = output.trimEnd().split('\n');
       assert.equal(lines.length, 1);
       const info = JSON.parse(lines[0]!);
-      assert.deepEqual(Object.keys(info), ['site_url', 'base_url', 'dashboard_url', 'client_id', 'client_secret', 'test_api_key', 'live_api_key', 'webhook_secret', 'users']);
+      assert.deepEqual(Object.keys(info), ['site_url', 'base_url', 'dashboard_url', 'client_id', 'client_secret', 'test_api_key', 'live_api_key', 'webhook_secret', 'app_name', 'plans', 'users']);
       assert.match(info.site_url, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(info.base_url, `${info.site_url}/api/v1`);
       assert.equal(info.dashboard_url, `${info.site_url}/dashboard`);
