@@ -1,5 +1,5 @@
 import { expect } from '@open-wc/testing';
-import { FakeKit, sampleEntitlement, sampleUser } from '../support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../src/testing/fake-kit.js';
 
 // FakeKit is documented for app developers' own tests: it must behave as the real kit does where
 // docs/testing.md says it does.

@@ -134,10 +134,12 @@ describe('docs: public exports', () => {
     { entry: 'elements', page: 'docs/elements.md', start: '## Other exports of `marketplace-app-kit/elements`', end: 'The package has named exports only' },
     { entry: 'simulator', page: 'docs/simulator.md', start: '## From code: `startSimulator(options)`', end: '| option |' },
     { entry: 'server', page: 'docs/server.md', start: '# The backend module' },
+    // Its Node face (index) and its browser face, together.
+    { entry: 'testing', page: 'docs/testing.md', start: '## Public exports', faces: ['index', 'browser'] },
   ];
-  for (const { entry, page: doc, start, end } of LISTS) {
+  for (const { entry, page: doc, start, end, faces = ['index'] } of LISTS) {
     it(`names every export of marketplace-app-kit${entry === 'runtime' ? '' : `/${entry}`} in ${doc}, and lists nothing it lacks`, () => {
-      const exported = exportedNames(`${root}dist/${entry}/index.d.ts`);
+      const exported = [...new Set(faces.flatMap((face) => exportedNames(`${root}dist/${entry}/${face}.d.ts`)))];
       assert.ok(exported.length > 5, `found only ${exported.length} exports in dist/${entry}/index.d.ts`);
       const text = section(doc, start, end);
       assert.deepEqual(exported.filter((name) => !namesInCode(text, name)), [], 'exports the page does not name');

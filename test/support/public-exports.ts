@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 /** The public entries, under dist/. */
-export const ENTRIES = ['runtime/index.d.ts', 'elements/index.d.ts', 'server/index.d.ts', 'host/index.d.ts', 'simulator/index.d.ts'];
+export const ENTRIES = ['runtime/index.d.ts', 'elements/index.d.ts', 'server/index.d.ts', 'host/index.d.ts', 'simulator/index.d.ts', 'testing/index.d.ts', 'testing/browser.d.ts'];
 
 /** A declaration line of a `.d.ts`, with its name. */
 export const DECLARATION = /^export (?:declare )?(?:abstract )?(?:function|class|interface|type|const|enum) (\w+)/;

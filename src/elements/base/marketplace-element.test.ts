@@ -1,6 +1,6 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { elements, defineElements, MarketplaceElement, MpGate, type MpPlanBadge, type MpSignInButton, type MpUsageMeter, type MpUpgradeButton, type MpUserBadge } from '../index.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../testing/fake-kit.js';
 import { daysFrom } from '../../../test/support/dates.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import type { MpErrorEvent } from '../events.js';
