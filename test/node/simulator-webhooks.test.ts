@@ -7,7 +7,7 @@ import { createMemoryReplayStore, isKitError, verifyWebhook, type WebhookDeliver
 import { signWebhookBody } from '../../src/server/signers.js';
 import type { Simulator, SimulatorEvent } from '../../src/simulator/index.js';
 import { exponentialBackoff } from '../../src/simulator/webhooks.js';
-import { within } from '../support/server-http.js';
+import { HANG_MS, within } from '../support/waiting.js';
 import { FIXED, postJson, startReceiver, startTestSimulator, virtualClock, type Receiver } from '../support/simulator-harness.js';
 
 /** Closes the simulator and the receiver when the test ends, also when it times out (its finally block does not run then). */
