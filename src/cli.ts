@@ -300,8 +300,15 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (parsed.command === 'init') {
-    process.stderr.write('mpkit: init is not built yet.\n');
-    return 1;
+    const { init } = await import('./init/index.js');
+    try {
+      process.stdout.write(await init(parsed.dir));
+      return 0;
+    } catch (error) {
+      if (!isKitError(error, 'ERR_CONFIG')) throw error;
+      process.stderr.write(`mpkit: ${error.message}\n`);
+      return 1;
+    }
   }
   let sim: Simulator;
   let simulator: SimulatorOptions = parsed.simulator;
