@@ -147,7 +147,7 @@ describe('the starter (mpkit init), from the packed package', () => {
     assert.deepEqual(errors, []);
 
     process.kill(-dev.pid!, 'SIGINT');
-    const [code] = (await within(new Promise((resolve) => dev!.once('exit', (...args) => resolve(args))), HANG_MS, 'npm run dev did not stop on Ctrl-C')) as [number | null];
+    const code = await within(new Promise<number | null>((resolve) => dev!.once('exit', (exitCode) => resolve(exitCode))), HANG_MS, 'npm run dev did not stop on Ctrl-C');
     assert.ok(code === 0 || code === null, `npm run dev exited with ${code}:\n${output}`);
   });
 });
