@@ -22,3 +22,19 @@ export async function within<T>(work: Promise<T>, ms: number, what: string): Pro
 export async function eventLoopTurns(count: number): Promise<void> {
   for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * Resolves with `read()` once it has stayed the same for `turns` turns of the event loop in a row.
+ * Every turn polls for I/O, so a count fed by a connection on this machine (bytes read, say) that
+ * stays put that long has stopped because nothing more comes, not because the machine is slow.
+ */
+export async function steadyValue(read: () => number, turns: number): Promise<number> {
+  let value = read();
+  for (let same = 0; same < turns; ) {
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = read();
+    same = next === value ? same + 1 : 0;
+    value = next;
+  }
+  return value;
+}
