@@ -130,8 +130,8 @@ export async function init(dir: string): Promise<string> {
   };
   writeFileSync(join(target, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
 
-  // As the user wrote it, when it is a relative path from here.
-  const shown = relative(process.cwd(), target).startsWith('..') ? target : relative(process.cwd(), target) || '.';
+  // As the user wrote it.
+  const shown = dir;
   return `Wrote ${display} to ${shown}.
 
   cd ${shown}
