@@ -49,7 +49,7 @@ function namesInCode(text: string, name: string): boolean {
 describe('docs: options', () => {
   // Each interface whose page has a table of its options: the table names each option once.
   const TABLES = [
-    { name: 'KitOptions', file: 'src/runtime/kit.ts', page: 'docs/runtime.md', heading: '## `createKit(options): Promise<Kit>`', next: '## The kit' },
+    { name: 'KitOptions', file: 'src/runtime/options.ts', page: 'docs/runtime.md', heading: '## `createKit(options): Promise<Kit>`', next: '## The kit' },
     { name: 'AppBackendOptions', file: 'src/server/backend.ts', page: 'docs/server.md', heading: '## `createAppBackend(options)` options', next: '## Adapters and headers' },
     { name: 'SimulatorOptions', file: 'src/simulator/options.ts', page: 'docs/simulator.md', heading: '## From code: `startSimulator(options)`', next: '## Users and plans' },
   ];
