@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Browser, Frame } from 'playwright-core';
-import { launchChromium } from '../support/simulator-browser.js';
+import { launchChromium } from '../support/browser.js';
 import { HANG_MS, within } from '../support/waiting.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
