@@ -38,7 +38,7 @@ export function registerKit(kit: Kit): void {
     console.warn(
       `[marketplace-app-kit] ${REPLACED}${
         DEV
-          ? ': createKit() replaced a running kit (a script tag with data-backend starts one); the new kit cannot see the launch parameters the first one scrubbed. Use getKit(), or destroy() the running kit first (docs/runtime.md, "createKit").'
+          ? ': createKit() replaced a running kit (a script tag with data-backend starts one); the new kit cannot see the launch parameters the first one scrubbed. Use getKit(), or destroy() the running kit first (marketplace-app-kit: docs/runtime.md#createkitoptions-promisekit).'
           : ''
       }`,
     );
