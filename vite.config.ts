@@ -5,13 +5,17 @@ import { defineConfig, parseSync, type Plugin } from 'vite';
 // other side). The library entries (`.`, `./elements`, `./server`, `./host`) are emitted by
 // `tsc` into dist/.
 //   vite build             -> dist/cdn/marketplace-app-kit.js: runtime + all elements, global
-//                             `MarketplaceKit`, started from its own <script> tag's data-* attributes.
+//                             `MarketplaceKit`, started from its own <script> tag's data-* attributes;
+//                             the production build (errors carry their code and docs/errors.md).
+//   vite build --mode cdn-dev -> dist/cdn/marketplace-app-kit.dev.js: the same for development, with
+//                             the long explanations of errors and warnings (docs/script-tag.md).
 //   vite build --mode host -> dist/cdn/marketplace-host.js: the dashboard side of the bridge, global
 //                             `MarketplaceHost` (served by the simulator's dashboard).
 //   vite build --mode dashboard -> dist/cdn/marketplace-dashboard.js: the simulator dashboard's own
 //                             script (src/simulator/dashboard-app.ts), which uses `MarketplaceHost`.
 export default defineConfig(({ mode }) => {
   const host = mode === 'host';
+  const dev = mode === 'cdn-dev';
   if (mode === 'dashboard') {
     return {
       build: {
@@ -22,10 +26,8 @@ export default defineConfig(({ mode }) => {
     };
   }
   return {
-    // The script tag is for production: its long explanations stay in the development build.
-    plugins: host ? [collapseTemplates()] : [collapseTemplates(), productionBuild()],
-    // The script tag is one file: the bridge is imported statically, not as a chunk (host-link-loader.ts).
-    resolve: host ? {} : { alias: [{ find: /^\.\/host-link-loader\.js$/, replacement: fileURLToPath(new URL('src/runtime/host-link-static.ts', import.meta.url)) }] },
+    // The script tag for production leaves the long explanations to the development one.
+    plugins: host ? [collapseTemplates()] : [collapseTemplates(), ...(dev ? [] : [productionBuild()]), staticChunks()],
     build: {
       outDir: 'dist/cdn',
       emptyOutDir: false,
@@ -33,7 +35,7 @@ export default defineConfig(({ mode }) => {
         entry: host ? 'src/host/index.ts' : 'src/cdn.ts',
         name: host ? 'MarketplaceHost' : 'MarketplaceKit',
         formats: ['iife'],
-        fileName: () => (host ? 'marketplace-host.js' : 'marketplace-app-kit.js'),
+        fileName: () => (host ? 'marketplace-host.js' : dev ? 'marketplace-app-kit.dev.js' : 'marketplace-app-kit.js'),
       },
     },
   };
@@ -54,6 +56,31 @@ export function productionBuild(): Plugin {
       if (!/(^|\/)dev\.js$/.test(source)) return null;
       const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
       return resolved?.id === dev ? production : null;
+    },
+  };
+}
+
+/**
+ * The script tag is one file: the runtime's chunks (the bridge, the session's upkeep, the own
+ * site's start-up) are imported statically there. A dynamic import inlined into one file gets a
+ * wrapper that runs its modules on first use, and so does every module it shares with the rest
+ * (zod's among them), which costs about a kilobyte gzipped.
+ */
+export function staticChunks(): Plugin {
+  return {
+    name: 'mpkit:static-chunks',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!/\/src\/runtime\/[^/]+\.ts$/.test(id)) return null;
+      const specifiers: string[] = [];
+      const out = code.replace(/(?<!typeof )\bimport\((['"])(\.\/[\w.-]+\.js)\1\)/g, (_, _quote: string, specifier: string) => {
+        let index = specifiers.indexOf(specifier);
+        if (index < 0) index = specifiers.push(specifier) - 1;
+        return `Promise.resolve(__mpkit_chunk${index})`;
+      });
+      if (specifiers.length === 0) return null;
+      const imports = specifiers.map((specifier, index) => `import * as __mpkit_chunk${index} from '${specifier}';`).join('');
+      return { code: imports + out, map: null };
     },
   };
 }

@@ -76,7 +76,9 @@ const contexts: BrowserContext[] = [];
 before(async () => {
   bundleDir = mkdtempSync(join(tmpdir(), 'mpkit-cdn-'));
   await build({ root, configFile: join(root, 'vite.config.ts'), mode: 'production', logLevel: 'silent', build: { outDir: bundleDir, emptyOutDir: true } });
+  await build({ root, configFile: join(root, 'vite.config.ts'), mode: 'cdn-dev', logLevel: 'silent', build: { outDir: bundleDir, emptyOutDir: false } });
   const bundle = readFileSync(join(bundleDir, 'marketplace-app-kit.js'));
+  const devBundle = readFileSync(join(bundleDir, 'marketplace-app-kit.dev.js'));
 
   marketplace = await startFakeMarketplace();
   marketplace.entitlements.set(USER.id, { ...ENTITLEMENT, expires_at: null });
@@ -103,6 +105,7 @@ before(async () => {
     requests.push(`${req.method} ${path}`);
     if (path.startsWith(`${BACKEND}/`)) return backend(req, res);
     if (path === '/marketplace-app-kit.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    if (path === '/marketplace-app-kit.dev.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(devBundle);
     const html = pages.get(path);
     if (html) return void res.writeHead(200, { 'content-type': 'text/html' }).end(html);
     res.writeHead(404).end();
@@ -152,8 +155,10 @@ const cardHeading = (target: Page | Frame, feature: string, text: string) =>
   target.locator(`mp-gate[feature="${feature}"] [part~="heading"]`, { hasText: text }).waitFor();
 const sessionRequests = () => app.requests.filter((line) => line.endsWith(`${BACKEND}/session`));
 
-const scriptTag = (attributes = `data-backend="${BACKEND}" data-host-origins="${DASHBOARD}"`) =>
-  `<script src="/marketplace-app-kit.js" ${attributes}></script>`;
+const scriptTag = (attributes = `data-backend="${BACKEND}" data-host-origins="${DASHBOARD}"`, file = 'marketplace-app-kit.js') =>
+  `<script src="/${file}" ${attributes}></script>`;
+/** The development build's tag: the long explanations. */
+const devScriptTag = (attributes?: string) => scriptTag(attributes, 'marketplace-app-kit.dev.js');
 
 describe('the script-tag bundle', () => {
   it('exposes MarketplaceKit, registers every element and starts the kit from its tag', async () => {
@@ -265,12 +270,18 @@ describe('the script-tag bundle', () => {
     assert.deepEqual(errors, []);
   });
 
-  it('refuses data-plan-names that are not JSON of texts, with ERR_CONFIG in the console', async () => {
-    const { tab, errors } = await open('/own-site.html', page(scriptTag(`data-backend="${BACKEND}" data-host-origins="${DASHBOARD}" data-plan-names="pro: Pro"`)));
-    for (const deadline = Date.now() + HANG_MS; errors.length === 0 && Date.now() < deadline; ) await new Promise((done) => setTimeout(done, 50));
-    assert.equal(errors.length, 1);
-    assert.match(errors[0]!, /could not start from the script tag.*planNames must be an object of texts/s);
-    assert.equal(await kitState(tab), null);
+  it('refuses data-plan-names that are not JSON of texts, with ERR_CONFIG in the console (its explanation in the development build)', async () => {
+    const attributes = `data-backend="${BACKEND}" data-host-origins="${DASHBOARD}" data-plan-names="pro: Pro"`;
+    for (const [tag, message] of [
+      [scriptTag(attributes), /could not start from the script tag: MarketplaceKitError: ERR_CONFIG \(docs\/errors\.md of marketplace-app-kit; the development build says more\)/],
+      [devScriptTag(attributes), /could not start from the script tag.*planNames must be an object of texts/s],
+    ] as const) {
+      const { tab, errors } = await open('/own-site.html', page(tag));
+      for (const deadline = Date.now() + HANG_MS; errors.length === 0 && Date.now() < deadline; ) await new Promise((done) => setTimeout(done, 50));
+      assert.equal(errors.length, 1);
+      assert.match(errors[0]!, message);
+      assert.equal(await kitState(tab), null);
+    }
   });
 
   it('takes an empty data-plan-names as absent, as a template that has no names writes it', async () => {
@@ -292,21 +303,32 @@ describe('the script-tag bundle', () => {
   });
 
   it('names a data- attribute it does not read (a typo of data-backend) in a console warning', async () => {
-    const { tab, warnings } = await open('/typo.html', page(scriptTag(`data-backend-url="${BACKEND}" data-host-origins="${DASHBOARD}"`)));
-    await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
-    assert.deepEqual(
-      warnings.filter((text) => text.includes('does not read')),
-      ['[marketplace-app-kit] The script tag does not read data-backend-url: it reads data-backend, data-host-origins and data-plan-names.'],
-    );
+    const attributes = `data-backend-url="${BACKEND}" data-host-origins="${DASHBOARD}"`;
+    for (const [tag, warning] of [
+      [scriptTag(attributes), '[marketplace-app-kit] The script tag does not read data-backend-url (docs/script-tag.md).'],
+      [devScriptTag(attributes), '[marketplace-app-kit] The script tag does not read data-backend-url: it reads data-backend, data-host-origins and data-plan-names.'],
+    ] as const) {
+      const { tab, warnings } = await open('/typo.html', page(tag));
+      await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
+      assert.deepEqual(
+        warnings.filter((text) => text.includes('does not read')),
+        [warning],
+      );
+    }
   });
 
   it('loaded as a module script: says so in the console and starts no kit', async () => {
-    const { tab, errors } = await open('/as-module.html', page(scriptTag().replace('<script ', '<script type="module" ')));
-    await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
-    assert.equal(await tab.evaluate(() => 'MarketplaceKit' in window), false);
-    assert.deepEqual(sessionRequests(), []);
-    assert.equal(errors.length, 1);
-    assert.match(errors[0]!, /could not find its own <script> element.*without type="module"/);
+    for (const [tag, message] of [
+      [scriptTag(), /No <script> element of its own, so no kit: load it as a classic script \(docs\/script-tag\.md\)/],
+      [devScriptTag(), /could not find its own <script> element.*without type="module"/],
+    ] as const) {
+      const { tab, errors } = await open('/as-module.html', page(tag.replace('<script ', '<script type="module" ')));
+      await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
+      assert.equal(await tab.evaluate(() => 'MarketplaceKit' in window), false);
+      assert.deepEqual(sessionRequests(), []);
+      assert.equal(errors.length, 1);
+      assert.match(errors[0]!, message);
+    }
   });
 
   it('inside the dashboard: takes host origins separated by commas and spaces, and the launch theme and locale', async () => {
