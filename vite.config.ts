@@ -1,5 +1,6 @@
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineConfig, parseSync, type Plugin } from 'vite';
+import { build, defineConfig, parseSync, type Plugin, type Rolldown } from 'vite';
 
 // `vite build` emits the browser bundles that are served as plain files (no bundler on the
 // other side). The library entries (`.`, `./elements`, `./server`, `./host`) are emitted by
@@ -27,7 +28,7 @@ export default defineConfig(({ mode }) => {
   }
   return {
     // The script tag for production leaves the long explanations to the development one.
-    plugins: host ? [collapseTemplates()] : [collapseTemplates(), ...(dev ? [] : [productionBuild()]), staticChunks()],
+    plugins: host ? [collapseTemplates()] : [collapseTemplates(), ...(dev ? [] : [productionBuild()]), bridgeFile(dev), staticChunks()],
     build: {
       outDir: 'dist/cdn',
       emptyOutDir: false,
@@ -57,6 +58,99 @@ export function productionBuild(): Plugin {
       const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
       return resolved?.id === dev ? production : null;
     },
+    transform(code, id) {
+      return id.startsWith(src('')) ? { code: inlineDev(code), map: null } : null;
+    },
+  };
+}
+
+const src = (path: string) => fileURLToPath(new URL(`src/${path}`, import.meta.url));
+
+/**
+ * The script tag's host bridge, a file of its own beside it (`marketplace-app-kit-bridge.js`, or
+ * `.dev.js`): most pages that use the script tag are not inside the dashboard, and the bridge is
+ * the largest part they would load for nothing. Inside the dashboard the script imports it once
+ * the kit has started (src/runtime/host-link-script-tag.ts replaces host-link-loader.ts).
+ *
+ * The file is the bridge's own code (host-link.ts, shared/bridge.ts, @mixer/postmessage-rpc) as an
+ * ES module. What it shares with the script (zod, the error class, the schemas' helpers) it does not
+ * carry: each such import becomes a read of what the script handed over on a global, so the page
+ * holds one copy, and an error made in the file is a `MarketplaceKitError` of the script's.
+ */
+export function bridgeFile(dev: boolean): Plugin {
+  const KEY = 'marketplace-app-kit.script-tag-shared';
+  const HANDOVER = '\0mpkit:bridge-handover';
+  const own = new Set([src('runtime/host-link.ts'), src('shared/bridge.ts'), src('shared/dev.ts'), src('shared/dev-production.ts')]);
+  const loader = src('runtime/host-link-script-tag.ts');
+  let file = '';
+  /** For each module the file takes from the script: its id and the names it takes (imported, local). */
+  let taken: { id: string; names: [string, string][] }[] = [];
+  return {
+    name: 'mpkit:bridge-file',
+    enforce: 'pre',
+    async buildStart() {
+      const result = (await build({
+        configFile: false,
+        logLevel: 'silent',
+        plugins: [
+          ...(dev ? [] : [productionBuild()]),
+          {
+            name: 'mpkit:bridge-file-externals',
+            enforce: 'pre',
+            async resolveId(source, importer, options) {
+              if (!importer) return null;
+              if (source === 'zod/mini') return { id: source, external: true };
+              const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
+              return resolved && resolved.id.startsWith(src('')) && !own.has(resolved.id) ? { id: resolved.id, external: true } : null;
+            },
+          },
+        ],
+        build: {
+          write: false,
+          minify: true,
+          lib: { entry: src('runtime/host-link.ts'), formats: ['es'], fileName: 'bridge' },
+          rolldownOptions: { output: { minify: true, comments: false } },
+        },
+      })) as Rolldown.RolldownOutput | Rolldown.RolldownOutput[];
+      const chunk = [result].flat().flatMap((output) => output.output).find((item): item is Rolldown.OutputChunk => item.type === 'chunk' && item.isEntry);
+      if (!chunk) throw new Error('bridgeFile: the bridge build made no entry chunk');
+      taken = [];
+      const edits: { start: number; end: number; text: string }[] = [];
+      for (const node of parseSync('bridge.js', chunk.code).program.body) {
+        if (node.type !== 'ImportDeclaration') continue;
+        const source = node.source.value;
+        const id = source === 'zod/mini' ? source : resolve(dirname(src('runtime/host-link.ts')), source);
+        const names: [string, string][] = node.specifiers.map((specifier) => {
+          if (specifier.type !== 'ImportSpecifier') throw new Error(`bridgeFile: ${source} must be imported by name, not as ${specifier.type}`);
+          const imported = specifier.imported.type === 'Identifier' ? specifier.imported.name : specifier.imported.value;
+          return [imported, specifier.local.name];
+        });
+        const index = taken.push({ id, names }) - 1;
+        const binding = names.map(([imported, local]) => (imported === local ? local : `${imported}:${local}`)).join(',');
+        edits.push({ start: node.start, end: node.end, text: `const{${binding}}=globalThis[Symbol.for(${JSON.stringify(KEY)})][${index}];` });
+      }
+      let code = chunk.code;
+      for (const edit of edits.sort((a, b) => b.start - a.start)) code = code.slice(0, edit.start) + edit.text + code.slice(edit.end);
+      file = code;
+    },
+    resolveId(source, importer) {
+      if (source === HANDOVER) return HANDOVER;
+      if (source === './host-link-loader.js' && importer?.endsWith('/src/runtime/environment.ts')) return loader;
+      return null;
+    },
+    load(id) {
+      if (id !== HANDOVER) return null;
+      const imports = taken.map(({ id: from, names }, index) => `import { ${names.map(([imported], n) => `${imported} as m${index}_${n}`).join(', ')} } from ${JSON.stringify(from)};`);
+      const modules = taken.map(({ names }, index) => `{ ${names.map(([imported], n) => `${JSON.stringify(imported)}: m${index}_${n}`).join(', ')} }`);
+      // The first copy of the script on a page keeps its kit (src/cdn.ts), so it hands over too.
+      return `${imports.join('\n')}\nglobalThis[Symbol.for(${JSON.stringify(KEY)})] ??= [${modules.join(', ')}];\n`;
+    },
+    transform(code, id) {
+      return id === loader ? { code: `import ${JSON.stringify(HANDOVER)};\n${code}`, map: null } : null;
+    },
+    generateBundle() {
+      this.emitFile({ type: 'asset', fileName: dev ? 'marketplace-app-kit-bridge.dev.js' : 'marketplace-app-kit-bridge.js', source: file });
+    },
   };
 }
 
@@ -83,6 +177,17 @@ export function staticChunks(): Plugin {
       return { code: imports + out, map: null };
     },
   };
+}
+
+/**
+ * `import { DEV } from '…/dev.js'` becomes `const DEV = false;` (on the same line, so a source map
+ * stays right). A constant of the module itself is folded before the bundle is split into chunks:
+ * an explanation's helper used only under `DEV` (describeFailure) then leaves every chunk, where
+ * an imported constant is folded only by the minifier, chunk by chunk, after the exports between
+ * chunks were fixed. scripts/production-build.mjs does the same to dist/production.
+ */
+export function inlineDev(code: string): string {
+  return code.replace(/^import \{ DEV \} from '(\.\.?\/)+(shared\/)?dev\.js';$/m, 'const DEV = false;');
 }
 
 /**

@@ -8,7 +8,9 @@
  * always passes the pinned origin.
  */
 import { RPC } from '@mixer/postmessage-rpc';
-import * as z from 'zod/mini';
+// Named imports (not `* as z`): the script tag's bridge file takes exactly these from the script (vite.config.ts).
+import { nullable, number, object, optional, refine, string } from 'zod/mini';
+import type * as z from 'zod/mini';
 import { DEV } from './dev.js';
 import { MarketplaceKitError, isKitError } from './errors.js';
 import { assertOrigin } from './origin.js';
@@ -30,25 +32,25 @@ export const BRIDGE_DEFAULT_TIMEOUT_MS = 5000;
  */
 /* @__NO_SIDE_EFFECTS__ */
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T): z.ZodMiniType<T[number], T[number]> {
-  const message = `expected ${values.map((value) => `"${value}"`).join(' or ')}`;
-  return z.string().check(z.refine((value) => (values as readonly string[]).includes(value), message)) as unknown as z.ZodMiniType<T[number], T[number]>;
+  const message = DEV ? `expected ${values.map((value) => `"${value}"`).join(' or ')}` : '';
+  return string().check(refine((value) => (values as readonly string[]).includes(value), message)) as unknown as z.ZodMiniType<T[number], T[number]>;
 }
 
-const Empty = /* @__PURE__ */ z.object({});
+const Empty = /* @__PURE__ */ object({});
 /** A string of `min` to `max` characters. */
 /* @__NO_SIDE_EFFECTS__ */
-const text = (min: number, max: number) => z.string().check(length(min, max));
+const text = (min: number, max: number) => string().check(length(min, max));
 
 /** An absolute http(s) URL; `javascript:`, `data:` and the like are refused. */
 const ExternalUrl = /* @__PURE__ */ text(0, 4096).check(
-  z.refine((value) => {
+  refine((value) => {
     try {
       const { protocol } = new URL(value);
       return protocol === 'https:' || protocol === 'http:';
     } catch {
       return false;
     }
-  }, 'expected an absolute http(s) URL'),
+  }, DEV ? 'expected an absolute http(s) URL' : ''),
 );
 
 /**
@@ -56,8 +58,8 @@ const ExternalUrl = /* @__PURE__ */ text(0, 4096).check(
  * no `.` or `..` segment (a dashboard that appends it to its own path would leave it).
  */
 const AppPath = /* @__PURE__ */ text(0, 2048).check(
-  matches(/^\/(?![/\\])[^\s]*$/, 'expected a path starting with one /'),
-  z.refine((value) => !/[/\\](\.|%2e){1,2}([/\\]|$)/i.test(value.replace(/[?#].*/s, '')), 'expected no . or .. segment'),
+  matches(/^\/(?![/\\])[^\s]*$/, DEV ? 'expected a path starting with one /' : ''),
+  refine((value) => !/[/\\](\.|%2e){1,2}([/\\]|$)/i.test(value.replace(/[?#].*/s, '')), DEV ? 'expected no . or .. segment' : ''),
 );
 
 /** Who calls a method: the app calls the dashboard (`app-to-host`), or the dashboard calls the app. */
@@ -85,28 +87,28 @@ export const BRIDGE_PROTOCOL = {
   getContext: {
     direction: 'app-to-host',
     params: Empty,
-    result: /* @__PURE__ */ z.object({ context: text(1, 16384), theme: z.optional(z.nullable(z.string())), locale: z.optional(z.nullable(z.string())) }),
+    result: /* @__PURE__ */ object({ context: text(1, 16384), theme: optional(nullable(string())), locale: optional(nullable(string())) }),
   },
   resize: {
     direction: 'app-to-host',
-    params: /* @__PURE__ */ z.object({ height: z.number().check(z.refine((value) => value >= 0 && value <= 1_000_000, 'expected 0 to 1000000')) }),
+    params: /* @__PURE__ */ object({ height: number().check(refine((value) => value >= 0 && value <= 1_000_000, DEV ? 'expected 0 to 1000000' : '')) }),
     result: null,
   },
-  navigate: { direction: 'app-to-host', params: /* @__PURE__ */ z.object({ path: AppPath }), result: null },
-  openExternal: { direction: 'app-to-host', params: /* @__PURE__ */ z.object({ url: ExternalUrl }), result: null },
+  navigate: { direction: 'app-to-host', params: /* @__PURE__ */ object({ path: AppPath }), result: null },
+  openExternal: { direction: 'app-to-host', params: /* @__PURE__ */ object({ url: ExternalUrl }), result: null },
   openUpgrade: {
     direction: 'app-to-host',
-    params: /* @__PURE__ */ z.object({ plan: z.optional(text(0, 100)), feature: z.optional(text(0, 100)) }),
-    result: /* @__PURE__ */ z.object({ outcome: oneOf(['upgraded', 'dismissed']) }),
+    params: /* @__PURE__ */ object({ plan: optional(text(0, 100)), feature: optional(text(0, 100)) }),
+    result: /* @__PURE__ */ object({ outcome: oneOf(['upgraded', 'dismissed']) }),
   },
   toast: {
     direction: 'app-to-host',
-    params: /* @__PURE__ */ z.object({ message: text(1, 1000), tone: z.optional(oneOf(['info', 'success', 'warning', 'error'])) }),
+    params: /* @__PURE__ */ object({ message: text(1, 1000), tone: optional(oneOf(['info', 'success', 'warning', 'error'])) }),
     result: null,
   },
-  setTitle: { direction: 'app-to-host', params: /* @__PURE__ */ z.object({ title: text(0, 200) }), result: null },
-  themeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ z.object({ theme: oneOf(THEMES) }), result: null },
-  localeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ z.object({ locale: text(2, 35) }), result: null },
+  setTitle: { direction: 'app-to-host', params: /* @__PURE__ */ object({ title: text(0, 200) }), result: null },
+  themeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ object({ theme: oneOf(THEMES) }), result: null },
+  localeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ object({ locale: text(2, 35) }), result: null },
   entitlementsChanged: { direction: 'host-to-app', params: Empty, result: null },
 } as const satisfies Record<string, BridgeMethod>;
 
@@ -114,11 +116,11 @@ export const BRIDGE_PROTOCOL = {
  * The RPC packet shape of `@mixer/postmessage-rpc`, checked before the library sees it. `params`
  * and `result` are checked per method, where they are used.
  */
-export const BRIDGE_PACKET = /* @__PURE__ */ z.object({
+export const BRIDGE_PACKET = /* @__PURE__ */ object({
   type: oneOf(['method', 'reply']),
-  serviceID: z.string(),
-  id: z.number().check(z.refine(Number.isSafeInteger)),
-  method: z.optional(text(0, 64)),
+  serviceID: string(),
+  id: number().check(refine(Number.isSafeInteger)),
+  method: optional(text(0, 64)),
   // `error` is not checked: one that is not `{code, message}` still fails its call at once (the
   // library reads any error but null, 0, "" or false; the message is read where the error is
   // built), where dropping the packet would leave the call to its timeout. Nor is its length:
@@ -354,9 +356,9 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
 
   async function answerCall(method: string, params: unknown, paramsSchema: z.ZodMiniType, resultSchema: z.ZodMiniType | null): Promise<unknown> {
     const parsed = paramsSchema.safeParse(params);
-    if (!parsed.success) throw remoteError(describeFailure(`${method} params`, parsed.error));
+    if (!parsed.success) throw remoteError(DEV ? describeFailure(`${method} params`, parsed.error) : `${method}: invalid params`);
     const handler = (options.handlers as Record<string, ((params: unknown) => unknown) | undefined>)[method];
-    if (!handler) throw remoteError(`${method} is not supported here`);
+    if (!handler) throw remoteError(DEV ? `${method} is not supported here` : `${method}: not supported`);
     let checked;
     try {
       // Called on its table, so that handlers may be methods of a class instance.
@@ -369,7 +371,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
     } catch (error) {
       throw remoteError(error instanceof Error ? error.message : String(error));
     }
-    if (!checked.success) throw remoteError(`${method} handler returned an invalid result (${describeFailure('result', checked.error)})`);
+    if (!checked.success) throw remoteError(DEV ? `${method} handler returned an invalid result (${describeFailure('result', checked.error)})` : `${method}: invalid result`);
     return checked.data;
   }
 
@@ -392,7 +394,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
       const { params: paramsSchema, result: resultSchema } = BRIDGE_PROTOCOL[method] as BridgeMethod;
       const checked = paramsSchema.safeParse(params);
       if (!checked.success) {
-        throw new MarketplaceKitError('ERR_INVALID_INPUT', describeFailure(`${method} params`, checked.error));
+        throw new MarketplaceKitError('ERR_INVALID_INPUT', DEV ? describeFailure(`${method} params`, checked.error) : '');
       }
       let timer: ReturnType<typeof setTimeout> | undefined;
       let timedOut = false;
@@ -449,8 +451,8 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
         // Our own timeout and closing are kit errors; anything else is the peer's error reply.
         if (isKitError(error)) throw error;
         const said = (error as { message?: unknown } | null)?.message;
-        const message = typeof said === 'string' && said ? said.slice(0, 500) : 'an error reply without a message';
-        throw new MarketplaceKitError('ERR_BRIDGE_REMOTE', `${method} failed on the other side: ${message}`, { cause: error });
+        const message = typeof said === 'string' && said ? said.slice(0, 500) : DEV ? 'an error reply without a message' : '';
+        throw new MarketplaceKitError('ERR_BRIDGE_REMOTE', DEV ? `${method} failed on the other side: ${message}` : `${method}: ${message}`, { cause: error });
       } finally {
         timers.clearTimeout(timer);
         onClose.delete(stop);
@@ -463,7 +465,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
         return undefined as ResultOf<typeof method>;
       }
       const answer = resultSchema.safeParse(result);
-      if (!answer.success) throw invalid(describeFailure(`${method} result`, answer.error));
+      if (!answer.success) throw invalid(DEV ? describeFailure(`${method} result`, answer.error) : '');
       return answer.data as ResultOf<typeof method>;
     },
     destroy() {

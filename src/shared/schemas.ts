@@ -52,7 +52,7 @@ export function length(min: number, max = Infinity): z.core.$ZodCheck<string> {
       const characters = value.length - (value.match(SURROGATE_PAIR)?.length ?? 0);
       return characters >= min && characters <= max;
     },
-    max === Infinity ? `expected at least ${min} characters` : `expected ${min} to ${max} characters`,
+    !DEV ? '' : max === Infinity ? `expected at least ${min} characters` : `expected ${min} to ${max} characters`,
   );
 }
 

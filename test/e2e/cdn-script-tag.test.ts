@@ -77,14 +77,26 @@ before(async () => {
   bundleDir = mkdtempSync(join(tmpdir(), 'mpkit-cdn-'));
   await build({ root, configFile: join(root, 'vite.config.ts'), mode: 'production', logLevel: 'silent', build: { outDir: bundleDir, emptyOutDir: true } });
   await build({ root, configFile: join(root, 'vite.config.ts'), mode: 'cdn-dev', logLevel: 'silent', build: { outDir: bundleDir, emptyOutDir: false } });
-  const bundle = readFileSync(join(bundleDir, 'marketplace-app-kit.js'));
-  const devBundle = readFileSync(join(bundleDir, 'marketplace-app-kit.dev.js'));
+  await build({ root, configFile: join(root, 'vite.config.ts'), mode: 'host', logLevel: 'silent', build: { outDir: bundleDir, emptyOutDir: false } });
+  const hostBundle = readFileSync(join(bundleDir, 'marketplace-host.js'));
+  // The scripts and, beside each, its host bridge file.
+  const files = new Map(['marketplace-app-kit.js', 'marketplace-app-kit.dev.js', 'marketplace-app-kit-bridge.js', 'marketplace-app-kit-bridge.dev.js'].map((name) => [`/${name}`, readFileSync(join(bundleDir, name))]));
 
   marketplace = await startFakeMarketplace();
   marketplace.entitlements.set(USER.id, { ...ENTITLEMENT, expires_at: null });
+  // A dashboard page framing `?app=`; with `&bridge=1` it also answers the bridge (the host bundle),
+  // giving the launch's context and keeping the toasts it is asked for in `window.toasts`.
   dashboard = await startHttpServer((req, res) => {
-    const src = new URL(req.url ?? '/', dashboard.url).searchParams.get('app') ?? '';
-    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Dashboard</title><iframe src="${src}" title="App"></iframe>`);
+    const url = new URL(req.url ?? '/', dashboard.url);
+    if (url.pathname === '/host.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hostBundle);
+    const src = url.searchParams.get('app') ?? '';
+    const host = url.searchParams.has('bridge')
+      ? `<script src="/host.js"></script><script>window.toasts = [];
+          MarketplaceHost.connectApp(document.querySelector('iframe'), { appOrigin: new URL(${JSON.stringify(src)}).origin, handlers: {
+            getContext: () => ({ context: new URL(${JSON.stringify(src)}).searchParams.get('mp_context') }),
+            toast: (params) => { window.toasts.push(params.message); } } });</script>`
+      : '';
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Dashboard</title><iframe src="${src}" title="App"></iframe>${host}`);
   });
 
   const backend = toNodeHandler(
@@ -104,8 +116,8 @@ before(async () => {
     const path = new URL(req.url ?? '/', 'http://app').pathname;
     requests.push(`${req.method} ${path}`);
     if (path.startsWith(`${BACKEND}/`)) return backend(req, res);
-    if (path === '/marketplace-app-kit.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
-    if (path === '/marketplace-app-kit.dev.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(devBundle);
+    const file = files.get(path);
+    if (file) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(file);
     const html = pages.get(path);
     if (html) return void res.writeHead(200, { 'content-type': 'text/html' }).end(html);
     res.writeHead(404).end();
@@ -351,5 +363,34 @@ describe('the script-tag bundle', () => {
     await frame.locator('mp-usage-meter').getByText('10 of 1.000').waitFor();
     await frame.locator('#export').waitFor({ state: 'visible' });
     assert.deepEqual(errors, []);
+  });
+
+  it('inside the dashboard: loads its bridge file from beside the script once started, and a call goes through it; the own site never loads it', async () => {
+    for (const [tag, file] of [
+      [scriptTag, '/marketplace-app-kit-bridge.js'],
+      [devScriptTag, '/marketplace-app-kit-bridge.dev.js'],
+    ] as const) {
+      // A context token is good for one exchange.
+      const context = await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: marketplace.siteUrl, host: dashboard.url, appId: 'app_1', user: USER });
+      const launch = new URLSearchParams({ mp_context: context, mp_host: dashboard.url });
+      app.pages.set('/bridge.html', page(tag(`data-backend="${BACKEND}" data-host-origins="${dashboard.url}"`)));
+      const browserContext = await browser.newContext();
+      contexts.push(browserContext);
+      const tab = await browserContext.newPage();
+      const errors: string[] = [];
+      tab.on('pageerror', (error) => errors.push(error.message));
+      app.requests.length = 0;
+      await tab.goto(`${dashboard.url}/?bridge=1&app=${encodeURIComponent(`${app.url}/bridge.html?${launch}`)}`);
+      const appFrame = tab.frames().find((candidate) => candidate.url().startsWith(app.url))!;
+      await waitForState(appFrame, 'ready');
+      await appFrame.evaluate(() => (window as unknown as PageWindow).MarketplaceKit.getKit()!.host!.toast('Saved'));
+      assert.deepEqual(await tab.evaluate(() => (window as unknown as { toasts: string[] }).toasts), ['Saved']);
+      assert.deepEqual(app.requests.filter((line) => line.includes('-bridge')), [`GET ${file}`]);
+      assert.deepEqual(errors, []);
+    }
+    // The own site: signed out, and no bridge file asked for.
+    const { tab } = await open('/own-site.html', page(scriptTag()));
+    await waitForState(tab, 'signed-out');
+    assert.deepEqual(app.requests.filter((line) => line.includes('-bridge')), []);
   });
 });
