@@ -45,7 +45,7 @@ export default defineConfig(({ mode }) => {
 /**
  * Builds for production, as a bundler does through the exports map's `production` condition:
  * `src/shared/dev.ts` is replaced by `dev-production.ts` (DEV = false), so the long explanations
- * of errors and warnings drop out (docs/runtime.md, "Development and production builds").
+ * of errors and warnings drop out (docs/runtime.md#development-and-production-builds).
  */
 export function productionBuild(): Plugin {
   const dev = fileURLToPath(new URL('src/shared/dev.ts', import.meta.url));

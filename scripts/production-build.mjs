@@ -1,5 +1,5 @@
-// The production build of the browser entries (docs/runtime.md, "Development and production
-// builds"): a copy of tsc's output for runtime, elements, host and shared in dist/production/, with
+// The production build of the browser entries (docs/runtime.md#development-and-production-builds):
+// a copy of tsc's output for runtime, elements, host and shared in dist/production/, with
 // `shared/dev.js` replaced by `shared/dev-production.js` (DEV = false), and in every module
 // `import { DEV } from '…/dev.js'` replaced by `const DEV = false;` on the same line (as
 // `inlineDev` in vite.config.ts does): a bundler folds a constant of the module itself before it

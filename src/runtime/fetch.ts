@@ -1,7 +1,7 @@
 /**
  * `kit.fetch`: the page's `fetch` with the session's credential added for the origins that get it
  * (the bearer token inside the dashboard, the cookie on the developer's own site), renewing the
- * session on its expiry or a 401 (docs/runtime.md, "The kit"). Every other request goes out as
+ * session on its expiry or a 401 (docs/runtime.md#the-kit). Every other request goes out as
  * `fetch` would send it.
  */
 import { unlessAborted } from './backend.js';

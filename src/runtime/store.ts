@@ -1,7 +1,7 @@
 /**
  * What the kit shows (state, user, entitlement, theme, locale, error) and who is told when it
  * changes: each listener once per visible change, and once more when the entitlement's
- * `expires_at` passes while the page is open (docs/runtime.md, "The kit").
+ * `expires_at` passes while the page is open (docs/runtime.md#the-kit).
  */
 import { MAX_TIMER_MS } from '../shared/options.js';
 import type { KitTimers, TimerId } from './environment.js';

@@ -1,5 +1,5 @@
 /**
- * The session's upkeep once the kit is ready (docs/runtime.md, "The kit"): `kit.fetch` with the
+ * The session's upkeep once the kit is ready (docs/runtime.md#the-kit): `kit.fetch` with the
  * session's credential, one renewal for all concurrent callers, the pause a backend asked for, and
  * refreshes queued behind each other. A chunk of its own (`upkeep-embedded.ts`,
  * `upkeep-own-site.ts` add each strategy's part), loaded after start-up: not on the path to ready.

@@ -73,7 +73,7 @@ export interface BridgeMethod {
 }
 
 /**
- * The bridge protocol, one entry per method (docs/host.md, "The bridge protocol"). The app's end
+ * The bridge protocol, one entry per method (docs/host.md#the-bridge-protocol). The app's end
  * (`src/runtime/host-link.ts`), the dashboard's (`src/host`) and the simulator's dashboard take
  * their types from it, and `openBridge` its checks: adding a method means an entry here, its
  * handler on the side that answers it, and its test.

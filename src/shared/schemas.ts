@@ -295,7 +295,7 @@ export function sessionResponseSchema(): ReturnType<typeof buildSessionResponse>
 /**
  * Built on first use (see the top of this file); `prepareSessionSchema()` builds it ahead.
  * `session.token` is the bearer token of a context exchange (and of a `GET /session` sent with
- * it); an answer to the session cookie alone has none (docs/security.md, "Tokens").
+ * it); an answer to the session cookie alone has none (docs/security.md#tokens).
  */
 export const SessionResponse = /* @__PURE__ */ z.lazy(sessionResponseSchema);
 /** What the app backend's `POST /session` and `GET /session` answer: the session, the user and the entitlement. */

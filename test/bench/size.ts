@@ -1,4 +1,4 @@
-// The size budgets (docs/benchmarks.md, "Runtime and size"). `npm run size` prints them and exits
+// The size budgets (docs/benchmarks.md#runtime-and-size). `npm run size` prints them and exits
 // non-zero when one is exceeded; `npm test` runs the same check (test/node/size-budget.test.ts), so
 // CI fails too; `npm run bench` prints them. Each bundle is built fresh from the sources with Vite
 // (into a temp dir), minified, for production (the exports map's `production` condition, as an
@@ -24,7 +24,7 @@ const KB = 1000;
 export const BUDGETS = { beforeReady: 12.5 * KB, runtime: 17 * KB, scriptTag: 30 * KB };
 /**
  * Where a budget is not met yet, the ceiling this check holds instead, so that nothing grows
- * meanwhile (docs/benchmarks.md, "Runtime and size", says by how much and what would meet it).
+ * meanwhile (docs/benchmarks.md#runtime-and-size, says by how much and what would meet it).
  */
 export const CEILINGS: Partial<Record<keyof typeof BUDGETS, number>> = { runtime: 18 * KB };
 
