@@ -6,6 +6,9 @@ import type { Kit, KitState, UpgradeOutcome } from '../../runtime/types.js';
 import { MpErrorEvent, MpSignInRequestEvent, MpUpgradeEvent, MpUpgradeRequestEvent } from '../events.js';
 import { baseStyles } from './base.styles.js';
 import { isolated } from './bidi.js';
+import { formatter } from './intl.js';
+import { candidates, localeChain, localeDirection, onTextsChanged, read, textLanguage, textsLoading } from './texts.js';
+import { en } from '../locales/en.js';
 import { getKit, onKitsChanged } from '../../runtime/registry.js';
 
 /** What an element shows: the kit's state, or `not-connected` when no kit was found in time. */
@@ -21,6 +24,11 @@ export type BaseStrings = {
 };
 
 const NOT_FOUND: ErrorCode = 'ERR_KIT_NOT_FOUND';
+/**
+ * How long an element holds its update for the texts of a new locale to load. A pack that is slow
+ * to come shows the fallback's texts (English) meanwhile, and its own once it is here.
+ */
+const LOCALE_WAIT_MS = 3000;
 
 /**
  * The `strings` property of every element: texts as an object, or a JSON attribute. An attribute
@@ -63,13 +71,11 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    */
   static kitTimeoutMs = 1000;
 
-  /** The built-in texts. Change them here to translate every element of a class at once. */
-  static defaultStrings: BaseStrings = {
-    loading: 'Loading…',
-    error: 'Unavailable',
-    notConnected: 'Not connected to Marketplace',
-    failed: 'That did not work. Please try again.',
-  };
+  /**
+   * The built-in English texts, the last fallback of every lookup. Other languages come from the
+   * locale packs (`registerLocale`, docs/guides/locales.md).
+   */
+  static defaultStrings: BaseStrings = en.common;
 
   static override properties: PropertyDeclarations = {
     kit: { attribute: false },
@@ -106,6 +112,16 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   private _noKit = false;
   /** The element's direction is right to left (read at each update). */
   private _rtl = false;
+  /** The locales the element's texts come from, best first (`localeChain`), read at each update. */
+  private _chain: readonly string[] = ['en'];
+  /**
+   * The language of the element's texts (`de` for a `de-AT` user, `en` where no pack has the
+   * user's language): the `lang` of the nodes that show them, and the language of plural forms and lists.
+   */
+  protected _lang = 'en';
+  /** The direction of the element's texts: the closest `dir` above it, else that of `_lang`. The `dir` of the nodes that show them. */
+  protected _dir: 'ltr' | 'rtl' = 'ltr';
+  private _stopTexts: (() => void) | undefined;
   /** Aborted when the element lets go of its kit, which ends a wait for the page to navigate away. */
   private _navigationWait: AbortController | undefined;
 
@@ -121,6 +137,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   override connectedCallback(): void {
     super.connectedCallback();
     this._stopWatching = onKitsChanged(() => this._attach());
+    this._stopTexts = onTextsChanged(() => this.requestUpdate());
     this._attach();
     // Back in the page: render what changed while it was out (it did not render then).
     this.requestUpdate();
@@ -174,8 +191,25 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this._stopWatching?.();
+    this._stopTexts?.();
     clearTimeout(this._expiryTimer);
     this._attach();
+  }
+
+  /** The locale of the user: the kit's, else the browser's. */
+  private get _locale(): string {
+    return (this.kit ?? this._kit ?? getKit())?.locale || navigator.language;
+  }
+
+  /**
+   * Holds the update while the texts of the user's locale load (`LOCALE_WAIT_MS` at most), so that
+   * an element shows its first look, or a new locale, in the user's language rather than English
+   * for a moment. Awaited by `updateComplete`.
+   */
+  protected override scheduleUpdate(): void | Promise<unknown> {
+    const loading = textsLoading(this._locale);
+    if (!loading) return super.scheduleUpdate();
+    return Promise.race([loading, new Promise((resolve) => setTimeout(resolve, LOCALE_WAIT_MS))]).then(() => super.scheduleUpdate());
   }
 
   /** Out of the page an element does not render: it keeps its look until it is back (see `_attach`). */
@@ -193,8 +227,12 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     if (kit) this.theme = kit.theme;
     (this as { state: ElementState }).state = kit ? kit.state : this._noKit ? 'not-connected' : 'loading';
     this._renderAtExpiry(kit?.entitlement?.expires_at);
-    // Read when the element renders, as `lang` is: data is isolated from sentences of the other direction.
-    this._rtl = (this.ownerDocument.defaultView ?? window).getComputedStyle(this).direction === 'rtl';
+    this._chain = localeChain(this._locale);
+    this._lang = textLanguage(this._chain);
+    // A `dir` above the element wins: the page says how it lays out. Read from attributes, not
+    // computed styles, which would make each of a thousand gates recalculate the page's styles.
+    this._dir = declaredDir(this) || localeDirection(this._lang);
+    this._rtl = this._dir === 'rtl';
   }
 
   /**
@@ -273,11 +311,14 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   }
 
   /**
-   * A text from `strings` or the class defaults, with `{name}` placeholders filled in. A value is
-   * isolated from the sentence when its direction may differ (`isolated`).
+   * A text with `{name}` placeholders filled in, from the first that has one: the element's
+   * `strings`, the locale packs of the user's locale and its fallbacks (`localeChain`: each one's
+   * section for the element's tag, then its `common`), the class's `defaultStrings`. A text with
+   * plural forms takes the one `count` needs. A value is isolated from the sentence when its
+   * direction may differ (`isolated`).
    */
-  protected _t(key: keyof S & string, values: Record<string, string | number> = {}): string {
-    return this._text(key, values, true);
+  protected _t(key: keyof S & string, values: Record<string, string | number> = {}, count?: number): string {
+    return this._text(key, values, true, undefined, count);
   }
 
   /**
@@ -289,14 +330,15 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     return this._text(key, values, false, label);
   }
 
-  private _text(key: keyof S & string, values: Record<string, string | number>, blankAllowed: boolean, label?: string): string {
-    const own: unknown = (this as { strings?: Partial<Record<string, unknown>> }).strings?.[key];
-    const fallback: unknown = ((this.constructor as typeof MarketplaceElement).defaultStrings as Partial<Record<string, unknown>>)[key];
+  private _text(key: keyof S & string, values: Record<string, string | number>, blankAllowed: boolean, label: string | undefined, count?: number): string {
+    const defaults = (this.constructor as typeof MarketplaceElement).defaultStrings;
+    const found = [label, read((this as { strings?: unknown }).strings, key), ...candidates(this._chain, this.localName, key), read(defaults, key)];
     let text = '';
     // An override that is not text (a number, an object from a careless JSON attribute) is ignored,
     // and so is anything else that is not text (`toString`, had a key come from data).
-    for (const template of [label, own, fallback]) {
-      if (typeof template !== 'string') continue;
+    for (const candidate of found) {
+      const template = this._form(candidate, count);
+      if (template === undefined) continue;
       // Only the element's own placeholders: `{constructor}` is no placeholder of any element.
       text = template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(values[name]), this._rtl) : ''));
       if (blankAllowed || text.trim() !== '') break;
@@ -304,13 +346,13 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     return text;
   }
 
-  /** Runs an `Intl` formatter in the kit's locale; falls back to the browser's on a bad tag. */
-  protected _intl<T>(make: (locale?: string) => T): T {
-    try {
-      return make(this._kit?.locale || undefined);
-    } catch {
-      return make();
-    }
+  /** The string of a text: itself, or of plural forms the one `count` takes in `_lang` (`other` without a count); undefined for what is no text. */
+  private _form(text: unknown, count: number | undefined): string | undefined {
+    if (typeof text === 'string') return text;
+    const other = read(text, 'other');
+    if (typeof other !== 'string') return undefined;
+    const form = count === undefined ? undefined : read(text, formatter(Intl.PluralRules, this._lang).select(count));
+    return typeof form === 'string' ? form : other;
   }
 
   /** A plan as the user reads it: its name from `kit.planNames` (own keys only), else its id. */
@@ -322,30 +364,27 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   /**
    * Plans as the user reads them: `Pro or Business`. The "or" belongs to the sentence around it, so
-   * it follows the language of the texts: the closest `lang` (the element's, an ancestor's, else
-   * `<html lang>`), or English, the language of the built-in texts. Figures and dates follow the
-   * user's locale instead.
+   * it is in the language of the texts (`_lang`); figures and dates follow the user's locale.
    */
   protected _planNames(plans: readonly string[]): string {
-    const lang = declaredLang(this) || 'en';
-    let list: Intl.ListFormat;
-    try {
-      list = new Intl.ListFormat(lang, { type: 'disjunction' });
-    } catch {
-      list = new Intl.ListFormat('en', { type: 'disjunction' });
-    }
     // Each name on its own, so that one plan cannot reorder the "or" and the others.
-    return list.format(plans.map((plan) => isolated(this._planName(plan), this._rtl)));
+    return formatter(Intl.ListFormat, this._lang, { type: 'disjunction' }).format(plans.map((plan) => isolated(this._planName(plan), this._rtl)));
   }
 
+  /** A number in the user's locale: `1,200`, `1.200`, `١٬٢٠٠`. */
   protected _number(value: number): string {
-    return this._intl((locale) => new Intl.NumberFormat(locale)).format(value);
+    return formatter(Intl.NumberFormat, this._kit?.locale || undefined).format(value);
+  }
+
+  /** A share (0.8) as a percentage in the user's locale: `80%`, `80 %`, `٨٠٪`. */
+  protected _percent(share: number): string {
+    return formatter(Intl.NumberFormat, this._kit?.locale || undefined, { style: 'percent' }).format(share);
   }
 
   /** A date such as `Dec 21, 2026`, or '' when there is none (lifetime access) or it is unreadable. */
   protected _date(iso: string | null | undefined): string {
     const time = iso ? Date.parse(iso) : NaN;
-    return Number.isNaN(time) ? '' : this._intl((locale) => new Intl.DateTimeFormat(locale, { dateStyle: 'medium' })).format(time);
+    return Number.isNaN(time) ? '' : formatter(Intl.DateTimeFormat, this._kit?.locale || undefined, { dateStyle: 'medium' }).format(time);
   }
 
   /**
@@ -354,18 +393,19 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    */
   protected _notice(key?: keyof S & string): TemplateResult {
     const text = this._t(key ?? (this.state === 'not-connected' ? 'notConnected' : this.state === 'error' ? 'error' : 'loading'));
-    return html`<span part="base notice" class="muted">${text}</span>`;
+    return html`<span part="base notice" class="muted" lang=${this._lang} dir=${this._dir}>${text}</span>`;
   }
 
   /**
    * `text` for this element's live region, or '' when another element of its document already
    * said the same in this task: one kit change (an upgrade) announces "Unlocked" once, not once
    * for every gate on the page. Different texts are all said. A live region nobody can hear
-   * (inside a hidden tab panel, say) does not speak for the others.
+   * (inside a hidden tab panel, say) does not speak for the others. Only the element that would
+   * speak first asks whether it can be heard, which makes the browser compute the page's styles:
+   * a thousand gates asking in turn took most of their time.
    */
   protected _news(text: string): string {
-    const region = this.renderRoot.querySelector('[role="status"]');
-    if (region && !region.checkVisibility({ visibilityProperty: true })) return text;
+    if (!text) return '';
     const doc = this.ownerDocument;
     let said = newsThisTask.get(doc);
     if (!said) {
@@ -373,14 +413,15 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       setTimeout(() => newsThisTask.delete(doc));
     }
     const by = said.get(text);
-    if (!text || (by && by !== this)) return '';
-    said.set(text, this);
+    if (by) return by === this ? text : '';
+    const region = this.renderRoot.querySelector('[role="status"]');
+    if (!region || region.checkVisibility({ visibilityProperty: true })) said.set(text, this);
     return text;
   }
 
   /** The visually hidden live region of an action element: says that its last action failed. */
   protected _failureStatus(): TemplateResult {
-    return html`<span part="status" class="sr-only" role="status">${this._failed ? this._t('failed') : ''}</span>`;
+    return html`<span part="status" class="sr-only" role="status" lang=${this._lang} dir=${this._dir}>${this._failed ? this._t('failed') : ''}</span>`;
   }
 
   /**
@@ -436,12 +477,18 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   }
 }
 
-/** The closest `lang` attribute above `node`, across shadow roots as the browser's own language inheritance goes; '' when none. */
-function declaredLang(node: Element): string {
-  const found = node.closest('[lang]');
-  if (found) return found.getAttribute('lang') ?? '';
+/**
+ * The direction the closest `dir` attribute above `node` sets (`ltr` or `rtl`), across shadow
+ * roots as the browser's own inheritance goes; '' when there is none, or it is `auto`.
+ */
+function declaredDir(node: Element): '' | 'ltr' | 'rtl' {
+  const found = node.closest('[dir]');
+  if (found) {
+    const dir = found.getAttribute('dir')!.toLowerCase();
+    return dir === 'ltr' || dir === 'rtl' ? dir : '';
+  }
   const host = (node.getRootNode() as Partial<ShadowRoot>).host;
-  return host ? declaredLang(host) : '';
+  return host ? declaredDir(host) : '';
 }
 
 /**

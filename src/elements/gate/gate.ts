@@ -2,6 +2,8 @@ import { html, nothing, type PropertyValues } from 'lit';
 import type { AccessDecision, AccessReason, AccessRequirement } from '../../shared/access.js';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
+import type { ElementText } from '../base/texts.js';
+import { en } from '../locales/en.js';
 import { lapsedOwnPlan, parseFeature, parsePlanList, plansToOffer } from '../base/plans.js';
 import { MpAccessChangeEvent } from '../events.js';
 import { gateStyles } from './gate.styles.js';
@@ -24,7 +26,8 @@ const LOOK: Record<AccessReason, GateAccess> = {
 /**
  * Texts of the built-in paywall card. Placeholders: `{feature}` (the `feature` attribute, or
  * `thisFeature`), `{plan}` (the plans of the `plan` attribute, "pro or business"), `{current}`
- * (the user's plan), `{date}`, `{used}`, `{limit}`.
+ * (the user's plan), `{date}`, `{used}`, `{limit}`. `overQuotaText` may have plural forms, chosen
+ * by `{limit}`.
  */
 export type GateStrings = BaseStrings & {
   thisFeature: string;
@@ -39,7 +42,7 @@ export type GateStrings = BaseStrings & {
   pastDueHeading: string;
   pastDueText: string;
   overQuotaHeading: string;
-  overQuotaText: string;
+  overQuotaText: ElementText;
   signedOutHeading: string;
   signedOutText: string;
   errorHeading: string;
@@ -107,33 +110,7 @@ const REFUSED_LAUNCH: ReadonlySet<string> = new Set(['ERR_HOST_NOT_ALLOWED', 'ER
 export class MpGate extends MarketplaceElement<GateStrings> {
   static override styles = [baseStyles, gateStyles];
 
-  static override defaultStrings: GateStrings = {
-    ...MarketplaceElement.defaultStrings,
-    loading: 'Checking access…',
-    thisFeature: 'this feature',
-    unlocked: 'Unlocked',
-    lockedHeading: 'Unlock {feature}',
-    lockedText: 'Upgrade your plan to use {feature}.',
-    lockedPlanText: 'Included in the {plan} plan.',
-    expiredHeading: 'Your {current} plan has expired',
-    cancelledHeading: 'Your {current} plan was cancelled',
-    expiredText: 'Renew to use {feature} again.',
-    ended: 'Ended {date}',
-    pastDueHeading: 'Payment past due',
-    pastDueText: 'Update your payment details to keep using {feature}.',
-    overQuotaHeading: 'Usage limit reached',
-    overQuotaText: 'You have used {used} of {limit} API calls. Upgrade for a higher limit.',
-    signedOutHeading: 'Sign in to use {feature}',
-    signedOutText: 'Sign in with your Marketplace account.',
-    errorHeading: 'Could not check your access',
-    errorText: 'Please try again.',
-    refusedText: 'Open this app from the marketplace dashboard.',
-    upgrade: 'Upgrade',
-    renew: 'Renew',
-    updatePayment: 'Update payment',
-    signIn: 'Sign in',
-    retry: 'Try again',
-  };
+  static override defaultStrings: GateStrings = { ...en.common, ...en['mp-gate'] };
 
   static override properties = {
     feature: {},
@@ -176,6 +153,8 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   private _settled = false;
   /** What the gate's look says (the heading, `unlocked`, ...), to announce it only when it changes. */
   private _said = '';
+  /** The language `_said` is in. */
+  private _saidIn = '';
   /** The live region's text: the last change of `_said` since the gate settled. */
   private _announcement = '';
   /** The heading of the card rendered last; '' when no card was. */
@@ -243,12 +222,15 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const heading = this._heading;
     const [body, said] = this._body();
     // Only a change is news: a render for another reason (a theme, a usage count) says nothing new,
-    // and neither does the failure line giving way to the same card as its action runs again.
+    // and neither does the failure line giving way to the same card as its action runs again, nor
+    // the same look in another language (the dashboard's language switched).
     if (said !== this._said) {
-      if (this._settled) this._announcement = said === heading && heading === this._heading ? '' : this._news(said);
+      const translated = this._lang !== this._saidIn;
+      if (this._settled) this._announcement = translated || (said === heading && heading === this._heading) ? '' : this._news(said);
       this._said = said;
+      this._saidIn = this._lang;
     }
-    return html`${body}<span part="status" class="sr-only" role="status">${this._announcement}</span>`;
+    return html`${body}<span part="status" class="sr-only" role="status" lang=${this._lang} dir=${this._dir}>${this._announcement}</span>`;
   }
 
   /** What the gate shows, and what its live region says. */
@@ -258,13 +240,13 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     if (this.decision?.granted) return [html`<slot></slot>`, this._t('unlocked')];
     if (state === 'loading' || state === 'not-connected') {
       const text = this._t(state === 'loading' ? 'loading' : 'notConnected');
-      return [html`<div part="base loading" class="muted" aria-busy=${state === 'loading'}>${text}</div>`, text];
+      return [html`<div part="base loading" class="muted" aria-busy=${state === 'loading'} lang=${this._lang} dir=${this._dir}>${text}</div>`, text];
     }
     const card = this._card();
     this._heading = card.heading;
     if (this._failed) card.detail = this._t('failed');
     const said = this._failed ? card.detail! : card.heading;
-    const content = html`<div part="base card" role="group" aria-labelledby="heading">
+    const content = html`<div part="base card" role="group" aria-labelledby="heading" lang=${this._lang} dir=${this._dir}>
       <p part="heading" id="heading" role="heading" aria-level=${this._headingLevel}>${card.heading}</p>
       <p part="text">${card.text}</p>
       ${card.detail ? html`<p part="detail" class="muted">${card.detail}</p>` : nothing}
@@ -323,7 +305,12 @@ export class MpGate extends MarketplaceElement<GateStrings> {
       case 'over-quota':
         // The user holds one of the plans listed (the plan check passed), and the others may give
         // no more usage: the chooser is asked for the feature only, to offer a plan with more.
-        return { heading: t('overQuotaHeading'), text: t('overQuotaText'), action: name('upgrade'), run: upgrade(undefined) };
+        return {
+          heading: t('overQuotaHeading'),
+          text: this._t('overQuotaText', values, entitlement?.usage.limit ?? 0),
+          action: name('upgrade'),
+          run: upgrade(undefined),
+        };
       default:
         return { heading: t('lockedHeading'), text: t(plans ? 'lockedPlanText' : 'lockedText'), action: name('upgrade'), run: upgrade(plans?.[0]) };
     }
@@ -392,5 +379,11 @@ export class MpGate extends MarketplaceElement<GateStrings> {
 declare global {
   interface HTMLElementTagNameMap {
     'mp-gate': MpGate;
+  }
+}
+
+declare module '../base/texts.js' {
+  interface ElementTexts {
+    'mp-gate': GateStrings;
   }
 }

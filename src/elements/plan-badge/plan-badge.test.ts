@@ -53,9 +53,9 @@ describe('<mp-plan-badge>', () => {
     expect(part(el, 'plan')!.textContent).to.equal('business');
   });
 
-  it('formats the date in the user locale', async () => {
+  it('formats the date in the user locale, in a text of its language', async () => {
     const el = await badge(withEntitlement({ expires_at: '2030-12-21T00:00:00Z' }).setLocale('fr-FR'));
-    expect(part(el, 'expiry')!.textContent).to.equal('until 21 déc. 2030');
+    expect(part(el, 'expiry')!.textContent).to.equal('jusqu’au 21 déc. 2030');
   });
 
   it('falls back to the browser locale when the kit’s is not a valid tag', async () => {

@@ -2,6 +2,7 @@ import { html, nothing, type PropertyValues } from 'lit';
 import type { UpgradeOutcome } from '../../runtime/types.js';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
+import { en } from '../locales/en.js';
 import { lapsedOwnPlan, parseFeature, parsePlanList, plansToOffer } from '../base/plans.js';
 import { upgradeButtonStyles } from './upgrade-button.styles.js';
 
@@ -56,18 +57,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   /** `el.focus()` (a dialog giving the focus back, say) focuses the button inside. */
   static override shadowRootOptions: ShadowRootInit = { ...MarketplaceElement.shadowRootOptions, delegatesFocus: true };
 
-  static override defaultStrings: UpgradeButtonStrings = {
-    ...MarketplaceElement.defaultStrings,
-    label: 'Upgrade',
-    planLabel: 'Upgrade to {plan}',
-    busy: 'Opening plans…',
-    current: 'Current plan',
-    renew: 'Renew {plan}',
-    updatePayment: 'Update payment',
-    upgraded: 'Upgrade complete',
-    dismissed: 'No change to your plan',
-    failed: 'Could not open the plans. Try again.',
-  };
+  static override defaultStrings: UpgradeButtonStrings = { ...en.common, ...en['mp-upgrade-button'] };
 
   static override properties = {
     plan: {},
@@ -151,6 +141,8 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     return html`<button
         part=${current ? 'base current' : 'base'}
         type="button"
+        lang=${this._lang}
+        dir=${this._dir}
         ?disabled=${this.disabled}
         aria-disabled=${current || this._unavailable ? 'true' : nothing}
         aria-busy=${this._busy || loading}
@@ -159,7 +151,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
         ${this._busy || loading ? html`<span part="spinner" class="spinner" aria-hidden="true"></span>` : nothing}
         <span part="label">${text}</span>
       </button>
-      <span part="status" class="sr-only" role="status">${this._outcome ? this._t(this._outcome) : this._failed ? this._t('failed') : ''}</span>`;
+      <span part="status" class="sr-only" role="status" lang=${this._lang} dir=${this._dir}>${this._outcome ? this._t(this._outcome) : this._failed ? this._t('failed') : ''}</span>`;
   }
 
   private async _handleClick(event: Event) {
@@ -174,5 +166,11 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
 declare global {
   interface HTMLElementTagNameMap {
     'mp-upgrade-button': MpUpgradeButton;
+  }
+}
+
+declare module '../base/texts.js' {
+  interface ElementTexts {
+    'mp-upgrade-button': UpgradeButtonStrings;
   }
 }
