@@ -52,6 +52,7 @@ import {
   type RawHandler,
   startFakeMarketplace,
   type FakeMarketplace,
+  at,
 } from '../support/server-http.js';
 
 const APP = 'https://app.example';
@@ -139,7 +140,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.deepEqual(body.user, USER);
     assert.deepEqual(body.entitlement, ENTITLEMENT);
     assert.equal(body.host, DASHBOARD);
-    assert.equal(body.session.expires_at, '2026-05-01T12:15:00Z');
+    assert.equal(body.session.expires_at, at(900));
 
     const again = await backend(new Request(`${BASE}/session`, { headers: { authorization: `Bearer ${body.session.token}` } }));
     assert.equal(again.status, 200);
@@ -232,7 +233,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     const read = async () => SessionResponse.parse(await (await backend(new Request(`${BASE}/session?refresh=1`, { headers }))).json());
     assert.equal((await read()).entitlement?.plan, 'pro');
     market.entitlements.set(USER.id, { ...ENTITLEMENT, status: 'cancelled' });
-    const delivery = JSON.stringify({ event: 'subscription.cancelled', timestamp: '2026-05-01T12:00:00Z', data: { user_id: USER.id, plan: 'pro' } });
+    const delivery = JSON.stringify({ event: 'subscription.cancelled', timestamp: at(0), data: { user_id: USER.id, plan: 'pro' } });
     const hook = await backend(
       new Request(`${BASE}/webhooks`, { method: 'POST', body: delivery, headers: { 'x-service-signature': signWebhookBody(delivery, WEBHOOK_SECRET) } }),
     );
@@ -384,7 +385,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       status = (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).status;
     }
     assert.equal(status, 503);
-    const body = JSON.stringify({ event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: 'business' } });
+    const body = JSON.stringify({ event: 'subscription.created', timestamp: at(0), data: { user_id: 'usr_1', plan: 'business' } });
     const delivered = await backend(
       new Request(`${BASE}/webhooks`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) } }),
     );
@@ -1100,7 +1101,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
 
 describe('createAppBackend: webhooks (DESIGN D)', () => {
   const delivery = (overrides: Record<string, unknown> = {}) =>
-    JSON.stringify({ event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: 'business' }, ...overrides });
+    JSON.stringify({ event: 'subscription.created', timestamp: at(0), data: { user_id: 'usr_1', plan: 'business' }, ...overrides });
   const post = (backend: AppBackend, body: string, signature: string | null = signWebhookBody(body, WEBHOOK_SECRET)) =>
     backend(
       new Request(`${BASE}/webhooks`, {
@@ -1134,7 +1135,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
       ['missing header', post(backend, delivery(), null), 401, 'ERR_WEBHOOK_SIGNATURE_MISSING'],
       ['malformed header', post(backend, delivery(), 'sha1=abc'), 401, 'ERR_WEBHOOK_SIGNATURE_MALFORMED'],
       ['wrong secret', post(backend, delivery(), signWebhookBody(delivery(), 'other-secret')), 401, 'ERR_WEBHOOK_SIGNATURE_MISMATCH'],
-      ['stale', post(backend, delivery({ timestamp: '2026-05-01T11:50:00Z' })), 400, 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE'],
+      ['stale', post(backend, delivery({ timestamp: at(-600) })), 400, 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE'],
       ['not a delivery', post(backend, '{"hello":1}'), 400, 'ERR_WEBHOOK_BODY_INVALID'],
     ];
     for (const [name, pending, status, code] of cases) {
@@ -1148,10 +1149,10 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
   it('takes the timestamp tolerance from webhookToleranceSeconds, wider or narrower than the default 300 s', async () => {
     // 10 minutes old: refused by default (the test above), accepted with 15 minutes of tolerance.
     const wide = backendWith({ webhookToleranceSeconds: 900 });
-    assert.equal((await post(wide.backend, delivery({ timestamp: '2026-05-01T11:50:00Z' }))).status, 200);
+    assert.equal((await post(wide.backend, delivery({ timestamp: at(-600) }))).status, 200);
     assert.equal(wide.events.length, 1);
     // 2 minutes in the future: accepted by default, refused with 1 minute of tolerance.
-    const soon = delivery({ timestamp: '2026-05-01T12:02:00Z' });
+    const soon = delivery({ timestamp: at(120) });
     const narrow = backendWith({ webhookToleranceSeconds: 60 });
     const refused = await post(narrow.backend, soon);
     assert.equal(refused.status, 400);
@@ -1196,7 +1197,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     });
     const first = post(backend, delivery({ id: 'evt_slow' }));
     await new Promise((resolve) => setImmediate(resolve));
-    const copy = await post(backend, delivery({ id: 'evt_slow', timestamp: '2026-05-01T12:00:05Z' }));
+    const copy = await post(backend, delivery({ id: 'evt_slow', timestamp: at(5) }));
     assert.equal(copy.status, 503);
     assert.equal(copy.headers.get('retry-after'), '10', 'the README promises a wait of 10 s');
     assert.equal(WEBHOOK_COPY_WAIT_MS, 10_000);
@@ -1205,7 +1206,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     finish();
     assert.equal((await first).status, 200);
     // The refused copy's own signature was released with it: sent again, it is a plain duplicate of the handled id.
-    assert.deepEqual(await (await post(backend, delivery({ id: 'evt_slow', timestamp: '2026-05-01T12:00:05Z' }))).json(), { received: true, duplicate: true });
+    assert.deepEqual(await (await post(backend, delivery({ id: 'evt_slow', timestamp: at(5) }))).json(), { received: true, duplicate: true });
     assert.equal(events.length, 1);
   });
 
@@ -1242,7 +1243,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     const answers: string[] = [];
     const record = (name: string, pending: Promise<Response>) => void pending.then(async (response) => answers.push(`${name} ${response.status} ${await errorCode(response)}`));
     // The marketplace's re-signed retry waits for the first (same id) ...
-    const retry = delivery({ id: 'evt_1', timestamp: '2026-05-01T12:00:01Z' });
+    const retry = delivery({ id: 'evt_1', timestamp: at(1) });
     record('retry', post(backend, retry));
     await settle();
     // ... and 5 s later a copy of that retry waits for the retry (same signature), then for the first.
@@ -1270,7 +1271,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
       });
       const first = post(backend, delivery({ id: 'evt_1' }));
       // Re-signed: the marketplace's own retry, with a later timestamp and the same id.
-      const copy = post(backend, delivery({ id: 'evt_1', ...(resigned ? { timestamp: '2026-05-01T12:00:05Z' } : {}) }));
+      const copy = post(backend, delivery({ id: 'evt_1', ...(resigned ? { timestamp: at(5) } : {}) }));
       await new Promise((resolve) => setTimeout(resolve, 20));
       fail();
       assert.equal((await first).status, 500);
@@ -1476,7 +1477,7 @@ describe('toNodeHandler', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      const body = JSON.stringify({ event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', note: 'héllo ✓ 日本' } });
+      const body = JSON.stringify({ event: 'user.revoked', timestamp: at(0), data: { user_id: 'usr_1', note: 'héllo ✓ 日本' } });
       const hook = await fetch(`${origin}/api/marketplace/webhooks`, {
         method: 'POST',
         body: Buffer.from(body),

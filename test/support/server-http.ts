@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Entitlement, Profile } from '../../src/shared/schemas.js';
+import { daysFrom, utcSeconds } from './dates.js';
 import type { AppBackendOptions, Clock, ReplayStore } from '../../src/server/index.js';
 
 export interface RecordedRequest {
@@ -101,7 +102,10 @@ export function createVirtualClock(start: number): Clock & { sleeps: number[]; a
   };
 }
 
+/** The frozen clock of the server tests; every fixture time is written relative to it with `at`. */
 export const NOW = Date.parse('2026-05-01T12:00:00Z');
+/** `NOW` moved by `seconds`, as a marketplace timestamp. */
+export const at = (seconds: number): string => utcSeconds(NOW + seconds * 1000);
 export const CLIENT_ID = 'client_test_app';
 export const CLIENT_SECRET = 'client-secret-0123456789-abcdefghij';
 export const SESSION_SECRET = 'session-secret-0123456789-abcdefghijklmnop';
@@ -118,7 +122,7 @@ export const ENTITLEMENT: Entitlement = {
   features: ['export'],
   usage: { api_calls: 10, limit: 1000 },
   // A year past both clocks the tests use (the frozen NOW and the real one), so that it never lapses.
-  expires_at: new Date(Math.max(NOW, Date.now()) + 365 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  expires_at: daysFrom(365, Math.max(NOW, Date.now())),
 };
 
 /** The required options of `createAppBackend` with the test credentials, for a marketplace at `siteUrl`. */

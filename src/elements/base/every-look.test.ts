@@ -9,11 +9,12 @@ import { html, unsafeStatic } from 'lit/static-html.js';
 import { elements } from '../index.js';
 import { MarketplaceElement } from './marketplace-element.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { daysFrom } from '../../../test/support/dates.js';
 import { ELEMENT_API } from '../../../test/support/element-api.js';
 import { deferred, next, part, settle, text } from '../../../test/support/element-helpers.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 
-const PAST = '2020-01-01T00:00:00Z';
+const PAST = daysFrom(-365);
 
 /** Kits that between them bring every element into each of its looks. */
 const kits = (): FakeKit[] => [

@@ -1,6 +1,7 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { elements, defineElements, MarketplaceElement, MpGate, type MpPlanBadge, type MpSignInButton, type MpUsageMeter, type MpUpgradeButton, type MpUserBadge } from '../index.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { daysFrom } from '../../../test/support/dates.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import type { MpErrorEvent } from '../events.js';
 import { part, settle, text } from '../../../test/support/element-helpers.js';
@@ -388,13 +389,14 @@ describe('data in a sentence (bidi isolation)', () => {
   });
 
   // As the user's locale writes them, with the neutral characters a right-to-left sentence would move.
+  const ENDS = daysFrom(30);
   for (const [what, locale, strings, partName, tag] of [
     ['a figure', 'de-CH', { value: '{used} מתוך {limit}' }, 'value', 'mp-usage-meter'],
     ['a percentage', 'de', { warningText: 'מתקרבים למגבלה ({percent})' }, 'message', 'mp-usage-meter'],
     ['a date', 'ko', { until: 'עד {date}' }, 'expiry', 'mp-plan-badge'],
   ] as const) {
     it(`in a right-to-left sentence, ${what} in the user's locale (${locale}) keeps its order`, async () => {
-      const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 1200, limit: 1500 }, expires_at: '2026-12-21T12:00:00Z' })).setLocale(locale);
+      const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 1200, limit: 1500 }, expires_at: ENDS })).setLocale(locale);
       const box = await fixture<HTMLElement>(html`<div dir="rtl" lang="he"></div>`);
       const el = Object.assign(document.createElement(tag), { kit, strings });
       box.append(el);
@@ -404,7 +406,7 @@ describe('data in a sentence (bidi isolation)', () => {
           ? new Intl.NumberFormat(locale).format(1200)
           : partName === 'message'
             ? new Intl.NumberFormat(locale, { style: 'percent' }).format(0.8)
-            : new Intl.DateTimeFormat(locale, { dateStyle: 'medium' }).format(Date.parse('2026-12-21T12:00:00Z'));
+            : new Intl.DateTimeFormat(locale, { dateStyle: 'medium' }).format(Date.parse(ENDS));
       const node = part(el, partName)!;
       expect(node.textContent).to.contain(formatted);
       // "1'200", "80 %", "2026. 12. 21.": first character left of the last, as the formatter wrote them.

@@ -4,9 +4,10 @@ import '../index.js';
 import { MpGate } from '../index.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { daysFrom } from '../../../test/support/dates.js';
 import { HOSTILE, deferred, next, part, settle, text } from '../../../test/support/element-helpers.js';
 
-const PAST = '2020-01-01T00:00:00Z';
+const PAST = daysFrom(-365);
 
 async function gate(kit: FakeKit, attrs: { feature?: string; plan?: string; metered?: boolean } = { feature: 'export' }) {
   const el = await fixture<MpGate>(
