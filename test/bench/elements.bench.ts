@@ -19,17 +19,64 @@ export interface ElementsBenchCounts {
   /** Pages built per size (first render), and plan switches on each. */
   pages: number;
   changes: number;
+  /** Gates against the reference: how many of each, rounds of building both, plan switches per build. None: not measured. */
+  gates?: { n: number; rounds: number; switches: number };
 }
-const COUNTS: ElementsBenchCounts = { sizes: process.env.SIZES ? process.env.SIZES.split(',').map(Number) : [50, 200, 500, 1000], pages: 3, changes: 6 };
-
-type Bench = {
-  build(n: number): Promise<{ render: number; layout: number }>;
-  change(): Promise<{ update: number; layout: number; unlocked: boolean }>;
-  count(): number;
+const COUNTS: ElementsBenchCounts = {
+  sizes: process.env.SIZES ? process.env.SIZES.split(',').map(Number) : [50, 200, 500, 1000],
+  pages: 3,
+  changes: 6,
+  gates: { n: Number(process.env.GATES) || 1000, rounds: 4, switches: 6 },
 };
 
+/** `<mp-gate>` may take this many times the reference's time. */
+export const GATES_GOAL = 2;
 
-export default async function elementsBench(counts: ElementsBenchCounts = COUNTS): Promise<void> {
+type Switch = { update: number; layout: number; unlocked: boolean };
+type Bench = {
+  build(n: number): Promise<{ render: number; layout: number }>;
+  change(): Promise<Switch>;
+  count(): number;
+  gates: { build(n: number, tag: 'mp-gate' | 'reference-gate'): Promise<void>; switch(): Promise<Switch> };
+};
+type Page = Awaited<ReturnType<Awaited<ReturnType<typeof launchBrowser>>['newPage']>>;
+
+/**
+ * `<mp-gate>` against the reference gate, interleaved: each round builds N of one, times its plan
+ * switches, then N of the other (which goes first alternates). Prints the medians and the ratios;
+ * returns false when a ratio is over `GATES_GOAL`.
+ */
+async function gatesAgainstReference(page: Page, origin: string, gates: NonNullable<ElementsBenchCounts['gates']>): Promise<boolean> {
+  const times = { 'mp-gate': [] as Switch[], 'reference-gate': [] as Switch[] };
+  await page.goto(`${origin}/`);
+  for (let round = 0; round < gates.rounds; round++) {
+    const order = round % 2 ? (['reference-gate', 'mp-gate'] as const) : (['mp-gate', 'reference-gate'] as const);
+    for (const tag of order) {
+      await page.evaluate(([n, which]) => (window as unknown as { bench: Bench }).bench.gates.build(n, which), [gates.n, tag] as const);
+      for (let s = 0; s < gates.switches; s++) times[tag].push(await page.evaluate(() => (window as unknown as { bench: Bench }).bench.gates.switch()));
+    }
+  }
+  const figure = (tag: keyof typeof times, unlocked: boolean, what: 'update' | 'layout') => median(times[tag].filter((t) => t.unlocked === unlocked).map((t) => t[what]));
+  let ok = true;
+  console.log(`${gates.n} gates alone on the page, one plan switch: medians of ${gates.rounds * gates.switches / 2} per direction, to every element updated (-> layout)`);
+  for (const [unlocked, name] of [[true, 'unlock'], [false, 'lock']] as const) {
+    const ours = { update: figure('mp-gate', unlocked, 'update'), layout: figure('mp-gate', unlocked, 'layout') };
+    const reference = { update: figure('reference-gate', unlocked, 'update'), layout: figure('reference-gate', unlocked, 'layout') };
+    const ratios = [ours.update / reference.update, ours.layout / reference.layout];
+    const within = ratios.every((ratio) => ratio <= GATES_GOAL);
+    ok &&= within;
+    console.log(
+      `  ${name.padEnd(6)}: <mp-gate> ${ms(ours.update)} (${ms(ours.layout)}) | reference ${ms(reference.update)} (${ms(reference.layout)})` +
+        ` | ${ratios[0]!.toFixed(2)}× (${ratios[1]!.toFixed(2)}×) the reference's time, goal ≤ ${GATES_GOAL}× ${within ? 'OK' : 'OVER GOAL'}`,
+    );
+  }
+  return ok;
+}
+
+
+/** Prints the figures; false when the gates are over their goal. */
+export default async function elementsBench(counts: ElementsBenchCounts = COUNTS): Promise<boolean> {
+  let ok = true;
   const dir = mkdtempSync(join(tmpdir(), 'mp-elements-bench-'));
   await build({
     configFile: false,
@@ -97,10 +144,12 @@ export default async function elementsBench(counts: ElementsBenchCounts = COUNTS
           ` | ${(recalcs / switches).toFixed(1)} recalcs (${ms((recalcTime / switches) * 1000)}), ${(layouts / switches).toFixed(1)} layouts`,
       );
     }
+    if (counts.gates) ok = await gatesAgainstReference(page, server.origin, counts.gates);
   } finally {
     await browser.close();
     await stop(server.server);
   }
+  return ok;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await elementsBench();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && !(await elementsBench())) process.exitCode = 1;

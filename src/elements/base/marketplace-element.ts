@@ -109,6 +109,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   private _stopWatching: (() => void) | undefined;
   private _timer: ReturnType<typeof setTimeout> | undefined;
   private _expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The `expires_at` the expiry timer is set for ('' for none); undefined when it must be set again. */
+  private _timedFor: string | undefined;
   private _noKit = false;
   /** The element's direction is right to left (read at each update). */
   private _rtl = false;
@@ -143,6 +145,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     this.requestUpdate();
     // A node moved in one step (`other.append(el)`) is connected again before its disconnect runs,
     // which stopped the timer; nothing else re-renders it, so the timer is set again here.
+    this._timedFor = undefined;
     this._renderAtExpiry(this._kit?.entitlement?.expires_at);
     this._restoreStyles();
   }
@@ -193,6 +196,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     this._stopWatching?.();
     this._stopTexts?.();
     clearTimeout(this._expiryTimer);
+    this._timedFor = undefined;
     this._attach();
   }
 
@@ -240,10 +244,19 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * a badge says expired) without any change of the kit: render again at that moment.
    */
   private _renderAtExpiry(expiresAt: string | null | undefined): void {
+    // Set again only for another end: a thousand gates re-timing at each render cost more than rendering.
+    const at = (this.isConnected && expiresAt) || '';
+    if (at === this._timedFor) return;
     clearTimeout(this._expiryTimer);
-    const left = expiresAt ? Date.parse(expiresAt) - Date.now() : NaN;
+    this._timedFor = at;
+    const left = at ? Date.parse(at) - Date.now() : NaN;
     // setTimeout takes at most MAX_TIMER_MS (about 24.8 days); a later end is timed again then.
-    if (this.isConnected && left > 0) this._expiryTimer = setTimeout(() => this.requestUpdate(), Math.min(left + 1, MAX_TIMER_MS));
+    if (left > 0) {
+      this._expiryTimer = setTimeout(() => {
+        this._timedFor = undefined;
+        this.requestUpdate();
+      }, Math.min(left + 1, MAX_TIMER_MS));
+    }
   }
 
   /**
@@ -331,18 +344,19 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   }
 
   private _text(key: keyof S & string, values: Record<string, string | number>, blankAllowed: boolean, label: string | undefined, count?: number): string {
-    const defaults = (this.constructor as typeof MarketplaceElement).defaultStrings;
-    const found = [label, read((this as { strings?: unknown }).strings, key), ...candidates(this._chain, this.localName, key), read(defaults, key)];
     let text = '';
     // An override that is not text (a number, an object from a careless JSON attribute) is ignored,
     // and so is anything else that is not text (`toString`, had a key come from data).
-    for (const candidate of found) {
+    const take = (candidate: unknown): boolean => {
       const template = this._form(candidate, count);
-      if (template === undefined) continue;
+      if (template === undefined) return false;
       // Only the element's own placeholders: `{constructor}` is no placeholder of any element.
-      text = template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(values[name]), this._rtl) : ''));
-      if (blankAllowed || text.trim() !== '') break;
-    }
+      text = template.includes('{') ? template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(values[name]), this._rtl) : '')) : template;
+      return blankAllowed || text.trim() !== '';
+    };
+    if (take(label) || take(read((this as { strings?: unknown }).strings, key))) return text;
+    for (const candidate of candidates(this._chain, this.localName, key)) if (take(candidate)) return text;
+    take(read((this.constructor as typeof MarketplaceElement).defaultStrings, key));
     return text;
   }
 

@@ -159,6 +159,11 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   private _announcement = '';
   /** The heading of the card rendered last; '' when no card was. */
   private _heading = '';
+  /** The paywall card of the last locked look, kept (hidden) while access is granted; see `_body`. */
+  private _lockedCard: unknown;
+  /** `plan` as last read, and the plans it names. */
+  private _planRead: MpGate['plan'];
+  private _planList: string[] | undefined;
 
   constructor() {
     super();
@@ -173,7 +178,8 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   }
 
   private get _plans(): string[] | undefined {
-    return parsePlanList(this.plan);
+    if (this.plan !== this._planRead) this._planList = parsePlanList((this._planRead = this.plan));
+    return this._planList;
   }
 
   private get _feature(): string | undefined {
@@ -237,29 +243,39 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   private _body(): [unknown, string] {
     const state = this.state;
     this._heading = '';
-    if (this.decision?.granted) return [html`<slot></slot>`, this._t('unlocked')];
     if (state === 'loading' || state === 'not-connected') {
       const text = this._t(state === 'loading' ? 'loading' : 'notConnected');
       return [html`<div part="base loading" class="muted" aria-busy=${state === 'loading'} lang=${this._lang} dir=${this._dir}>${text}</div>`, text];
     }
-    const card = this._card();
-    this._heading = card.heading;
-    if (this._failed) card.detail = this._t('failed');
-    const said = this._failed ? card.detail! : card.heading;
-    const content = html`<div part="base card" role="group" aria-labelledby="heading" lang=${this._lang} dir=${this._dir}>
-      <p part="heading" id="heading" role="heading" aria-level=${this._headingLevel}>${card.heading}</p>
-      <p part="text">${card.text}</p>
-      ${card.detail ? html`<p part="detail" class="muted">${card.detail}</p>` : nothing}
-      ${card.run
-        ? html`<button part="action" type="button" aria-busy=${this._busy} @click=${card.run}>
-            ${this._busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}${card.action}
-          </button>`
-        : nothing}
-    </div>`;
-    if (state === 'error') return [content, said];
-    // Page content in the `locked` slot says what it says: the hidden card's heading is not announced.
-    const own = this.querySelector(':scope > [slot="locked"]');
-    return [html`<slot name="locked">${content}</slot>`, own ? '' : said];
+    const granted = !!this.decision?.granted;
+    let said = '';
+    if (granted) said = this._t('unlocked');
+    else {
+      const card = this._card();
+      this._heading = card.heading;
+      if (this._failed) card.detail = this._t('failed');
+      said = this._failed ? card.detail! : card.heading;
+      const content = html`<div part="base card" role="group" aria-labelledby="heading" lang=${this._lang} dir=${this._dir}>
+        <p part="heading" id="heading" role="heading" aria-level=${this._headingLevel}>${card.heading}</p>
+        <p part="text">${card.text}</p>
+        ${card.detail ? html`<p part="detail" class="muted">${card.detail}</p>` : nothing}
+        ${card.run
+          ? html`<button part="action" type="button" aria-busy=${this._busy} @click=${card.run}>
+              ${this._busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}${card.action}
+            </button>`
+          : nothing}
+      </div>`;
+      if (state === 'error') return [content, said];
+      this._lockedCard = content;
+      // Page content in the `locked` slot says what it says: the hidden card's heading is not announced.
+      if (this.querySelector(':scope > [slot="locked"]')) said = '';
+    }
+    // Locked and unlocked are the same nodes: the content's slot stays, hidden (not rendered, so
+    // neither seen, focused nor read) while access is denied, and the card stays, hidden, while it
+    // is granted. An entitlement change flips `hidden` instead of building a card or a slot
+    // (docs/benchmarks.md, "Elements").
+    const locked = this._lockedCard ? html`<slot name="locked" ?hidden=${granted}>${this._lockedCard}</slot>` : nothing;
+    return [html`<slot ?hidden=${!granted}></slot>${locked}`, said];
   }
 
   private get _headingLevel(): number {
@@ -272,13 +288,27 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const kit = this._kit;
     const entitlement = kit?.entitlement;
     const plans = plansToOffer(this._plans, entitlement, this.decision);
+    // Each value is formatted only if a text of the card has its placeholder.
+    const self = this;
     const values = {
-      feature: this._feature ?? this._t('thisFeature'),
-      plan: plans ? this._planNames(plans) : '',
-      current: entitlement ? this._planName(entitlement.plan) : '',
-      date: this._date(entitlement?.expires_at),
-      used: this._number(entitlement?.usage.api_calls ?? 0),
-      limit: this._number(entitlement?.usage.limit ?? 0),
+      get feature() {
+        return self._feature ?? self._t('thisFeature');
+      },
+      get plan() {
+        return plans ? self._planNames(plans) : '';
+      },
+      get current() {
+        return entitlement ? self._planName(entitlement.plan) : '';
+      },
+      get date() {
+        return self._date(entitlement?.expires_at);
+      },
+      get used() {
+        return self._number(entitlement?.usage.api_calls ?? 0);
+      },
+      get limit() {
+        return self._number(entitlement?.usage.limit ?? 0);
+      },
     };
     const t = (key: keyof GateStrings) => this._t(key, values);
     // The card's button: a blank text counts as none.
@@ -323,13 +353,19 @@ export class MpGate extends MarketplaceElement<GateStrings> {
    * back to the page's start.
    */
   private _keepFocus(): void {
-    if (!this._hadFocus || this.shadowRoot?.activeElement) return;
+    if (!this._hadFocus) return;
     // The gate's own document: it may have been moved into an iframe's or a Picture-in-Picture window's.
     const doc = this.ownerDocument;
-    const active = doc.activeElement;
-    // Page content whose slot is no longer rendered keeps the focus until the browser notices.
-    const hidden = active && this.contains(active) && typeof active.checkVisibility === 'function' && !active.checkVisibility();
-    if (active && active !== doc.body && !hidden) return; // the page moved the focus elsewhere itself
+    const inside = this.shadowRoot?.activeElement;
+    if (inside) {
+      // The card's button, hidden with the card as access is granted, keeps the focus until the browser notices.
+      if (inside.checkVisibility()) return;
+    } else {
+      const active = doc.activeElement;
+      // Page content whose slot is no longer rendered keeps the focus until the browser notices.
+      const hidden = active && this.contains(active) && typeof active.checkVisibility === 'function' && !active.checkVisibility();
+      if (active && active !== doc.body && !hidden) return; // the page moved the focus elsewhere itself
+    }
     // Inside the dashboard the plan chooser has the focus, in the parent page: it is left there,
     // and the gate takes it when it comes back (`_handleFocusOut`).
     if (doc.hasFocus()) this._takeFocus();
@@ -359,9 +395,13 @@ export class MpGate extends MarketplaceElement<GateStrings> {
 
   /** Moves the focus into the gate: to the card's button, else to the gate itself. */
   private _takeFocus(): void {
-    // The card's button, unless page content in the `locked` slot replaces the card.
-    this.shadowRoot?.querySelector<HTMLElement>('[part~="action"]')?.focus({ preventScroll: true });
-    if (this.shadowRoot?.activeElement) return;
+    // The card's button, unless page content in the `locked` slot replaces the card, or the card
+    // is hidden (access is granted).
+    const action = this.shadowRoot?.querySelector<HTMLElement>('[part~="action"]');
+    if (action?.checkVisibility()) {
+      action.focus({ preventScroll: true });
+      if (this.shadowRoot!.activeElement === action) return;
+    }
     if (this.hasAttribute('tabindex')) return this.focus({ preventScroll: true });
     // The gate takes the focus for once: the attribute goes with it, or at once if it did not take.
     this.tabIndex = -1;
