@@ -200,9 +200,23 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     this._attach();
   }
 
-  /** The locale of the user: the kit's, else the browser's. */
+  /**
+   * The locale of the element's texts: its own `lang` attribute (not an ancestor's: `<html lang>`
+   * says what the page is written in, not what the user reads), else the user's, the kit's, else
+   * the browser's.
+   */
   private get _locale(): string {
-    return (this.kit ?? this._kit ?? getKit())?.locale || navigator.language;
+    return this.getAttribute('lang') || (this.kit ?? this._kit ?? getKit())?.locale || navigator.language;
+  }
+
+  /** `lang` too: the element's own sets the language of its texts. */
+  static override get observedAttributes(): string[] {
+    return [...super.observedAttributes, 'lang'];
+  }
+
+  override attributeChangedCallback(name: string, old: string | null, value: string | null): void {
+    super.attributeChangedCallback(name, old, value);
+    if (name === 'lang') this.requestUpdate();
   }
 
   /**

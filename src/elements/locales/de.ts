@@ -12,7 +12,7 @@ const de: LocalePack = {
     loading: 'Zugriff wird geprüft…',
     thisFeature: 'diese Funktion',
     unlocked: 'Freigeschaltet',
-    lockedHeading: '{feature} freischalten',
+    lockedHeading: 'Zugriff auf {feature} freischalten',
     lockedText: 'Upgraden Sie Ihren Tarif, um {feature} zu nutzen.',
     lockedPlanText: 'Im Tarif {plan} enthalten.',
     expiredHeading: 'Ihr Tarif {current} ist abgelaufen',

@@ -12,7 +12,7 @@ const nl: LocalePack = {
     loading: 'Toegang controleren…',
     thisFeature: 'deze functie',
     unlocked: 'Ontgrendeld',
-    lockedHeading: '{feature} ontgrendelen',
+    lockedHeading: 'Toegang tot {feature} ontgrendelen',
     lockedText: 'Upgrade je abonnement om {feature} te gebruiken.',
     lockedPlanText: 'Onderdeel van het abonnement {plan}.',
     expiredHeading: 'Je abonnement {current} is verlopen',
