@@ -24,11 +24,6 @@ export type BaseStrings = {
 };
 
 const NOT_FOUND: ErrorCode = 'ERR_KIT_NOT_FOUND';
-/**
- * How long an element holds its update for the texts of a new locale to load. A pack that is slow
- * to come shows the fallback's texts (English) meanwhile, and its own once it is here.
- */
-const LOCALE_WAIT_MS = 3000;
 
 /**
  * The `strings` property of every element: texts as an object, or a JSON attribute. An attribute
@@ -70,6 +65,12 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * logs the `ERR_KIT_NOT_FOUND` warning (once per page).
    */
   static kitTimeoutMs = 1000;
+
+  /**
+   * How long an element holds its update while the texts of a new locale load. A pack slower than
+   * that shows the fallback's texts (English) meanwhile, and its own once it is here.
+   */
+  static localeTimeoutMs = 3000;
 
   /**
    * The built-in English texts, the last fallback of every lookup. Other languages come from the
@@ -220,14 +221,15 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   }
 
   /**
-   * Holds the update while the texts of the user's locale load (`LOCALE_WAIT_MS` at most), so that
+   * Holds the update while the texts of the user's locale load (`localeTimeoutMs` at most), so that
    * an element shows its first look, or a new locale, in the user's language rather than English
    * for a moment. Awaited by `updateComplete`.
    */
   protected override scheduleUpdate(): void | Promise<unknown> {
     const loading = textsLoading(this._locale);
     if (!loading) return super.scheduleUpdate();
-    return Promise.race([loading, new Promise((resolve) => setTimeout(resolve, LOCALE_WAIT_MS))]).then(() => super.scheduleUpdate());
+    const timeout = (this.constructor as typeof MarketplaceElement).localeTimeoutMs;
+    return Promise.race([loading, new Promise((resolve) => setTimeout(resolve, timeout))]).then(() => super.scheduleUpdate());
   }
 
   /** Out of the page an element does not render: it keeps its look until it is back (see `_attach`). */
