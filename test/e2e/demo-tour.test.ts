@@ -447,4 +447,41 @@ describe('demo: the component gallery', () => {
       await context.close();
     }
   });
+
+  it('switches every preview\'s language with its locale picker, right to left in Arabic and Hebrew', async () => {
+    const context = await harness.browser.newContext();
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    try {
+      await page.goto(harness.demo.urls.gallery);
+      const picker = page.getByLabel('Locale of the previews');
+      const options = await picker.locator('option').evaluateAll((nodes) => nodes.map((node) => (node as HTMLOptionElement).value));
+      assert.deepEqual(options, ['en', 'de', 'fr', 'es', 'it', 'pt-BR', 'nl', 'sv', 'pl', 'ja', 'ko', 'zh-CN', 'zh-TW', 'ar', 'he']);
+      const locked = page.locator('section#mp-gate .case', { hasText: 'Locked: no entitlement' }).locator('.preview[data-theme="light"] mp-gate');
+      const unconnected = page.locator('section#mp-gate .case', { hasText: 'Not connected' }).locator('.preview[data-theme="light"] mp-gate');
+      const card = locked.locator('[part~="card"]');
+      await locked.getByRole('heading', { name: 'Unlock export' }).waitFor();
+      for (const [locale, heading, notConnected, dir] of [
+        ['ar', 'إلغاء قفل export', 'غير متصل بـ Marketplace', 'rtl'],
+        ['he', 'פתיחת export', 'אין חיבור ל-Marketplace', 'rtl'],
+        ['ja', 'exportのロックを解除', 'Marketplace に接続されていません', 'ltr'],
+        ['de', 'Zugriff auf export freischalten', 'Nicht mit Marketplace verbunden', 'ltr'],
+      ] as const) {
+        await picker.selectOption(locale);
+        // In a right-to-left sentence the feature's Latin name is isolated (U+2068 … U+2069).
+        await locked.getByRole('heading', { name: new RegExp(`^${heading.replace('export', '\u2068?export\u2069?')}$`) }).waitFor();
+        await unconnected.getByText(notConnected).waitFor();
+        assert.deepEqual(await card.evaluate((node) => [node.lang, getComputedStyle(node).direction]), [locale, dir], locale);
+        assert.equal(new URL(page.url()).searchParams.get('locale'), locale);
+      }
+      // The address opens the gallery in its locale.
+      await page.reload();
+      await locked.getByRole('heading', { name: 'Zugriff auf export freischalten' }).waitFor();
+      assert.equal(await picker.inputValue(), 'de');
+      assert.deepEqual(errors, []);
+    } finally {
+      await context.close();
+    }
+  });
 });
