@@ -54,6 +54,7 @@ import {
   type FakeMarketplace,
   at,
 } from '../support/server-http.js';
+import { HANG_MS } from '../support/waiting.js';
 
 const APP = 'https://app.example';
 const BASE = `${APP}/api/marketplace`;
@@ -109,9 +110,10 @@ const contextToken = (overrides: Partial<Parameters<typeof signContextToken>[0]>
 const postSession = (backend: AppBackend, body: unknown) =>
   backend(new Request(`${BASE}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
 
-/** Polls `condition` every 10 ms, for at most 2 s. */
+/** Polls `condition` every 10 ms until it holds; a hang guard stops the wait. */
 async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let tries = 0; tries < 200 && !condition(); tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  const deadline = Date.now() + HANG_MS;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
   assert.ok(condition(), `timed out waiting until ${what}`);
 }
 
@@ -176,10 +178,13 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal((await read('?refresh=1')).entitlement?.plan, 'business', 'reloaded');
     market.entitlements.set(USER.id, { ...ENTITLEMENT, plan: 'enterprise' });
     clock.advance(1_000);
+    // A refresh within the interval asks whether the entitlement is cached, then waits (or joins
+    // the wait): the wait ends once all twenty have asked.
+    let askedCache = 0;
+    const isCached = backend.client.isCached.bind(backend.client);
+    backend.client.isCached = (userId) => (askedCache++, isCached(userId));
     const asking = Promise.all(Array.from({ length: 20 }, () => read('?refresh=1')));
-    // Every request has verified its session and is waiting by then (each takes well under 1 ms,
-    // and the margin is for a busy machine).
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await until(() => askedCache === 20, 'all twenty refreshes wait');
     endWaits();
     const burst = await asking;
     // Within 5 s of the last reload: all wait for the interval to end, then share one reload.
@@ -1085,7 +1090,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     const impatient = backendWith({ timeoutMs: 100 }).backend;
     market.override = null;
     const { callback, cookie } = await signIn(impatient, '/home');
-    market.override = (_req, res) => void setTimeout(() => sendJson(res, 200, {}), 1_000);
+    market.override = () => undefined; // never answers
     const timedOut = await impatient(new Request(callback, { headers: { cookie } }));
     assert.equal(timedOut.headers.get('location'), '/home?mp_oauth_error=temporarily_unavailable', 'timed out');
   });
@@ -1176,7 +1181,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     const body = delivery();
     const answers: string[] = [];
     const pending = [post(backend, body), post(backend, body)].map((answer) => answer.then(async (response) => answers.push(`${response.status} ${await response.text()}`)));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => waits.length === 1, 'the copy waits for the first');
     assert.deepEqual(answers, [], 'neither is answered while the first is handled');
     finish();
     await Promise.all(pending);
@@ -1186,7 +1191,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.ok(waits.every((signal) => signal.aborted), 'and its timer was cancelled once the first was done');
   });
 
-  it('a copy waits at most WEBHOOK_COPY_WAIT_MS for a first copy that does not finish, then gets 503 and nothing stays claimed', { timeout: 5_000 }, async () => {
+  it('a copy waits at most WEBHOOK_COPY_WAIT_MS for a first copy that does not finish, then gets 503 and nothing stays claimed', async () => {
     let finish!: () => void;
     const gate = new Promise<void>((resolve) => (finish = resolve));
     const { backend, clock, events } = backendWith({
@@ -1261,8 +1266,9 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
       let fail!: () => void;
       const failing = new Promise<void>((_resolve, reject) => (fail = () => reject(new Error('database down'))));
       let calls = 0;
+      const { clock, waits } = watchedClock();
       const { backend, events } = backendWith({
-        clock: realTimeAtNow,
+        clock,
         onEvent: async (delivery) => {
           calls += 1;
           if (calls === 1) await failing;
@@ -1272,7 +1278,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
       const first = post(backend, delivery({ id: 'evt_1' }));
       // Re-signed: the marketplace's own retry, with a later timestamp and the same id.
       const copy = post(backend, delivery({ id: 'evt_1', ...(resigned ? { timestamp: at(5) } : {}) }));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await until(() => waits.length === 1, 'the copy waits for the first');
       fail();
       assert.equal((await first).status, 500);
       const handled = await copy;
@@ -1338,8 +1344,9 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     const releasing = deferred();
     const released = deferred();
     let calls = 0;
+    const { clock, waits } = watchedClock();
     const { backend, events } = backendWith({
-      clock: realTimeAtNow,
+      clock,
       replayStore: {
         claim: (key, expiresAt, now) => store.claim(key, expiresAt, now),
         release: async (key) => {
@@ -1364,7 +1371,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     const during = send(); // sent while the first is handled
     await releasing.promise;
     const late = send(); // sent while the first is being released
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => waits.length === 2, 'both copies wait');
     assert.deepEqual(answered, [], 'no copy is answered before the release is done');
     released.resolve();
     assert.equal((await first).status, 500);
@@ -1373,7 +1380,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.equal(events.length, 1);
   });
 
-  it('answers 500 when onEvent throws, releases the delivery and handles the retry', { timeout: 5_000 }, async () => {
+  it('answers 500 when onEvent throws, releases the delivery and handles the retry', async () => {
     let fail = true;
     const seen: string[] = [];
     const errors: unknown[] = [];

@@ -9,7 +9,6 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +17,7 @@ import { build } from 'vite';
 import { createAppBackend, earlyLaunchScript, toNodeHandler, type AppBackend } from '../../src/server/index.js';
 import { signContextToken } from '../../src/server/signers.js';
 import type { Entitlement, Profile } from '../../src/shared/schemas.js';
+import { closeServer, listenOnLoopback } from './loopback.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // chromium.js is plain JS without declarations; a computed specifier keeps its import typed by hand.
@@ -99,14 +99,10 @@ interface Listening {
 
 export async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Listening> {
   const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return { server, origin: await listenOnLoopback(server) };
 }
 
-export async function stop(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
+export const stop = closeServer;
 
 /** Builds the runtime alone as an IIFE with the global `MarketplaceRuntime` into `dir`; returns its code. */
 export async function buildRuntimeBundle(dir: string): Promise<string> {

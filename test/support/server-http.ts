@@ -4,9 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Entitlement, Profile } from '../../src/shared/schemas.js';
 import { daysFrom, utcSeconds } from './dates.js';
+import { closeServer, listenOnLoopback } from './loopback.js';
 import type { AppBackendOptions, Clock, ReplayStore } from '../../src/server/index.js';
 
 export interface RecordedRequest {
@@ -40,18 +40,7 @@ export async function startHttpServer(handle: RawHandler): Promise<TestServer> {
       });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: await listenOnLoopback(server), requests, server, close: () => closeServer(server) };
 }
 
 /**
@@ -228,11 +217,4 @@ export function asyncReplayStore(): ReplayStore & { keys: Map<string, number> } 
       keys.delete(key);
     },
   };
-}
-
-/** What `work` settles with, or a rejection saying `what` after `ms`. */
-export async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let deadline: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => (deadline = setTimeout(() => reject(new Error(what)), ms)));
-  return Promise.race([work, late]).finally(() => clearTimeout(deadline));
 }
