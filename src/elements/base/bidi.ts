@@ -49,25 +49,10 @@ function balanced(value: string): string {
  * isolated('80 %', true);     // '\u206880 %\u2069'
  * isolated('80 %', false);    // '80 %'
  * isolated('pro\u202E', false); // '\u2068pro\u202E\u2069' (the override ends with the isolate)
- * isolated('\u2068Pro\u2069', true); // '\u2068Pro\u2069' (one isolate already)
  */
 export function isolated(value: string, rtl: boolean): string {
   // Printable ASCII has no right-to-left letter and no control: as it is in a left-to-right sentence.
   if (!rtl && PRINTABLE_ASCII.test(value)) return value;
   const inner = balanced(value);
-  if (oneIsolate(inner)) return inner;
   return CONTROLS.test(inner) || (rtl ? LTR_OR_DIGIT : RTL).test(inner) ? `\u2068${inner}\u2069` : inner;
-}
-
-/** `value` (balanced) is one FIRST STRONG ISOLATE as a whole, as a plan name `_planNames` isolated already: no need of another around it. */
-function oneIsolate(value: string): boolean {
-  if (!value.startsWith('\u2068')) return false;
-  let open = 0;
-  for (let i = 0; i < value.length; i++) {
-    const char = value[i]!;
-    if (char >= '\u2066' && char <= '\u2068') open++;
-    else if (char === '\u2069' && --open === 0) return i === value.length - 1;
-    else if (open === 0) return false;
-  }
-  return false;
 }

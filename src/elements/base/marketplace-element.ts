@@ -11,6 +11,12 @@ import { candidates, localeChain, localeDirection, onTextsChanged, read, textLan
 import { en } from '../locales/en.js';
 import { getKit, onKitsChanged } from '../../runtime/registry.js';
 
+/**
+ * The values of a text's placeholders, by name: text, a number, or a function that makes the
+ * value, called only if the text has its placeholder (a date no text shows is not formatted).
+ */
+export type TextValues = Record<string, string | number | (() => string)>;
+
 /** What an element shows: the kit's state, or `not-connected` when no kit was found in time. */
 export type ElementState = KitState | 'not-connected';
 
@@ -346,7 +352,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * plural forms takes the one `count` needs. A value is isolated from the sentence when its
    * direction may differ (`isolated`).
    */
-  protected _t(key: keyof S & string, values: Record<string, string | number> = {}, count?: number): string {
+  protected _t(key: keyof S & string, values: TextValues = {}, count?: number): string {
     return this._text(key, values, true, undefined, count);
   }
 
@@ -355,11 +361,11 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * filled in (`""`, spaces, `"{plan}"` without a plan) counts as none. `label` (an element's
    * `label` attribute) comes before `strings[key]`, and is read the same way.
    */
-  protected _name(key: keyof S & string, values: Record<string, string | number> = {}, label?: string): string {
+  protected _name(key: keyof S & string, values: TextValues = {}, label?: string): string {
     return this._text(key, values, false, label);
   }
 
-  private _text(key: keyof S & string, values: Record<string, string | number>, blankAllowed: boolean, label: string | undefined, count?: number): string {
+  private _text(key: keyof S & string, values: TextValues, blankAllowed: boolean, label: string | undefined, count?: number): string {
     let text = '';
     // An override that is not text (a number, an object from a careless JSON attribute) is ignored,
     // and so is anything else that is not text (`toString`, had a key come from data).
@@ -367,7 +373,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       const template = this._form(candidate, count);
       if (template === undefined) return false;
       // Only the element's own placeholders: `{constructor}` is no placeholder of any element.
-      text = template.includes('{') ? template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(values[name]), this._rtl) : '')) : template;
+      text = template.includes('{') ? template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(typeof values[name] === 'function' ? values[name]() : values[name]), this._rtl) : '')) : template;
       return blankAllowed || text.trim() !== '';
     };
     if (take(label) || take(read((this as { strings?: unknown }).strings, key))) return text;
@@ -397,7 +403,9 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * it is in the language of the texts (`_lang`); figures and dates follow the user's locale.
    */
   protected _planNames(plans: readonly string[]): string {
-    // Each name on its own, so that one plan cannot reorder the "or" and the others.
+    // Each name on its own, so that one plan cannot reorder the "or" and the others. One plan is
+    // isolated where it is put in a sentence, as any value.
+    if (plans.length === 1) return this._planName(plans[0]!);
     return formatter(Intl.ListFormat, this._lang, { type: 'disjunction' }).format(plans.map((plan) => isolated(this._planName(plan), this._rtl)));
   }
 

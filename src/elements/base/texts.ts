@@ -43,8 +43,8 @@ type Layer = Readonly<Record<string, Readonly<Record<string, unknown>> | undefin
 
 /** Texts by canonical tag, first the app's (the last registered first), then the built-in pack. */
 const packs = new Map<string, Layer[]>();
-/** Loaders not run yet, by tag, each marked when it loads a built-in pack (which then goes last). */
-const queued = new Map<string, [LocaleLoader, boolean][]>();
+/** Loaders not run yet, by tag. */
+const queued = new Map<string, LocaleLoader[]>();
 /** Loads under way, by tag. */
 const loading = new Map<string, Promise<void>>();
 /** Every tag with texts, loaded or not; `en` always (the classes' `defaultStrings`). */
@@ -55,7 +55,7 @@ const listeners = new Set<() => void>();
 
 for (const [tag, load] of Object.entries(loaders)) {
   known.add(tag);
-  queued.set(tag, [[load as LocaleLoader, true]]);
+  queued.set(tag, [load as LocaleLoader]);
 }
 
 /**
@@ -75,7 +75,7 @@ export function registerLocale(locale: string, texts: LocaleTexts | LocaleLoader
   if (!tag) throw new MarketplaceKitError('ERR_CONFIG', `registerLocale: ${String(locale).slice(0, 40)} is no language tag`);
   known.add(tag);
   chains.clear();
-  if (typeof texts === 'function') queued.set(tag, [...(queued.get(tag) ?? []), [texts, false]]);
+  if (typeof texts === 'function') queued.set(tag, [...(queued.get(tag) ?? []), texts]);
   else add(tag, texts as Layer, false);
   changed();
 }
@@ -103,14 +103,15 @@ export function textsLoading(locale: string): Promise<void> | undefined {
 }
 
 function start(tag: string): Promise<void> | undefined {
-  const loaders = queued.get(tag);
-  if (loaders) {
+  const queue = queued.get(tag);
+  if (queue) {
     queued.delete(tag);
     const running = Promise.all([
       loading.get(tag),
-      ...loaders.map(([load, builtIn]) =>
+      ...queue.map((load) =>
         load().then(
-          (module) => add(tag, ('default' in module ? module.default : module) as Layer, builtIn),
+          // A built-in pack goes under what the app registered for its locale.
+          (module) => add(tag, ('default' in module ? module.default : module) as Layer, load === (loaders as Record<string, unknown>)[tag]),
           (error: unknown) => console.warn(`[marketplace-app-kit] ${tag} texts not loaded (docs/guides/locales.md):`, error),
         ),
       ),

@@ -288,27 +288,14 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const kit = this._kit;
     const entitlement = kit?.entitlement;
     const plans = plansToOffer(this._plans, entitlement, this.decision);
-    // Each value is formatted only if a text of the card has its placeholder.
-    const self = this;
+    // Each value is made only if a text of the card has its placeholder.
     const values = {
-      get feature() {
-        return self._feature ?? self._t('thisFeature');
-      },
-      get plan() {
-        return plans ? self._planNames(plans) : '';
-      },
-      get current() {
-        return entitlement ? self._planName(entitlement.plan) : '';
-      },
-      get date() {
-        return self._date(entitlement?.expires_at);
-      },
-      get used() {
-        return self._number(entitlement?.usage.api_calls ?? 0);
-      },
-      get limit() {
-        return self._number(entitlement?.usage.limit ?? 0);
-      },
+      feature: () => this._feature ?? this._t('thisFeature'),
+      plan: () => (plans ? this._planNames(plans) : ''),
+      current: () => (entitlement ? this._planName(entitlement.plan) : ''),
+      date: () => this._date(entitlement?.expires_at),
+      used: () => this._number(entitlement?.usage.api_calls ?? 0),
+      limit: () => this._number(entitlement?.usage.limit ?? 0),
     };
     const t = (key: keyof GateStrings) => this._t(key, values);
     // The card's button: a blank text counts as none.
@@ -326,7 +313,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
         return {
           heading: t(this.decision?.reason === 'cancelled' ? 'cancelledHeading' : 'expiredHeading'),
           text: t('expiredText'),
-          ...(values.date && this.decision?.reason === 'expired' ? { detail: t('ended') } : {}),
+          ...(this.decision?.reason === 'expired' && values.date() ? { detail: t('ended') } : {}),
           action: name('renew'),
           run: upgrade(entitlement?.plan ?? plans?.[0]),
         };
