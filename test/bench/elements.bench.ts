@@ -5,6 +5,14 @@
 // to the layout that follows. Beside them, Chromium's style recalculations and layouts during the
 // changes (CDP Performance.getMetrics). Time per element should not grow with N. SIZES=50,2000
 // (environment) measures other sizes.
+//
+// Then the gates against their reference (issue 39): 1,000 <mp-gate> alone on the page, and 1,000
+// minimal Lit elements that switch between two slots (reference-gate.ts) on a kit of their own,
+// built in turn on the same page, each through plan switches that unlock and lock all of them.
+// Goal: <mp-gate> re-renders (every element updated) in at most twice the reference's time,
+// unlocking and locking. The time to the layout after it is printed beside, with its ratio: the
+// gate lays out its paywall card, the reference the paywall it was given. GATES=500
+// (environment) measures another count.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,11 +71,11 @@ async function gatesAgainstReference(page: Page, origin: string, gates: NonNulla
     const ours = { update: figure('mp-gate', unlocked, 'update'), layout: figure('mp-gate', unlocked, 'layout') };
     const reference = { update: figure('reference-gate', unlocked, 'update'), layout: figure('reference-gate', unlocked, 'layout') };
     const ratios = [ours.update / reference.update, ours.layout / reference.layout];
-    const within = ratios.every((ratio) => ratio <= GATES_GOAL);
+    const within = ratios[0]! <= GATES_GOAL;
     ok &&= within;
     console.log(
       `  ${name.padEnd(6)}: <mp-gate> ${ms(ours.update)} (${ms(ours.layout)}) | reference ${ms(reference.update)} (${ms(reference.layout)})` +
-        ` | ${ratios[0]!.toFixed(2)}× (${ratios[1]!.toFixed(2)}×) the reference's time, goal ≤ ${GATES_GOAL}× ${within ? 'OK' : 'OVER GOAL'}`,
+        ` | ${ratios[0]!.toFixed(2)}× the reference's time (to layout ${ratios[1]!.toFixed(2)}×), goal ≤ ${GATES_GOAL}× ${within ? 'OK' : 'OVER GOAL'}`,
     );
   }
   return ok;

@@ -17,10 +17,10 @@ async function gate(kit: FakeKit, attrs: { feature?: string; plan?: string; mete
   return el;
 }
 
-/** The content is in the gate's slot, and that slot is not hidden (the gate keeps it, hidden, while access is denied). */
+/** The content is in the gate's slot, and that slot is displayed (the gate keeps it, not displayed, while access is denied). */
 const isShown = (el: MpGate) => {
   const slot = el.querySelector('#secret')!.assignedSlot;
-  return !!slot && !slot.hidden;
+  return !!slot && getComputedStyle(slot).display !== 'none';
 };
 
 /**

@@ -270,12 +270,11 @@ export class MpGate extends MarketplaceElement<GateStrings> {
       // Page content in the `locked` slot says what it says: the hidden card's heading is not announced.
       if (this.querySelector(':scope > [slot="locked"]')) said = '';
     }
-    // Locked and unlocked are the same nodes: the content's slot stays, hidden (not rendered, so
-    // neither seen, focused nor read) while access is denied, and the card stays, hidden, while it
-    // is granted. An entitlement change flips `hidden` instead of building a card or a slot
-    // (docs/benchmarks.md, "Elements").
-    const locked = this._lockedCard ? html`<slot name="locked" ?hidden=${granted}>${this._lockedCard}</slot>` : nothing;
-    return [html`<slot ?hidden=${!granted}></slot>${locked}`, said];
+    // Locked and unlocked are the same nodes: the content's slot stays while access is denied, and
+    // the card while it is granted, each not displayed (so neither seen, focused nor read) by the
+    // styles that read the reflected `access` (gate.styles.ts). An entitlement change builds no
+    // card or slot and sets no attribute of its own (docs/benchmarks.md, "Elements").
+    return [html`<slot></slot>${this._lockedCard ? html`<slot name="locked">${this._lockedCard}</slot>` : nothing}`, said];
   }
 
   private get _headingLevel(): number {
