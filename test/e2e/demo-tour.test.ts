@@ -472,7 +472,7 @@ describe('demo: the component gallery', () => {
         // In a right-to-left sentence the feature's Latin name is isolated (U+2068 … U+2069).
         await locked.getByRole('heading', { name: new RegExp(`^${heading.replace('export', '\u2068?export\u2069?')}$`) }).waitFor();
         await unconnected.getByText(notConnected).waitFor();
-        assert.deepEqual(await card.evaluate((node) => [node.lang, getComputedStyle(node).direction]), [locale, dir], locale);
+        assert.deepEqual(await card.evaluate((node) => [(node as HTMLElement).lang, getComputedStyle(node).direction]), [locale, dir], locale);
         assert.equal(new URL(page.url()).searchParams.get('locale'), locale);
       }
       // The address opens the gallery in its locale.
