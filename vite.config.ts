@@ -12,8 +12,19 @@ import { build, defineConfig, parseSync, type Plugin, type Rolldown } from 'vite
 //                             ES modules, which the script imports from next to itself on demand.
 //   vite build --mode host -> dist/cdn/marketplace-host.js: the dashboard side of the bridge, global
 //                             `MarketplaceHost` (served by the simulator's dashboard).
+//   vite build --mode dashboard -> dist/cdn/marketplace-dashboard.js: the simulator dashboard's own
+//                             script (src/simulator/dashboard-app.ts), which uses `MarketplaceHost`.
 export default defineConfig(({ mode }) => {
   const host = mode === 'host';
+  if (mode === 'dashboard') {
+    return {
+      build: {
+        outDir: 'dist/cdn',
+        emptyOutDir: false,
+        lib: { entry: 'src/simulator/dashboard-app.ts', name: 'MarketplaceDashboard', formats: ['iife'], fileName: () => 'marketplace-dashboard.js' },
+      },
+    };
+  }
   return {
     plugins: host ? [collapseTemplates()] : [collapseTemplates(), localePacks()],
     resolve: host

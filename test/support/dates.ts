@@ -1,6 +1,6 @@
 /**
  * Fixture dates derived from the test's clock, so that no test depends on the day it runs
- * (docs/testing: "Tests pass on any day"). Works in Node and in the browser.
+ * (docs/development.md, "Tests on any day"). Works in Node and in the browser.
  */
 
 export const DAY_MS = 86_400_000;
@@ -16,10 +16,11 @@ export function daysFrom(days: number, now = Date.now()): string {
 }
 
 /**
- * Noon (UTC) of a fixed month and day, `years` years after the year of `now`: a future date whose
- * spelled-out form ("Dec 21, 2030") a test can still write down, with `year` to fill it in.
+ * Noon (UTC) of a fixed month and day, `years` years after the year of `now` (before it when
+ * negative): a date whose spelled-out form ("Dec 21, 2030") a test can still write down, with
+ * `year` to fill it in.
  */
-export function dayOfYearAhead(years: number, month: number, day: number, now = Date.now()): { iso: string; year: number } {
+export function calendarDay(years: number, month: number, day: number, now = Date.now()): { iso: string; year: number } {
   const year = new Date(now).getUTCFullYear() + years;
   return { iso: utcSeconds(Date.UTC(year, month - 1, day, 12)), year };
 }

@@ -1,5 +1,5 @@
 /**
- * How tests wait: for the event they need, with a hang guard around it (docs/testing.md, "Tests
+ * How tests wait: for the event they need, with a hang guard around it (docs/development.md, "Tests
  * on a busy machine"). A hang guard only stops a hung test or process, so it is generous: a
  * machine with both cores busy never reaches it. It is never how a test waits for something.
  */

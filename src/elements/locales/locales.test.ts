@@ -9,7 +9,7 @@ import { localeChain } from '../base/texts.js';
 import { isKitError } from '../../shared/errors.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
 import { deferred, overflowing, part, settle, text } from '../../../test/support/element-helpers.js';
-import { dayOfYearAhead, daysFrom } from '../../../test/support/dates.js';
+import { calendarDay, daysFrom } from '../../../test/support/dates.js';
 
 /** The built-in packs this page has fetched so far, by tag. */
 function packsFetched(): string[] {
@@ -292,7 +292,7 @@ describe('locales: what an app registers', () => {
 
 /** Each element in the looks that show the most text, on kits put in `locale`. */
 function everyLook(locale: string): [tag: string, kit: FakeKit | null, attributes: string][] {
-  const long = { plan: 'Enterprise Unlimited', expires_at: dayOfYearAhead(1, 12, 21).iso };
+  const long = { plan: 'Enterprise Unlimited', expires_at: calendarDay(1, 12, 21).iso };
   const kits = {
     signedOut: new FakeKit().setSignedOut(),
     error: new FakeKit().setError(),

@@ -3,11 +3,11 @@ import '../index.js';
 import { MpPlanBadge } from '../index.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
 import { HOSTILE, part, settle, text } from '../../../test/support/element-helpers.js';
-import { daysFrom, dayOfYearAhead } from '../../../test/support/dates.js';
+import { daysFrom, calendarDay } from '../../../test/support/dates.js';
 
 // Future days the badge spells out, and a day already past, all from the test's clock.
-const DEC_21 = dayOfYearAhead(4, 12, 21);
-const JAN_5 = dayOfYearAhead(4, 1, 5);
+const DEC_21 = calendarDay(4, 12, 21);
+const JAN_5 = calendarDay(4, 1, 5);
 const PAST = daysFrom(-365);
 
 const withEntitlement = (overrides: Parameters<typeof sampleEntitlement>[0]) => new FakeKit().setSession(sampleUser, sampleEntitlement(overrides));
