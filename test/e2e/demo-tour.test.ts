@@ -256,13 +256,20 @@ describe('demo: the sample app in the dashboard', () => {
     });
   }
 
-  it('writes the notes\' dates in the dashboard\'s locale, also after the locale changes', async () => {
+  it('writes the notes\' dates in the dashboard\'s locale, also after the locale changes, and the elements switch language live', async () => {
     const { context, page, app } = await openDashboard(harness, { user: KATHERINE });
     try {
       const time = app.locator('#notes time').first();
       await time.waitFor();
+      await app.locator('mp-usage-meter [part~="label"]', { hasText: 'API calls' }).waitFor();
       await page.locator('#locale').selectOption('de-DE');
       await app.locator('#notes time', { hasText: /^\d{1,2}\.\d{1,2}\.\d{4}, / }).first().waitFor();
+      await app.locator('mp-usage-meter [part~="label"]', { hasText: 'API-Aufrufe' }).waitFor();
+      // Right to left in Arabic, with no reload: the same page.
+      const loaded = await app.evaluate(() => performance.timeOrigin);
+      await page.locator('#locale').selectOption('ar-EG');
+      await app.locator('mp-usage-meter [part~="base"][dir="rtl"][lang="ar"]', { hasText: 'استدعاءات API' }).waitFor();
+      assert.equal(await app.evaluate(() => performance.timeOrigin), loaded, 'no reload');
     } finally {
       await context.close();
     }
