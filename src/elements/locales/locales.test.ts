@@ -109,6 +109,17 @@ describe('locales: live switching', () => {
     expect([part(gate!, 'status')!.textContent, part(meter!, 'status')!.textContent], 'another language is no news').to.deep.equal(['', '']);
   });
 
+  it('says an upgrade\'s outcome once, not again in the next language', async () => {
+    const kit = locked().scriptUpgrade({ outcome: 'dismissed' });
+    const el = await render<MarketplaceElement>('mp-upgrade-button', kit, 'plan="pro"');
+    part(el, 'base')!.click();
+    await settle(el);
+    expect(part(el, 'status')!.textContent).to.equal('No change to your plan');
+    kit.setLocale('de-DE');
+    await settle(el);
+    expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Auf pro upgraden', '']);
+  });
+
   it('an element\'s own lang picks its language, live, as where no kit is found', async () => {
     const timeout = MarketplaceElement.kitTimeoutMs;
     MarketplaceElement.kitTimeoutMs = 20;

@@ -90,6 +90,8 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   private _offer: 'upgrade' | 'current' | 'renew' | 'updatePayment' = 'upgrade';
   /** The plans an `upgrade` offer names (`plansToOffer`): never the user's own when that cannot help. */
   private _plans: string[] | undefined;
+  /** The language of the texts last rendered. */
+  private _renderedIn = '';
 
   constructor() {
     super();
@@ -103,6 +105,9 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     // A failure is news about the offer that failed, and "Try again" on "Current plan" offers
     // nothing (the chooser may time out after the purchase was announced and reloaded).
     if (this._offer !== before || this._offer === 'current') this._failed = false;
+    // The outcome was said in the language it happened in: another language does not say it again.
+    if (this._lang !== this._renderedIn) this._outcome = undefined;
+    this._renderedIn = this._lang;
   }
 
   private _currentOffer(): MpUpgradeButton['_offer'] {
