@@ -64,7 +64,8 @@ for (const [tag, load] of Object.entries(loaders)) {
  * win; an element's `strings` and `label` still win over all. Elements on the page show them at
  * once (a loader runs when an element first needs `locale`).
  *
- * @throws {MarketplaceKitError} `ERR_CONFIG` when `locale` is no BCP 47 language tag.
+ * @throws {MarketplaceKitError} `ERR_CONFIG` when `locale` is no BCP 47 language tag, or `texts`
+ * neither an object nor a function.
  *
  * @example
  * registerLocale('fi', () => import('./locales/fi.js'));            // a language of your own, on demand
@@ -109,11 +110,11 @@ function start(tag: string): Promise<void> | undefined {
     const running = Promise.all([
       loading.get(tag),
       ...queue.map((load) =>
-        load().then(
+        Promise.resolve()
+          .then(load)
           // A built-in pack goes under what the app registered for its locale.
-          (module) => add(tag, ('default' in module ? module.default : module) as Layer, load === (loaders as Record<string, unknown>)[tag]),
-          (error: unknown) => console.warn(`[marketplace-app-kit] ${tag} texts not loaded (docs/guides/locales.md):`, error),
-        ),
+          .then((module) => add(tag, (module && 'default' in module ? module.default : module) as Layer, load === (loaders as Record<string, unknown>)[tag]))
+          .catch((error: unknown) => console.warn(`[marketplace-app-kit] ${tag} texts not loaded (docs/guides/locales.md):`, error)),
       ),
     ]).then(() => {
       loading.delete(tag);
@@ -125,6 +126,7 @@ function start(tag: string): Promise<void> | undefined {
 }
 
 function add(tag: string, texts: Layer, builtIn: boolean): void {
+  if (!texts || typeof texts !== 'object') throw new MarketplaceKitError('ERR_CONFIG', `The ${tag} texts are no object of texts`);
   const layers = packs.get(tag) ?? [];
   if (builtIn) layers.push(texts);
   else layers.unshift(texts);

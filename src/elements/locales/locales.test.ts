@@ -259,14 +259,16 @@ describe('locales: what an app registers', () => {
     expect(part(us, 'action')!.textContent!.trim()).to.equal('Upgrade');
   });
 
-  it('refuses a locale that is no language tag, with ERR_CONFIG', () => {
-    let thrown: unknown;
-    try {
-      registerLocale('not a locale!', {});
-    } catch (error) {
-      thrown = error;
+  it('refuses a locale that is no language tag, and texts that are no object, with ERR_CONFIG', () => {
+    for (const [locale, texts] of [['not a locale!', {}], ['de', 'Upgraden'], ['de', null]] as const) {
+      let thrown: unknown;
+      try {
+        registerLocale(locale, texts as never);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(isKitError(thrown, 'ERR_CONFIG')).to.equal(true, `${locale} ${String(texts)}: ${String(thrown)}`);
     }
-    expect(isKitError(thrown, 'ERR_CONFIG')).to.equal(true, String(thrown));
   });
 
   it('a pack that fails to load is reported, and English shows', async () => {
@@ -275,9 +277,14 @@ describe('locales: what an app registers', () => {
     console.warn = (...args: unknown[]) => void warnings.push(args);
     try {
       registerLocale('eo', () => Promise.reject(new Error('offline')));
+      // A loader that throws, or gives no pack, is no worse.
+      registerLocale('eo', () => {
+        throw new Error('not a function of modules');
+      });
+      registerLocale('eo', async () => ({ default: null as never }));
       const el = await render<MpGate>('mp-gate', locked().setLocale('eo'), 'feature="export"');
       expect(part(el, 'heading')!.textContent).to.equal('Unlock export');
-      expect(warnings.map((args) => String(args[0]))).to.deep.equal(['[marketplace-app-kit] eo texts not loaded (docs/guides/locales.md):']);
+      expect(warnings.map((args) => String(args[0]))).to.deep.equal(Array(3).fill('[marketplace-app-kit] eo texts not loaded (docs/guides/locales.md):'));
     } finally {
       console.warn = warn;
     }
