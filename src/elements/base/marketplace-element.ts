@@ -131,6 +131,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   /** The direction of the element's texts: the closest `dir` above it, else that of `_lang`. The `dir` of the nodes that show them. */
   protected _dir: 'ltr' | 'rtl' = 'ltr';
   private _stopTexts: (() => void) | undefined;
+  /** The element's own `lang` attribute. */
+  private _ownLang: string | null = null;
   /** Aborted when the element lets go of its kit, which ends a wait for the page to navigate away. */
   private _navigationWait: AbortController | undefined;
 
@@ -213,7 +215,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * the browser's.
    */
   private get _locale(): string {
-    return this.getAttribute('lang') || (this.kit ?? this._kit ?? getKit())?.locale || navigator.language;
+    return this._ownLang || (this.kit ?? this._kit ?? getKit())?.locale || navigator.language;
   }
 
   /** `lang` too: the element's own sets the language of its texts. */
@@ -223,7 +225,9 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   override attributeChangedCallback(name: string, old: string | null, value: string | null): void {
     super.attributeChangedCallback(name, old, value);
-    if (name === 'lang') this.requestUpdate();
+    if (name !== 'lang') return;
+    this._ownLang = value;
+    this.requestUpdate();
   }
 
   /**
