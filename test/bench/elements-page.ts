@@ -6,7 +6,7 @@
 import '../../src/elements/define.js';
 import type { LitElement } from 'lit';
 import { ReferenceGate } from './reference-gate.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../src/testing/fake-kit.js';
 
 // Defined here: the package's `sideEffects` list would let the bundler drop a module that only defines it.
 customElements.define('reference-gate', ReferenceGate);
