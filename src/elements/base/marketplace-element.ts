@@ -62,6 +62,8 @@ const newsThisTask = new WeakMap<Document, Map<string, Element>>();
  * re-renders on every kit change, reflects `theme` and `state`, formats with the kit's locale and
  * runs the sign-in and upgrade actions with their cancelable request events. `S` is the element's
  * texts; each element declares its own `strings` property (overrides of `S`).
+ *
+ * @attr lang - The HTML attribute, observed: on the element itself it picks the language of its texts over the user's (`de`); above it, it does not (docs/guides/locales.md).
  */
 export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends LitElement {
   static override styles: CSSResultGroup = baseStyles;

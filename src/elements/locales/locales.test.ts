@@ -7,7 +7,7 @@ import '../index.js';
 import { BUILT_IN_LOCALES, MarketplaceElement, loadLocale, localeDirection, registerLocale, type MpGate } from '../index.js';
 import { localeChain } from '../base/texts.js';
 import { isKitError } from '../../shared/errors.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../testing/fake-kit.js';
 import { deferred, overflowing, part, settle, text } from '../../../test/support/element-helpers.js';
 import { calendarDay, daysFrom } from '../../../test/support/dates.js';
 
