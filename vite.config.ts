@@ -1,4 +1,5 @@
-import { dirname, resolve } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, defineConfig, parseSync, type Plugin, type Rolldown } from 'vite';
 
@@ -7,7 +8,9 @@ import { build, defineConfig, parseSync, type Plugin, type Rolldown } from 'vite
 // `tsc` into dist/.
 //   vite build             -> dist/cdn/marketplace-app-kit.js: runtime + all elements, global
 //                             `MarketplaceKit`, started from its own <script> tag's data-* attributes;
-//                             the production build (errors carry their code and docs/errors.md).
+//                             the production build (errors carry their code and docs/errors.md);
+//                             and beside it dist/cdn/locales/<tag>.js, the elements' locale packs as
+//                             ES modules, which the script imports from next to itself on demand.
 //   vite build --mode cdn-dev -> dist/cdn/marketplace-app-kit.dev.js: the same for development, with
 //                             the long explanations of errors and warnings (docs/script-tag.md).
 //   vite build --mode host -> dist/cdn/marketplace-host.js: the dashboard side of the bridge, global
@@ -28,7 +31,9 @@ export default defineConfig(({ mode }) => {
   }
   return {
     // The script tag for production leaves the long explanations to the development one.
-    plugins: host ? [collapseTemplates()] : [collapseTemplates(), ...(dev ? [] : [productionBuild()]), bridgeFile(dev), staticChunks()],
+    plugins: host ? [collapseTemplates()] : [collapseTemplates(), ...(dev ? [] : [productionBuild()]), bridgeFile(dev), staticChunks(), localePacks()],
+    // Its locale packs are files of their own next to it, loaded by URL (loaders-cdn.ts).
+    resolve: host ? {} : { alias: [{ find: /^\.\.\/locales\/loaders\.js$/, replacement: src('elements/locales/loaders-cdn.ts') }] },
     build: {
       outDir: 'dist/cdn',
       emptyOutDir: false,
@@ -188,6 +193,35 @@ export function staticChunks(): Plugin {
  */
 export function inlineDev(code: string): string {
   return code.replace(/^import \{ DEV \} from '(\.\.?\/)+(shared\/)?dev\.js';$/m, 'const DEV = false;');
+}
+
+/**
+ * Emits `locales/<tag>.js` beside the script-tag bundle: each built-in locale pack but English
+ * (src/elements/locales/), minified, as an ES module whose default export is the pack. A classic
+ * script may `import()` modules, and an IIFE build cannot split chunks, so they are built apart.
+ */
+function localePacks(): Plugin {
+  return {
+    name: 'mpkit:locale-packs',
+    apply: 'build',
+    async generateBundle() {
+      const dir = fileURLToPath(new URL('src/elements/locales/', import.meta.url));
+      const packs = readdirSync(dir).filter((file) => /^[a-z]{2,3}(-[A-Z]{2})?\.ts$/.test(file) && file !== 'en.ts');
+      const result = (await build({
+        configFile: false,
+        logLevel: 'silent',
+        build: {
+          write: false,
+          minify: true,
+          lib: { entry: Object.fromEntries(packs.map((file) => [file.slice(0, -3), join(dir, file)])), formats: ['es'], fileName: (_format, name) => `locales/${name}.js` },
+          rolldownOptions: { output: { minify: true, comments: false } },
+        },
+      })) as Rolldown.RolldownOutput | Rolldown.RolldownOutput[];
+      for (const output of [result].flat()) {
+        for (const item of output.output) if (item.type === 'chunk') this.emitFile({ type: 'asset', fileName: item.fileName, source: item.code });
+      }
+    },
+  };
 }
 
 /**
