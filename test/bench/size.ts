@@ -83,7 +83,7 @@ export async function measureSizes(): Promise<SizeReport> {
   if (!bridgeFile) over.push('script tag: no marketplace-app-kit-bridge.js beside it');
   else line('  its bridge file, inside the dashboard only', bridgeFile);
   lines.push('For information:');
-  line('elements alone (Lit and src/shared external)', elements);
+  line('elements alone, English (Lit, src/shared external)', elements.startUp ?? elements);
   line('Lit 3 (lit/index.js)', lit);
   line('floor: zod/mini + postmessage-rpc, least use', floor);
   line('runtime without zod and postmessage-rpc', ownCode);
