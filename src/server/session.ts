@@ -3,12 +3,12 @@
  * `typ` so that a context token is never accepted as a session and the other way round, at most
  * 15 minutes, carrying the profile so that reading the session needs no `/whoami` call.
  */
-import { errors as jose, jwtVerify, SignJWT } from 'jose';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { shownValue } from '../shared/options.js';
 import { AppId, Profile, parseOrThrow } from '../shared/schemas.js';
-import { hmacCryptoKey } from './lib/hmac-key.js';
+import { hmacKey } from './lib/hmac-key.js';
+import { encodeHeader, JwtError, signHs256, verifyJwt } from './lib/jws.js';
 import { optionsObject } from './lib/options-object.js';
 import { nowOption, wholeSecondsOption } from './lib/time-options.js';
 import { randomToken } from './oauth.js';
@@ -52,6 +52,9 @@ export interface AppSession {
 export class SessionError extends MarketplaceKitError {
   override name = 'SessionError';
 }
+
+const SESSION_HEADER = encodeHeader({ alg: 'HS256', typ: SESSION_TOKEN_TYPE });
+const REQUIRED_CLAIMS = ['exp', 'iat', 'sub'];
 
 const SessionClaims = z.object({
   sub: Profile.shape.id,
@@ -109,14 +112,23 @@ export async function signSessionToken(options: SignSessionOptions): Promise<{ t
     { sub: user?.id, email: user?.email, name: user?.name, avatar_url: user?.avatar_url, app_id: options.appId, host: options.host, iat, exp },
     'signSessionToken user, appId or host (session claims)',
   );
-  const token = await new SignJWT({ email: claims.email, name: claims.name, avatar_url: claims.avatar_url, app_id: claims.app_id, host: claims.host })
-    .setProtectedHeader({ alg: 'HS256', typ: SESSION_TOKEN_TYPE })
-    .setSubject(claims.sub)
-    .setAudience(options.audience)
-    .setIssuedAt(iat)
-    .setExpirationTime(exp)
-    .setJti(randomToken())
-    .sign(await hmacCryptoKey(options.secret));
+  // A JWT as jose's SignJWT makes it (jose verifies it), signed on node:crypto: see lib/jws.ts.
+  const token = signHs256(
+    SESSION_HEADER,
+    {
+      email: claims.email,
+      name: claims.name,
+      avatar_url: claims.avatar_url,
+      app_id: claims.app_id,
+      host: claims.host,
+      sub: claims.sub,
+      aud: options.audience,
+      iat,
+      exp,
+      jti: randomToken(),
+    },
+    hmacKey(options.secret).node,
+  );
   return { token, expiresAt: exp * 1000 };
 }
 
@@ -133,15 +145,11 @@ export async function verifySessionToken(token: string, options: VerifySessionOp
   const now = nowOption(options.now, 'verifySessionToken: now');
   let payload: unknown;
   try {
-    ({ payload } = await jwtVerify(token, await hmacCryptoKey(options.secret), {
-      algorithms: ['HS256'],
-      typ: SESSION_TOKEN_TYPE,
-      audience: options.audience,
-      requiredClaims: ['exp', 'iat', 'sub'],
-      currentDate: new Date(now),
-    }));
+    if (typeof token !== 'string') throw new JwtError('malformed', 'Compact JWS must be a string');
+    ({ claims: payload } = verifyJwt(token, hmacKey(options.secret).node, { typ: SESSION_TOKEN_TYPE, audience: options.audience, requiredClaims: REQUIRED_CLAIMS, now }));
   } catch (error) {
-    if (error instanceof jose.JWTExpired) throw sessionError('ERR_SESSION_EXPIRED', 'The session has expired; start a new one', error);
+    if (!(error instanceof JwtError)) throw error;
+    if (error.kind === 'expired') throw sessionError('ERR_SESSION_EXPIRED', 'The session has expired; start a new one', error);
     throw sessionError('ERR_SESSION_INVALID', 'The session token is invalid', error);
   }
   const parsed = SessionClaims.safeParse(payload);

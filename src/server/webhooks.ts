@@ -9,7 +9,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { compile } from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { KnownWebhookDelivery, hasRealDay, parseWebhookDelivery, type WebhookDelivery } from '../shared/schemas.js';
-import { hmacKey } from './lib/hmac-key.js';
+import { hmacKeyFor, hmacKeysFor, type HmacKey } from './lib/hmac-key.js';
 import { optionsObject } from './lib/options-object.js';
 import { nowOption } from './lib/time-options.js';
 import { numberOption } from '../shared/options.js';
@@ -178,7 +178,7 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
   const now = nowOption(options.now, `${caller}: now`);
   const toleranceMs = numberOption(options.toleranceSeconds, DEFAULT_WEBHOOK_TOLERANCE_SECONDS, `${caller}: toleranceSeconds`) * 1000;
   const hex = readSignatureHeader(signatureHeader);
-  if (!(secrets === null ? matches(bytes, secret as string) : matchesAnySecret(bytes, secrets))) {
+  if (!(secrets === null ? matches(bytes, hmacKeyFor(options, secret as string)) : matchesAnySecret(bytes, hmacKeysFor(secrets)))) {
     fail('ERR_WEBHOOK_SIGNATURE_MISMATCH', 401, `The ${SIGNATURE_HEADER} signature does not match the body for any configured secret`);
   }
 
@@ -263,14 +263,14 @@ function readSignatureHeader(header: string | null | undefined): string {
   return UPPER_HEX.test(hex) ? hex.toLowerCase() : hex;
 }
 
-function matches(body: Uint8Array | string, secret: string): boolean {
-  return timingSafeEqual(createHmac('sha256', hmacKey(secret)).update(body).digest(), signatureBytes);
+function matches(body: Uint8Array | string, key: HmacKey): boolean {
+  return timingSafeEqual(createHmac('sha256', key.node).update(body).digest(), signatureBytes);
 }
 
-function matchesAnySecret(body: Uint8Array | string, secrets: readonly string[]): boolean {
+function matchesAnySecret(body: Uint8Array | string, keys: readonly HmacKey[]): boolean {
   let matched = false;
   // Every secret is tried, so the time taken does not tell which one matched.
-  for (const secret of secrets) if (matches(body, secret)) matched = true;
+  for (const key of keys) if (matches(body, key)) matched = true;
   return matched;
 }
 

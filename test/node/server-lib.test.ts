@@ -13,7 +13,7 @@ import { linkSignals } from '../../src/server/lib/abort.js';
 import { readLimited } from '../../src/server/lib/body.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
 import { ExpiringMap } from '../../src/server/lib/expiring-set.js';
-import { hmacCryptoKey, hmacKey } from '../../src/server/lib/hmac-key.js';
+import { hmacKey, hmacKeyFor } from '../../src/server/lib/hmac-key.js';
 import { readJsonAnswer, parseRetryAfter, send, MAX_RETRY_AFTER_MS } from '../../src/server/lib/http.js';
 import { optionsObject } from '../../src/server/lib/options-object.js';
 import { Pacer } from '../../src/server/lib/pacer.js';
@@ -295,11 +295,29 @@ describe('hmacKey', () => {
     const body = 'payload';
     const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex');
     assert.equal(createHmac('sha256', secret).update(body).digest('hex'), expected, 'node:crypto reads a string key as UTF-8');
-    assert.equal(createHmac('sha256', hmacKey(secret)).update(body).digest('hex'), expected);
-    const web = await hmacCryptoKey(secret);
+    assert.equal(createHmac('sha256', hmacKey(secret).node).update(body).digest('hex'), expected);
+    const web = await hmacKey(secret).web();
     const signature = new Uint8Array(await crypto.subtle.sign('HMAC', web, new TextEncoder().encode(body)));
     assert.equal(Buffer.from(signature).toString('hex'), expected);
     assert.equal(await crypto.subtle.verify('HMAC', web, signature, new TextEncoder().encode(body)), true, 'sign then verify round-trips');
+    assert.equal(await hmacKey(secret).web(), web, 'imported once');
+  });
+
+  it('imports each secret once, keeps a bounded number of them, and finds a holder’s key while it holds that secret', () => {
+    const first = hmacKey('secret-number-0');
+    assert.equal(hmacKey('secret-number-0'), first, 'the same key for the same secret');
+    assert.notEqual(hmacKey('secret-number-1'), first);
+    for (let i = 1; i <= 16; i++) hmacKey(`secret-number-${i}`);
+    assert.notEqual(hmacKey('secret-number-0'), first, 'forgotten once 16 others came after it: the cache is bounded');
+
+    const options = { secret: 'holder-secret-a' };
+    const a = hmacKeyFor(options, options.secret);
+    assert.equal(hmacKeyFor(options, options.secret), a);
+    assert.equal(a, hmacKey('holder-secret-a'));
+    options.secret = 'holder-secret-b';
+    const b = hmacKeyFor(options, options.secret);
+    assert.notEqual(b, a, 'a holder whose secret changed gets the new secret’s key');
+    assert.equal(createHmac('sha256', b.node).update('x').digest('hex'), createHmac('sha256', 'holder-secret-b').update('x').digest('hex'));
   });
 });
 
