@@ -9,7 +9,8 @@ import { earlyLaunch, type EarlyLaunchOptions } from '../shared/early-launch.js'
 import { MarketplaceKitError } from '../shared/errors.js';
 import { exactOrigin } from '../shared/origin.js';
 import { functionOption, MAX_TIMER_MS, numberOption } from '../shared/options.js';
-import { bodyReadFirst } from './lib/body.js';
+import { bodyReadFirst, knownBody } from './lib/body.js';
+import { TextResponse } from './lib/text-response.js';
 import { toErrorResponse } from './responses.js';
 
 /** Any Web-standard handler, e.g. an `AppBackend`. */
@@ -46,6 +47,7 @@ export function toNodeHandler(
   options: NodeAdapterOptions = {},
 ): (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void {
   assertAdapter('toNodeHandler', handler, options);
+  const origin = options.origin === undefined ? undefined : new URL(options.origin);
   return (incoming, outgoing) => {
     // node:http2's request and response offer all that is used here, under the same names.
     const [req, res] = [incoming as IncomingMessage, outgoing as ServerResponse];
@@ -53,12 +55,15 @@ export function toNodeHandler(
       let response: Response;
       let request: Request | undefined;
       try {
-        const url = requestUrl(req, req.url ?? '/', options.origin);
+        const url = requestUrl(req, req.url ?? '/', origin);
         // A framework's body parser (Fastify's, Koa's) or a logger read the stream first.
         const reader = "Something before toNodeHandler (a body parser, such as Fastify's or Koa's, or a middleware)";
         const kept = keptRawBody(req);
         const refused = !kept && bodyGone(req) ? bodyReadFirst(isWebhookRoute(url, handler.basePath), reader, 'give toNodeHandler the request unread') : null;
-        request = toRequest(req, res, url, refused ? null : kept);
+        // A small body of a declared length is read whole first: a stream costs more than the rest of a launch.
+        const small = refused || kept ? undefined : await smallBody(req);
+        request = toRequest(req, res, url, refused ? null : (kept ?? small));
+        if (small !== undefined) knownBody(request, small);
         response = await answer(refused ? () => Promise.reject(refused) : handler, request, options);
       } catch (error) {
         response = refusedBeforeHandler(error);
@@ -163,6 +168,7 @@ export function toExpressMiddleware(
       "toExpressMiddleware: a backend at the root (basePath '/') would answer every request of the app: give it a basePath such as /api/marketplace, or serve it on its own with toNodeHandler",
     );
   }
+  const origin = options.origin === undefined ? undefined : new URL(options.origin);
   return (req, res, next) => {
     const expressReq = req as ExpressRequest;
     const target = expressReq.originalUrl ?? req.url ?? '/';
@@ -186,7 +192,7 @@ export function toExpressMiddleware(
       let response: Response;
       let request: Request | undefined;
       try {
-        const url = requestUrl(req, target, options.origin);
+        const url = requestUrl(req, target, origin);
         const body = mistake ?? bodyFromParser(expressReq, isWebhookRoute(url, basePath));
         // A body a parser consumed is the app's set-up mistake, as a wrong mount is: answered 500
         // in the handler's place, so that onError (console.error by default) hears of it like any 5xx.
@@ -380,7 +386,7 @@ const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
  * be a path starting with exactly one `/` (`//evil.example/x` would make `new URL` take its host),
  * and the Host header must be a plain host.
  */
-function requestUrl(req: IncomingMessage, target: string, origin: string | undefined): URL {
+function requestUrl(req: IncomingMessage, target: string, origin: URL | undefined): URL {
   const invalid = (message: string) => new MarketplaceKitError('ERR_INVALID_INPUT', message, { status: 400 });
   if (!/^\/(?![/\\])/.test(target)) throw invalid('The request target must be a path that starts with a single /');
   // HTTP/2 (node:http2's compatibility API) names the host in `:authority`; a Host header that
@@ -391,18 +397,54 @@ function requestUrl(req: IncomingMessage, target: string, origin: string | undef
     throw invalid('The Host header differs from :authority');
   }
   const host = typeof authority === 'string' ? authority : named;
-  const base =
-    origin !== undefined ? new URL(origin) : host !== undefined && HOST_HEADER.test(host) && URL.canParse(`http://${host}`) ? new URL(`http://${host}`) : null;
+  const base = origin ?? (host === undefined ? null : hostBase(host));
   if (base === null) throw invalid('The Host header is missing or malformed');
   const url = new URL(target, base);
   if (url.origin !== base.origin) throw invalid('The request target must be a path on this server');
   return url;
 }
 
+/** The base URLs of the Host headers seen lately: a server has few, so each is parsed once. */
+const bases = new Map<string, URL>();
+const MAX_BASES = 64;
+
+/** `http://<host>` as a URL, or null when `host` is not a plain host. */
+function hostBase(host: string): URL | null {
+  let base = bases.get(host);
+  if (base === undefined) {
+    if (!HOST_HEADER.test(host) || !URL.canParse(`http://${host}`)) return null;
+    if (bases.size >= MAX_BASES) bases.clear();
+    base = new URL(`http://${host}`);
+    bases.set(host, base);
+  }
+  return base;
+}
+
+/** Bodies up to this size, of a declared length, are read whole before the Request is made. */
+const SMALL_BODY_BYTES = 64 * 1024;
+
+/**
+ * The whole body of a request that declares a small one (`Content-Length` up to 64 KB, no chunking),
+ * read before the handler runs; undefined for any other (GET, a large or chunked body: streamed).
+ */
+function smallBody(req: IncomingMessage): Promise<Buffer<ArrayBuffer>> | undefined {
+  const method = req.method ?? 'GET';
+  const length = req.headers['content-length'];
+  if (method === 'GET' || method === 'HEAD' || req.readableEnded || length === undefined || req.headers['transfer-encoding'] !== undefined) return undefined;
+  if (!(Number(length) <= SMALL_BODY_BYTES)) return undefined;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer<ArrayBuffer>[] = [];
+    req.on('data', (chunk: Buffer<ArrayBuffer> | string) => void chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
+    finished(req, (error) => (error ? reject(error) : resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))));
+  });
+}
+
 /** node:http request → Web Request. `body` undefined: stream the request; null: no body. */
 function toRequest(req: IncomingMessage, res: ServerResponse, url: URL, body: BodyInit | null | undefined): Request {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
+  const given = req.headers;
+  for (const name in given) {
+    const value = given[name];
     if (name.startsWith(':') || value === undefined) continue;
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
     else headers.set(name, value);
@@ -419,10 +461,11 @@ function toRequest(req: IncomingMessage, res: ServerResponse, url: URL, body: Bo
       init.duplex = 'half';
     } else if (body !== null) {
       init.body = body;
-      headers.delete('content-length');
+      // Bytes a parser kept may differ from what was declared; a small body read here is exactly that.
+      if (!(body instanceof Buffer && body.byteLength === Number(given['content-length']))) headers.delete('content-length');
     }
   }
-  return new Request(url, init);
+  return new Request(url.href, init);
 }
 
 /** The methods a Web `Request` carries to the handler: all a 405 of the adapters can name in `Allow`. */
@@ -485,15 +528,16 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
  */
 async function writeResponse(res: ServerResponse, answer: Response, request: Request | undefined, options: NodeAdapterOptions): Promise<void> {
   let response = answer;
-  let body: Buffer | undefined;
+  // The kit's own JSON answers hand their text over as it is: nothing to read.
+  let body: Buffer | string | undefined = TextResponse.take(response);
   try {
-    body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
+    if (body === undefined && response.body) body = Buffer.from(await response.arrayBuffer());
   } catch (error) {
     response = toErrorResponse(error);
     // A client that left mid-upload fails a body made of its request: no fault of the handler.
     const gone = res.destroyed || res.req?.destroyed;
     if (request && response.status >= 500 && !gone) tell(options, error, request);
-    body = Buffer.from(await response.arrayBuffer());
+    body = TextResponse.take(response);
   }
   res.statusCode = response.status;
   const cookies = setCookieLines(response.headers);

@@ -4,6 +4,7 @@
  */
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 import { MarketplaceApiError } from './api-error.js';
+import { TextResponse } from './lib/text-response.js';
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;
 
@@ -20,7 +21,8 @@ export function jsonResponse(body: unknown, init: { status?: number | undefined;
   const headers = new Headers(init.headers);
   headers.set('content-type', 'application/json; charset=utf-8');
   for (const [name, value] of Object.entries(NO_STORE)) headers.set(name, value);
-  return new Response(JSON.stringify(body), { status: init.status ?? 200, headers });
+  // A genuine Response, without the body stream Node would build before anyone asks for it.
+  return new TextResponse(JSON.stringify(body), { status: init.status ?? 200, headers });
 }
 
 /**
