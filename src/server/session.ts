@@ -3,6 +3,7 @@
  * `typ` so that a context token is never accepted as a session and the other way round, at most
  * 15 minutes, carrying the profile so that reading the session needs no `/whoami` call.
  */
+import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { shownValue } from '../shared/options.js';
@@ -11,7 +12,6 @@ import { hmacKey } from './lib/hmac-key.js';
 import { encodeHeader, JwtError, signHs256, verifyJwt } from './lib/jws.js';
 import { optionsObject } from './lib/options-object.js';
 import { nowOption, wholeSecondsOption } from './lib/time-options.js';
-import { randomToken } from './oauth.js';
 
 /** The `typ` header of an app session token, so that no other token passes for one. */
 export const SESSION_TOKEN_TYPE = 'mp-session+jwt';
@@ -125,7 +125,7 @@ export async function signSessionToken(options: SignSessionOptions): Promise<{ t
       aud: options.audience,
       iat,
       exp,
-      jti: randomToken(),
+      jti: randomUUID(),
     },
     hmacKey(options.secret).node,
   );
@@ -171,13 +171,22 @@ export function assertSessionSecret(secret: unknown, name = 'sessionSecret'): as
   if (typeof secret !== 'string' || secret.length < MIN_SESSION_SECRET_LENGTH) {
     throw new MarketplaceKitError('ERR_CONFIG', `${name} must be at least ${MIN_SESSION_SECRET_LENGTH} characters: ${MAKE_SESSION_SECRET}`);
   }
-  const characters = new Set(secret).size;
+  const characters = distinctCharacters(secret, MIN_SESSION_SECRET_CHARACTERS);
   if (characters < MIN_SESSION_SECRET_CHARACTERS) {
     throw new MarketplaceKitError(
       'ERR_CONFIG',
       `${name} has only ${characters} different character${characters === 1 ? '' : 's'}: it looks typed by hand, not random; ${MAKE_SESSION_SECRET}`,
     );
   }
+}
+
+/** How many different characters `text` has, counted up to `enough` (a random secret gets there within a few). */
+function distinctCharacters(text: string, enough: number): number {
+  const seen: string[] = [];
+  for (const character of text) {
+    if (!seen.includes(character) && seen.push(character) >= enough) break;
+  }
+  return seen.length;
 }
 
 /** The secret and the audience (the app's Client ID) of a session token function, or ERR_CONFIG. */

@@ -11,6 +11,8 @@
 //    - `GET` of a paid route behind `requireEntitlement`: target ≥ 0.8×.
 //    Each round measures both servers for the same time, in alternating order; the ratio is the
 //    median over rounds of the two rates, and p50 / p99 latencies are pooled over the rounds.
+//    Beside it, the servers' own CPU time per request (all their threads: the reference's
+//    WebCrypto calls run on libuv's), which a machine shared with other work disturbs less.
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isMainThread } from 'node:worker_threads';
@@ -112,15 +114,21 @@ async function measureHttp(counts: ServerBenchCounts): Promise<Figure[]> {
   try {
     const [kitPort, referencePort] = await Promise.all([nextMessage<{ port: number }>(kit), nextMessage<{ port: number }>(reference)]);
     const servers = [
-      { name: 'kit', label: 'kit (toNodeHandler + createAppBackend)', port: kitPort.port },
-      { name: 'reference', label: 'reference (node:http by hand, jose)', port: referencePort.port },
+      { name: 'kit', label: 'kit (toNodeHandler + createAppBackend)', port: kitPort.port, process: kit },
+      { name: 'reference', label: 'reference (node:http by hand, jose)', port: referencePort.port, process: reference },
     ];
-    const phase = async (port: number, route: Phase['route'], durationMs: number, expected: number): Promise<PhaseResult> => {
-      const request: Phase = { port, route, connections: counts.connections, durationMs, requests: Math.ceil(expected * (durationMs / 1000) * 1.5) + 200 };
+    const cpu = async (server: ChildProcess) => {
+      server.send('cpu');
+      return (await nextMessage<{ cpu: number }>(server)).cpu;
+    };
+    const phase = async (server: (typeof servers)[number], route: Phase['route'], durationMs: number, expected: number): Promise<PhaseResult & { cpuPerRequest: number }> => {
+      const request: Phase = { port: server.port, route, connections: counts.connections, durationMs, requests: Math.ceil(expected * (durationMs / 1000) * 1.5) + 200 };
+      const before = await cpu(server.process);
       load.send(request);
       const result = await nextMessage<PhaseResult>(load);
-      if (result.errors > 0) throw new Error(`${route} on port ${port}: ${result.errors} failed requests, the first: ${result.firstError}`);
-      return result;
+      const used = (await cpu(server.process)) - before;
+      if (result.errors > 0) throw new Error(`${route} on ${server.name}: ${result.errors} failed requests, the first: ${result.firstError}`);
+      return { ...result, cpuPerRequest: used / Math.max(1, result.count) };
     };
     const figures: Figure[] = [];
     console.log(`over HTTP: ${counts.connections} keep-alive connections from a load generator process; each server in a process of its own; ${counts.rounds} rounds of ${counts.phaseMs / 1000} s per side, alternating which goes first`);
@@ -128,27 +136,33 @@ async function measureHttp(counts: ServerBenchCounts): Promise<Figure[]> {
       // Warm-up, also the estimate of how many launches (fresh context tokens) a phase needs.
       const expected = new Map<string, number>();
       for (const server of servers) {
-        const warm = await phase(server.port, route, counts.warmupMs, 8000);
+        const warm = await phase(server, route, counts.warmupMs, 8000);
         expected.set(server.name, warm.count / (warm.elapsedMs / 1000));
       }
       const rates = new Map<string, number[]>(servers.map((server) => [server.name, []]));
       const latencies = new Map<string, number[]>(servers.map((server) => [server.name, []]));
+      const cpuTimes = new Map<string, number[]>(servers.map((server) => [server.name, []]));
       const ratios: number[] = [];
+      const cpuRatios: number[] = [];
       for (let round = 0; round < counts.rounds; round++) {
         const order = round % 2 === 0 ? servers : [...servers].reverse();
         const rateOf = new Map<string, number>();
+        const cpuOf = new Map<string, number>();
         for (const server of order) {
-          const result = await phase(server.port, route, counts.phaseMs, expected.get(server.name)!);
+          const result = await phase(server, route, counts.phaseMs, expected.get(server.name)!);
           const perSecond = result.count / (result.elapsedMs / 1000);
           rateOf.set(server.name, perSecond);
+          cpuOf.set(server.name, result.cpuPerRequest);
           rates.get(server.name)!.push(perSecond);
-          latencies.get(server.name)!.push(...result.latencies);
+          cpuTimes.get(server.name)!.push(result.cpuPerRequest);
+          for (const latency of result.latencies) latencies.get(server.name)!.push(latency);
         }
         ratios.push(rateOf.get('kit')! / rateOf.get('reference')!);
+        cpuRatios.push(cpuOf.get('reference')! / cpuOf.get('kit')!);
       }
       const describe = (name: string) => {
         const sorted = latencies.get(name)!.sort((a, b) => a - b);
-        return { rate: median(rates.get(name)!), p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
+        return { rate: median(rates.get(name)!), p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), cpu: median(cpuTimes.get(name)!) };
       };
       const ours = describe('kit');
       const theirs = describe('reference');
@@ -163,9 +177,10 @@ async function measureHttp(counts: ServerBenchCounts): Promise<Figure[]> {
       const sorted = [...ratios].sort((a, b) => a - b);
       console.log(`${title}:`);
       for (const [server, figures] of [[servers[1]!, theirs], [servers[0]!, ours]] as const) {
-        console.log(`  ${server.label}: ${rate(figures.rate)}/s, p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)}`);
+        console.log(`  ${server.label}: ${rate(figures.rate)}/s, p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)}; ${Math.round(figures.cpu)} µs of CPU per request`);
       }
       console.log(`  ratio (median of ${ratios.length} rounds): ${verdict(figure)}; rounds ${sorted[0]!.toFixed(2)}–${sorted.at(-1)!.toFixed(2)}`);
+      console.log(`  CPU time per request, reference / kit (median of rounds): ${median(cpuRatios).toFixed(2)}×`);
     }
     return figures;
   } finally {

@@ -2,12 +2,12 @@
  * HMAC-SHA256 keys imported once per secret and reused: importing a secret again for every token
  * or webhook delivery costs about as much as the HMAC itself (docs/server.md, "Speed").
  *
- * The cache is bounded and never keyed by a secret: each entry is found by an HMAC of its secret
- * under a random key of this process, so no secret is kept as a map key. A caller that passes the
+ * The cache is bounded and never keyed by a secret: each entry is found by a SHA-256 digest of
+ * its secret behind a random salt of this process, so no secret is kept as a map key. A caller that passes the
  * same options object again (a webhook route's `secrets` list) skips even that digest: the key is
  * then found through that object, which holds the secret anyway, and only while it lives.
  */
-import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 /** One secret's key in both forms: node:crypto's for `createHmac`, WebCrypto's on demand. */
 export interface HmacKey {
@@ -18,14 +18,14 @@ export interface HmacKey {
 
 /** A handful of secrets per process (one per purpose, two during a rotation): start over when full. */
 const MAX_SECRETS = 16;
-const idKey = createSecretKey(randomBytes(32));
+const salt = randomBytes(32);
 const keys = new Map<string, HmacKey>();
 const byHolder = new WeakMap<object, { secret: string; key: HmacKey }>();
 const byList = new WeakMap<readonly string[], { secrets: readonly string[]; keys: HmacKey[] }>();
 
 /** The key of `secret`, imported on its first use. */
 export function hmacKey(secret: string): HmacKey {
-  const id = createHmac('sha256', idKey).update(secret).digest('base64');
+  const id = createHash('sha256').update(salt).update(secret).digest('base64');
   let found = keys.get(id);
   if (found === undefined) {
     if (keys.size >= MAX_SECRETS) keys.clear();

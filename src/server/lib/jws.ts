@@ -90,8 +90,9 @@ export function verifyJwt(token: string, key: KeyObject, checks: ClaimChecks): {
 /** The JSON object that `token.slice(start, end)` encodes, or a `malformed` JwtError with `message`. */
 function jsonSegment(token: string, start: number, end: number, message: string): JsonObject {
   const segment = token.slice(start, end);
-  if (segment === '' || segment.length % 4 === 1 || !BASE64URL.test(segment)) throw new JwtError('malformed', message);
   const bytes = Buffer.from(segment, 'base64url');
+  // Node's decoder skips what is not base64url: only the canonical encoding of the bytes is taken.
+  if (bytes.length === 0 || bytes.toString('base64url') !== segment) throw new JwtError('malformed', message);
   const text = bytes.toString('utf8');
   // The decoder writes U+FFFD for every ill-formed sequence: only then is the strict check needed.
   if (text.includes('\uFFFD') && !isUtf8(bytes)) throw new JwtError('malformed', message);
