@@ -9,6 +9,7 @@ import { earlyLaunch, type EarlyLaunchOptions } from '../shared/early-launch.js'
 import { MarketplaceKitError } from '../shared/errors.js';
 import { exactOrigin } from '../shared/origin.js';
 import { functionOption, MAX_TIMER_MS, numberOption } from '../shared/options.js';
+import { createErrorLog } from './error-log.js';
 import { bodyReadFirst, knownBody } from './lib/body.js';
 import { TextResponse } from './lib/text-response.js';
 import { toErrorResponse } from './responses.js';
@@ -28,7 +29,7 @@ export interface NodeAdapterOptions {
    * that answers 500 or more (anything but the kit's 4xx errors), or an answer that is not a
    * `Response` (a missing `return`); for `toExpressMiddleware`, also of a webhook body a parser
    * consumed first (`ERR_WEBHOOK_BODY_PARSED`); also of an answer whose body failed while it was
-   * read (a stream that errored), which is then answered 500. Default: logged with `console.error`. An `AppBackend` never
+   * read (a stream that errored), which is then answered 500. Default: `createErrorLog`'s log on `console.error`. An `AppBackend` never
    * throws: it reports its own errors to `createAppBackend`'s `onError` (which logs by default too).
    */
   onError?: ((error: unknown, request: Request) => void) | undefined;
@@ -47,6 +48,7 @@ export function toNodeHandler(
   options: NodeAdapterOptions = {},
 ): (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void {
   assertAdapter('toNodeHandler', handler, options);
+  options = withLog(options);
   const origin = options.origin === undefined ? undefined : new URL(options.origin);
   return (incoming, outgoing) => {
     // node:http2's request and response offer all that is used here, under the same names.
@@ -92,10 +94,10 @@ async function answer(handler: FetchHandler, request: Request, options: NodeAdap
   return response;
 }
 
-/** Tells `onError` (default: `console.error`) what the handler got wrong. */
+/** Tells `onError` (see `withLog`) what the handler got wrong. */
 function tell(options: NodeAdapterOptions, error: unknown, request: Request): void {
   try {
-    (options.onError ?? ((problem: unknown) => console.error('[marketplace-app-kit] the handler failed:', problem)))(error, request);
+    options.onError?.(error, request);
   } catch {
     // A failing logger must not take the answer down with it.
   }
@@ -154,6 +156,7 @@ export function toExpressMiddleware(
   options: ExpressAdapterOptions = {},
 ): (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void {
   assertAdapter('toExpressMiddleware', handler, options);
+  options = withLog(options);
   const basePath = (options.basePath ?? handler.basePath ?? '').replace(/\/+$/, '');
   if (options.basePath !== undefined && handler.basePath !== undefined && basePath !== handler.basePath) {
     throw new MarketplaceKitError(
@@ -365,6 +368,11 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
  */
 function isWebhookRoute(url: URL, basePath: string | undefined): boolean {
   return basePath !== undefined && url.pathname.replace(/\/+$/, '') === `${basePath}/webhooks`;
+}
+
+/** The options with an `onError`: the app's, else a quiet log of the adapter's own (`createErrorLog`). */
+function withLog<T extends NodeAdapterOptions>(options: T): T {
+  return options.onError ? options : { ...options, onError: createErrorLog({ context: 'the handler failed' }) };
 }
 
 function assertAdapter(name: string, handler: unknown, options: NodeAdapterOptions): void {

@@ -15,6 +15,7 @@ import { assertAccess } from './access.js';
 import { MarketplaceApiError } from './api-error.js';
 import { apiKeyKind, assertCredential, createMarketplaceClient, siteRoot, type MarketplaceClient } from './client.js';
 import { contextTokenKey, verifyContextToken } from './context-token.js';
+import { createErrorLog } from './error-log.js';
 import { readBodyBytes } from './lib/body.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { readCookie, readCookies, serializeCookie } from './lib/cookies.js';
@@ -122,7 +123,8 @@ export interface AppBackendOptions {
   onEvent?: ((delivery: WebhookDelivery) => void | Promise<void>) | undefined;
   /**
    * Told of unexpected errors (5xx answers) and of signatures that match no secret, so you can log
-   * them. Default: logged with `console.error`, so that no failure goes unseen.
+   * them; every one, also under attack. Default: `createErrorLog`'s quiet log on `console.error`:
+   * unexpected errors with their stacks, expected rejections in one line each, their repeats counted.
    */
   onError?: ((error: unknown, request: Request) => void) | undefined;
   /** Extra origins allowed to call these routes from the browser (CORS); none by default. */
@@ -619,10 +621,12 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     }
   }
 
+  // Quiet under attack: one line per expected rejection, repeats counted (docs/server.md).
+  const log = createErrorLog({ context: 'app backend', clock: options.clock });
   function report(error: unknown, request: Request): void {
     try {
       if (options.onError) options.onError(error, request);
-      else console.error('[marketplace-app-kit] app backend:', error);
+      else log(error, request);
     } catch {
       // A failing logger must not change the answer.
     }
