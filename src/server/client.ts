@@ -306,6 +306,8 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       if (settled) return abortable('token', Promise.resolve(settled), refreshOptions.signal);
       let shared = refreshes.get(refreshToken);
       if (!shared) {
+        // A caller gone before the call starts no refresh (it would spend the token for nobody).
+        if (refreshOptions.signal?.aborted) throw abortedError('token', refreshOptions.signal);
         // Shared by every caller, so no single caller's signal may cancel it.
         shared = token({ grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, refreshToken)
           .then((tokens) => {
@@ -342,6 +344,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       // by a caller who asks for a fresh answer. (A load by user id is dropped by `invalidate`.)
       if (shared && userId === undefined && (who.fresh || shared.started !== tick)) shared = undefined;
       if (!shared) {
+        if (who.signal?.aborted) throw abortedError('entitlements', who.signal);
         // Without the caller's signal: other callers may be waiting on the same load.
         const entry = {
           started: tick,
@@ -486,14 +489,17 @@ function isApiErrorBody(answer: Answer): boolean {
 
 /** Lets one caller stop waiting on shared work without cancelling it for the others. */
 function abortable<T>(endpoint: MarketplaceEndpoint, work: Promise<T>, signal?: AbortSignal): Promise<T> {
-  const aborted = () => new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted`, { cause: signal?.reason });
   const guarded = work.catch((error: unknown) => {
-    throw signal?.aborted && !(error instanceof MarketplaceApiError) ? aborted() : error;
+    throw signal?.aborted && !(error instanceof MarketplaceApiError) ? abortedError(endpoint, signal) : error;
   });
   if (!signal) return guarded;
   return untilAborted(guarded, signal).catch((error: unknown) => {
-    throw error === signal.reason && signal.aborted ? aborted() : error;
+    throw error === signal.reason && signal.aborted ? abortedError(endpoint, signal) : error;
   });
+}
+
+function abortedError(endpoint: MarketplaceEndpoint, signal: AbortSignal): MarketplaceApiError {
+  return new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted`, { cause: signal.reason });
 }
 
 type ConfigError = (message: string) => MarketplaceKitError;

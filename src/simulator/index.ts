@@ -94,6 +94,10 @@ export interface Simulator {
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const resolved = resolveOptions(options);
   const server = createServer();
+  // Idle keep-alive sockets are the client's to close. A server that times them out races a
+  // client reusing one (an app backend's fetch pool): on a busy machine the request meets the
+  // closing socket and fails with ECONNRESET. close() ends every socket still open.
+  server.keepAliveTimeout = 0;
   await listen(server, resolved.port);
   try {
     return serve(server, resolved);

@@ -7,7 +7,7 @@ import { createMemoryReplayStore, isKitError, verifyWebhook, type WebhookDeliver
 import { signWebhookBody } from '../../src/server/signers.js';
 import type { Simulator, SimulatorEvent } from '../../src/simulator/index.js';
 import { exponentialBackoff } from '../../src/simulator/webhooks.js';
-import { within } from '../support/server-http.js';
+import { HANG_MS, within } from '../support/waiting.js';
 import { FIXED, postJson, startReceiver, startTestSimulator, virtualClock, type Receiver } from '../support/simulator-harness.js';
 
 /** Closes the simulator and the receiver when the test ends, also when it times out (its finally block does not run then). */
@@ -338,12 +338,12 @@ describe('simulator: webhook retries', () => {
     }
   });
 
-  it('gives up on an attempt the receiver does not answer within webhookTimeoutMs', { timeout: 10_000 }, async (t) => {
+  it('gives up on an attempt the receiver does not answer within webhookTimeoutMs', async (t) => {
     const receiver = await startReceiver(() => new Promise<void>(() => {}));
     const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookTimeoutMs: 100, webhookMaxAttempts: 1 });
     const cleanUp = closedAtEnd(t, sim, receiver);
     try {
-      const result = await within(sim.sendEvent('user.authorized', { user_id: 'usr_ada' }), 3_000, 'the attempt was still waiting 3 s after its 100 ms timeout');
+      const result = await within(sim.sendEvent('user.authorized', { user_id: 'usr_ada' }), HANG_MS, 'the attempt was still waiting long after its 100 ms timeout');
       assert.equal(result.outcome, 'failed');
       assert.equal(result.status, null);
       assert.equal(result.attempts, 1);
@@ -397,22 +397,22 @@ describe('simulator: webhook retries', () => {
     }
   });
 
-  it('stops retrying when the simulator closes', { timeout: 10_000 }, async (t) => {
+  it('stops retrying when the simulator closes', async (t) => {
     let answered!: () => void;
     const firstAttempt = new Promise<void>((resolve) => (answered = resolve));
     const receiver = await startReceiver((_request, res) => {
       res.writeHead(500).end();
       answered();
     });
-    // Two attempts 5 s apart: a close that does not end the wait is seen within 2 s below, and the
-    // retry it leaves behind is over 5 s later, so a regression neither hangs the run nor lingers.
+    // Two attempts 5 s apart: a close that did not end the wait would let the retry through (two
+    // attempts, below) instead of ending the delivery at once.
     const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: 5_000, webhookMaxAttempts: 2 });
     const cleanUp = closedAtEnd(t, sim, receiver);
     try {
       const sent = sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
       await firstAttempt;
       await sim.close();
-      const result = await within(sent, 2_000, 'the delivery was still waiting to retry 2 s after close()');
+      const result = await within(sent, HANG_MS, 'the delivery was still waiting to retry after close()');
       assert.equal(result.outcome, 'failed');
       assert.equal(result.attempts, 1);
       assert.equal(receiver.received.length, 1);
@@ -421,7 +421,7 @@ describe('simulator: webhook retries', () => {
     }
   });
 
-  it('records an attempt that close() cuts short as stopped by the shutdown, not as a failure of the receiver', { timeout: 10_000 }, async (t) => {
+  it('records an attempt that close() cuts short as stopped by the shutdown, not as a failure of the receiver', async (t) => {
     let arrived!: () => void;
     const waiting = new Promise<void>((resolve) => (arrived = resolve));
     const receiver = await startReceiver(() => {
@@ -434,7 +434,7 @@ describe('simulator: webhook retries', () => {
       const sent = sim.sendEvent('subscription.created', { user_id: 'usr_ada', plan: 'pro_monthly' });
       await waiting;
       await sim.close();
-      const result = await within(sent, 2_000, 'the attempt was still waiting 2 s after close()');
+      const result = await within(sent, HANG_MS, 'the attempt was still waiting after close()');
       assert.equal(result.outcome, 'failed');
       assert.deepEqual(result.delivery.attempts.map((attempt) => [attempt.status, attempt.error]), [[null, 'stopped: the simulator is shutting down']]);
     } finally {

@@ -9,6 +9,7 @@ import { MarketplaceKitError } from '../../src/shared/errors.js';
 import type { EarlyLaunch } from '../../src/shared/early-launch.js';
 import type { KitEnvironment } from '../../src/runtime/kit.js';
 import type { Entitlement, Profile, SessionResponse } from '../../src/shared/schemas.js';
+import { utcSeconds } from './dates.js';
 
 export const HOST_ORIGIN = 'https://dashboard.example';
 export const APP_ORIGIN = 'https://app.example';
@@ -89,7 +90,7 @@ export const ENTITLEMENT: Entitlement = {
 };
 
 export function sessionBody(token: string, lifetimeMs: number, entitlement: Entitlement | null = ENTITLEMENT, now = Date.now()): SessionResponse {
-  const expires = new Date(now + lifetimeMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const expires = utcSeconds(now + lifetimeMs);
   return { session: { token, expires_at: expires }, user: USER, entitlement, host: HOST_ORIGIN };
 }
 

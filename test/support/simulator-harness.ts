@@ -4,8 +4,8 @@
  * webhook receiver on its own loopback port.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { closeServer, listenOnLoopback } from './loopback.js';
 
 export const CALLBACK = 'http://127.0.0.1:9/callback';
 
@@ -122,15 +122,5 @@ export async function startReceiver(handle: (request: ReceivedRequest, res: Serv
       res.writeHead(500).end(String(error));
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/webhooks`,
-    received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: `${await listenOnLoopback(server)}/webhooks`, received, close: () => closeServer(server) };
 }
