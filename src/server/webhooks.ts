@@ -233,6 +233,7 @@ function timestampMs(timestamp: string): number {
   return zoned && dated && hasRealDay(timestamp) ? Date.parse(timestamp) : Number.NaN;
 }
 
+
 const [DOT, Z, PLUS, MINUS, COLON, T] = ['.', 'Z', '+', '-', ':', 'T'].map((character) => character.charCodeAt(0)) as [number, number, number, number, number, number];
 const isDigit = (code: number) => code >= 48 && code <= 57;
 
