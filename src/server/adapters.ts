@@ -449,28 +449,30 @@ function smallBody(req: IncomingMessage): Promise<Buffer<ArrayBuffer>> | undefin
 
 /** node:http request → Web Request. `body` undefined: stream the request; null: no body. */
 function toRequest(req: IncomingMessage, res: ServerResponse, url: URL, body: BodyInit | null | undefined): Request {
-  const headers = new Headers();
-  const given = req.headers;
-  for (const name in given) {
-    const value = given[name];
-    if (name.startsWith(':') || value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else headers.set(name, value);
-  }
   const method = req.method ?? 'GET';
   // Methods a Request cannot carry (Fetch's forbidden methods), which node:http still takes.
   if (/^(connect|trace|track)$/i.test(method)) {
     throw new MarketplaceKitError('ERR_METHOD_NOT_ALLOWED', `${method} is not served here`, { status: 405 });
   }
+  const given = req.headers;
+  // Bytes a parser kept may differ from what was declared; a small body read here is exactly that.
+  const sendsBody = method !== 'GET' && method !== 'HEAD';
+  const declared = !sendsBody || body === undefined || body === null || (body instanceof Buffer && body.byteLength === Number(given['content-length']));
+  // Name-value pairs, which the Request copies once (a Headers object would be copied again).
+  const headers: Array<[string, string]> = [];
+  for (const name in given) {
+    const value = given[name];
+    if (name.startsWith(':') || value === undefined || (name === 'content-length' && !declared)) continue;
+    if (Array.isArray(value)) for (const item of value) headers.push([name, item]);
+    else headers.push([name, value]);
+  }
   const init: RequestInit & { duplex?: 'half' } = { method, headers };
-  if (method !== 'GET' && method !== 'HEAD') {
+  if (sendsBody) {
     if (body === undefined) {
       init.body = requestBody(req, res);
       init.duplex = 'half';
     } else if (body !== null) {
       init.body = body;
-      // Bytes a parser kept may differ from what was declared; a small body read here is exactly that.
-      if (!(body instanceof Buffer && body.byteLength === Number(given['content-length']))) headers.delete('content-length');
     }
   }
   return new Request(url.href, init);

@@ -34,8 +34,7 @@ import {
   MAKE_SESSION_SECRET,
   assertSessionSecret,
   sessionError,
-  signSessionToken,
-  verifySessionToken,
+  sessionTokens,
   type AppSession,
 } from './session.js';
 import { receiveWebhook, SIGNATURE_HEADER } from './webhooks.js';
@@ -203,6 +202,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   const exchanges = new ExpiringMap<number>(MAX_TRACKED_EXCHANGERS);
   const recentRefreshes = new ExpiringSet(MAX_TRACKED_REFRESHES);
   const trailingReloads = new Map<string, Promise<Entitlement | null>>();
+  const sessions = sessionTokens(options.sessionSecret, options.clientId);
   const stateKey = new Uint8Array(hkdfSync('sha256', options.sessionSecret, 'marketplace-app-kit', 'oauth-state-cookie', 32));
   const { basePath } = config;
 
@@ -247,12 +247,12 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     if (/^bearer(\s|$)/i.test(authorization)) {
       const match = /^Bearer +([^\s]+)$/i.exec(authorization);
       if (!match) throw sessionError('ERR_SESSION_INVALID', 'The Authorization header must be "Bearer <session token>"');
-      return verifySessionToken(match[1]!, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });
+      return sessions.verify(match[1]!, clock.now());
     }
     const cookie = getCookie(request, SESSION_COOKIE, cookieOrigin(request));
     if (!cookie) throw sessionError('ERR_SESSION_MISSING', 'No session: send "Authorization: Bearer <session token>" or sign in');
     assertCookieOrigin(request);
-    return verifySessionToken(cookie, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });
+    return sessions.verify(cookie, clock.now());
   }
 
   /**
@@ -293,9 +293,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   }
 
   async function mint(user: Profile, appId: string | null, host: string | null) {
-    return signSessionToken({
-      secret: options.sessionSecret,
-      audience: options.clientId,
+    return sessions.sign({
       user,
       appId,
       host,

@@ -6,7 +6,8 @@ import { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/error
 import { MarketplaceApiError } from './api-error.js';
 import { TextResponse } from './lib/text-response.js';
 
-const NO_STORE = { 'cache-control': 'no-store' } as const;
+/** The headers of every JSON answer: its type, and that no cache keeps it. */
+const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
 /** What `new Headers()` takes. Not `HeadersInit`: a Node project without the DOM library lacks that name. */
 type HeadersSource = ConstructorParameters<typeof Headers>[0];
@@ -18,9 +19,13 @@ type HeadersSource = ConstructorParameters<typeof Headers>[0];
  * return jsonResponse({ notes }, { status: 201 });
  */
 export function jsonResponse(body: unknown, init: { status?: number | undefined; headers?: HeadersSource | undefined } = {}): Response {
-  const headers = new Headers(init.headers);
-  headers.set('content-type', 'application/json; charset=utf-8');
-  for (const [name, value] of Object.entries(NO_STORE)) headers.set(name, value);
+  // Without headers of the caller's, a plain record: the Response copies it once.
+  let headers: HeadersSource = JSON_HEADERS;
+  if (init.headers !== undefined) {
+    const merged = new Headers(init.headers);
+    for (const [name, value] of Object.entries(JSON_HEADERS)) merged.set(name, value);
+    headers = merged;
+  }
   // A genuine Response, without the body stream Node would build before anyone asks for it.
   return new TextResponse(JSON.stringify(body), { status: init.status ?? 200, headers });
 }

@@ -8,7 +8,7 @@ import * as z from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { shownValue } from '../shared/options.js';
 import { AppId, Profile, parseOrThrow } from '../shared/schemas.js';
-import { hmacKey } from './lib/hmac-key.js';
+import { hmacKey, type HmacKey } from './lib/hmac-key.js';
 import { encodeHeader, JwtError, signHs256, verifyJwt } from './lib/jws.js';
 import { optionsObject } from './lib/options-object.js';
 import { nowOption, wholeSecondsOption } from './lib/time-options.js';
@@ -100,36 +100,7 @@ export interface VerifySessionOptions {
  */
 export async function signSessionToken(options: SignSessionOptions): Promise<{ token: string; expiresAt: number }> {
   checkKeys(optionsObject(options, 'signSessionToken'), 'signSessionToken');
-  const now = nowOption(options.now, 'signSessionToken: now');
-  const ttl = wholeSecondsOption(options.ttlSeconds, 'signSessionToken: ttlSeconds', MAX_SESSION_TTL_SECONDS);
-  const iat = Math.floor(now / 1000);
-  const exp = iat + ttl;
-  const user: Partial<Profile> | undefined = options.user;
-  // A token that verifySessionToken would refuse (an avatar_url of null, an app id of 7) is not
-  // signed: the mistake shows here, not as a 401 for every request of the session.
-  const claims = parseOrThrow(
-    SessionClaims,
-    { sub: user?.id, email: user?.email, name: user?.name, avatar_url: user?.avatar_url, app_id: options.appId, host: options.host, iat, exp },
-    'signSessionToken user, appId or host (session claims)',
-  );
-  // A JWT as jose's SignJWT makes it (jose verifies it), signed on node:crypto: see lib/jws.ts.
-  const token = signHs256(
-    SESSION_HEADER,
-    {
-      email: claims.email,
-      name: claims.name,
-      avatar_url: claims.avatar_url,
-      app_id: claims.app_id,
-      host: claims.host,
-      sub: claims.sub,
-      aud: options.audience,
-      iat,
-      exp,
-      jti: randomUUID(),
-    },
-    hmacKey(options.secret).node,
-  );
-  return { token, expiresAt: exp * 1000 };
+  return sign(hmacKey(options.secret), options.audience, options, 'signSessionToken');
 }
 
 /**
@@ -142,11 +113,60 @@ export async function verifySessionToken(token: string, options: VerifySessionOp
   // A missing or short secret is the app's mistake, never a 401 for every user; a missing
   // audience would accept every app's sessions signed with the same secret.
   checkKeys(optionsObject(options, 'verifySessionToken'), 'verifySessionToken');
-  const now = nowOption(options.now, 'verifySessionToken: now');
+  return verify(hmacKey(options.secret), options.audience, token, nowOption(options.now, 'verifySessionToken: now'));
+}
+
+/**
+ * `signSessionToken` and `verifySessionToken` for one secret and audience, checked and imported
+ * once: what `createAppBackend` uses on every request.
+ */
+export function sessionTokens(secret: string, audience: string) {
+  checkKeys({ secret, audience }, 'sessionTokens');
+  const key = hmacKey(secret);
+  return {
+    sign: (options: Omit<SignSessionOptions, 'secret' | 'audience'>) => sign(key, audience, options, 'signSessionToken'),
+    verify: (token: string, now: number) => verify(key, audience, token, now),
+  };
+}
+
+function sign(key: HmacKey, audience: string, options: Omit<SignSessionOptions, 'secret' | 'audience'>, caller: string): { token: string; expiresAt: number } {
+  const now = nowOption(options.now, `${caller}: now`);
+  const ttl = wholeSecondsOption(options.ttlSeconds, `${caller}: ttlSeconds`, MAX_SESSION_TTL_SECONDS);
+  const iat = Math.floor(now / 1000);
+  const exp = iat + ttl;
+  const user: Partial<Profile> | undefined = options.user;
+  // A token that verifySessionToken would refuse (an avatar_url of null, an app id of 7) is not
+  // signed: the mistake shows here, not as a 401 for every request of the session.
+  const claims = parseOrThrow(
+    SessionClaims,
+    { sub: user?.id, email: user?.email, name: user?.name, avatar_url: user?.avatar_url, app_id: options.appId, host: options.host, iat, exp },
+    `${caller} user, appId or host (session claims)`,
+  );
+  // A JWT as jose's SignJWT makes it (jose verifies it), signed on node:crypto: see lib/jws.ts.
+  const token = signHs256(
+    SESSION_HEADER,
+    {
+      email: claims.email,
+      name: claims.name,
+      avatar_url: claims.avatar_url,
+      app_id: claims.app_id,
+      host: claims.host,
+      sub: claims.sub,
+      aud: audience,
+      iat,
+      exp,
+      jti: randomUUID(),
+    },
+    key.node,
+  );
+  return { token, expiresAt: exp * 1000 };
+}
+
+function verify(key: HmacKey, audience: string, token: string, now: number): AppSession {
   let payload: unknown;
   try {
     if (typeof token !== 'string') throw new JwtError('malformed', 'Compact JWS must be a string');
-    ({ claims: payload } = verifyJwt(token, hmacKey(options.secret).node, { typ: SESSION_TOKEN_TYPE, audience: options.audience, requiredClaims: REQUIRED_CLAIMS, now }));
+    ({ claims: payload } = verifyJwt(token, key.node, { typ: SESSION_TOKEN_TYPE, audience, requiredClaims: REQUIRED_CLAIMS, now }));
   } catch (error) {
     if (!(error instanceof JwtError)) throw error;
     if (error.kind === 'expired') throw sessionError('ERR_SESSION_EXPIRED', 'The session has expired; start a new one', error);
