@@ -1,18 +1,38 @@
 // `npm run bench`: runs every benchmark module of test/bench in one process, one after another,
-// then prints the size report. Each `*.bench.ts` default-exports an async function that prints
-// its own figures.
+// then prints the size report and a summary of the figures. Each `*.bench.ts` default-exports an
+// async function that prints its own lines and may return its figures (`Figure[]` from stats.ts:
+// ours against a reference measured in the same run, with a target); those are listed again at
+// the end. `npm run bench -- server webhooks` runs only the series named (and no size report).
 import { readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { verdict, type Figure } from './stats.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const benches = readdirSync(here).filter((name) => name.endsWith('.bench.ts')).sort();
+const only = process.argv.slice(2);
+const benches = readdirSync(here)
+  .filter((name) => name.endsWith('.bench.ts'))
+  .filter((name) => only.length === 0 || only.includes(name.replace(/\.bench\.ts$/, '')))
+  .sort();
+if (benches.length === 0) throw new Error(`No benchmark series named ${only.join(', ')} in test/bench`);
 
+const figures: Figure[] = [];
 for (const name of benches) {
   console.log(`\n## ${name.replace(/\.bench\.ts$/, '')}`);
-  const module = (await import(pathToFileURL(`${here}${name}`).href)) as { default: () => Promise<void> };
-  await module.default();
+  const module = (await import(pathToFileURL(`${here}${name}`).href)) as { default: () => Promise<Figure[] | void> };
+  figures.push(...((await module.default()) ?? []));
 }
 
-console.log('\n## size');
-const size = (await import('./size.js')) as { report: () => Promise<boolean> };
-process.exitCode = (await size.report()) ? 0 : 1;
+let passed = true;
+if (only.length === 0) {
+  console.log('\n## size');
+  const size = (await import('./size.js')) as { report: () => Promise<boolean> };
+  passed = await size.report();
+}
+
+if (figures.length > 0) {
+  console.log('\n## ratios against references measured in this run');
+  const width = Math.max(...figures.map((figure) => figure.name.length));
+  for (const figure of figures) console.log(`${figure.name.padEnd(width)}  ${verdict(figure)}${figure.detail ? `  (${figure.detail})` : ''}`);
+}
+// Ratios are read by people: on a shared machine one run may fall short. Only the size budgets fail the run.
+process.exitCode = passed ? 0 : 1;
