@@ -282,9 +282,11 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     return { session, entitlement };
   }
 
-  function sessionAnswer(session: { token: string; expiresAt: number }, user: Profile, entitlement: Entitlement | null, host: string | null): Response {
+  /** The session answer; without `session.token` for a request the session cookie authenticated (see `getSession`). */
+  function sessionAnswer(session: { token?: string; expiresAt: number }, user: Profile, entitlement: Entitlement | null, host: string | null): Response {
+    const expires = new Date(session.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const body: SessionResponse = {
-      session: { token: session.token, expires_at: new Date(session.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z') },
+      session: session.token === undefined ? { expires_at: expires } : { token: session.token, expires_at: expires },
       user,
       entitlement,
       host,
@@ -352,11 +354,17 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     }
   }
 
-  /** GET /session: the current session, with the cached (or, with ?refresh=1, reloaded) entitlement. */
+  /**
+   * GET /session: the current session, with the cached (or, with ?refresh=1, reloaded) entitlement.
+   * To the session cookie alone it answers no token: on the developer's own site the HttpOnly
+   * cookie is the credential, and a token in the body would let script on the page carry the
+   * session away (docs/security.md, "Tokens").
+   */
   async function getSession(request: Request, url: URL): Promise<Response> {
     const session = await requireSession(request);
     const entitlement = url.searchParams.get('refresh') === '1' ? await reload(session.userId) : await client.entitlements({ userId: session.userId });
-    return sessionAnswer(session, session.user, entitlement, session.host);
+    const bearer = /^bearer(\s|$)/i.test(request.headers.get('authorization')?.trim() ?? '');
+    return sessionAnswer(bearer ? session : { expiresAt: session.expiresAt }, session.user, entitlement, session.host);
   }
 
   /**

@@ -925,7 +925,7 @@ describe('embed page headers', () => {
         res.writeHead(401, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { code: 'ERR_CONTEXT_TOKEN_EXPIRED', message: 'The context token expired' } }));
       };
-      const client = createBackendClient(`${app}/api/marketplace`, fetch, 1000, app);
+      const client = createBackendClient(`${app}/api/marketplace`, fetch, 1000, app, { now: Date.now, timeoutSignal: (ms) => AbortSignal.timeout(ms) });
       await assert.rejects(client.adopt({ response: handOver() }), { code: 'ERR_CONTEXT_TOKEN_EXPIRED', status: 401, message: 'The context token expired' });
     } finally {
       await close(server);

@@ -866,6 +866,37 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     assert.equal((await signOutFrom(new URL(BASE).origin)).status, 204);
   });
 
+  it('GET /session answers the session cookie with the profile, the entitlement and the expiry, and no token', async () => {
+    const { backend } = backendWith();
+    const { callback, cookie } = await signIn(backend, '/');
+    const done = await backend(new Request(callback, { headers: { cookie } }));
+    const sessionCookie = done.headers.getSetCookie().find((c) => c.startsWith(`${SESSION}=`))!.split(';')[0]!;
+    const token = sessionCookie.slice(sessionCookie.indexOf('=') + 1);
+    for (const path of ['/session', '/session?refresh=1']) {
+      const read = await backend(new Request(`${BASE}${path}`, { headers: { cookie: sessionCookie } }));
+      assert.equal(read.status, 200);
+      const text = await read.text();
+      // The HttpOnly cookie is the credential: a token in the body would let script carry the session away.
+      assert.ok(!text.includes(token), `${path} answered the cookie's token`);
+      const body = SessionResponse.parse(JSON.parse(text));
+      assert.deepEqual(Object.keys(body.session), ['expires_at'], path);
+      assert.equal(Date.parse(body.session.expires_at), (await verifySessionToken(token, { secret: SESSION_SECRET, audience: CLIENT_ID, now: NOW })).expiresAt);
+      assert.deepEqual(body.user, USER);
+      assert.equal(body.entitlement?.plan, 'pro');
+    }
+    // Sent with the bearer token (inside the dashboard), the answer carries it, as the exchange's does.
+    const bearer = await backend(new Request(`${BASE}/session`, { headers: { authorization: `Bearer ${token}` } }));
+    assert.equal(SessionResponse.parse(await bearer.json()).session.token, token);
+    // A state-changing request with the cookie keeps its CSRF check: only the app's own origin
+    // (or a CORS origin) is heard, by the kit's routes and by requireSession on the app's own.
+    const post = (origin: string | null) => new Request(`${APP}/api/notes`, { method: 'POST', headers: { cookie: sessionCookie, ...(origin ? { origin } : {}) } });
+    await assert.rejects(backend.requireSession(post('https://evil.example')), { code: 'ERR_ORIGIN_REFUSED', status: 403 });
+    await assert.rejects(backend.requireSession(post(null)), { code: 'ERR_ORIGIN_REFUSED', status: 403 });
+    assert.equal((await backend.requireSession(post(APP))).userId, USER.id);
+    const foreignSignOut = await backend(new Request(`${BASE}/session`, { method: 'DELETE', headers: { cookie: sessionCookie, origin: 'https://evil.example' } }));
+    assert.equal(foreignSignOut.status, 403);
+  });
+
   it('uses an insecure cookie only when the public origin is http', async () => {
     const { backend } = backendWith({ publicOrigin: 'http://localhost:5173' });
     const start = await backend(new Request('http://localhost:5173/api/marketplace/oauth/start'));

@@ -337,8 +337,8 @@ describe('simulator: robustness', () => {
         raw(sim, `GET //[/_simulator/state HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
       ]);
       const codes = statuses.map((line) => Number(line.split(' ')[1]));
-      // Node itself refuses an HTTP/1.1 request without Host (400).
-      assert.deepEqual(codes, [400, 421, 400, 400, 404, 404, 404, 400, 413, 400, 400, 400, 400, 431, 400]);
+      // Node itself refuses an HTTP/1.1 request without Host (400); the adapter a target that is no path (`*`).
+      assert.deepEqual(codes, [400, 421, 400, 400, 400, 404, 404, 400, 413, 400, 400, 400, 400, 431, 400]);
       // What is not even HTTP is answered with the same JSON error body as the rest, then closed.
       for (const [request, status, message] of [
         ['GARBAGE\r\n\r\n', 400, 'The request is not valid HTTP.'],
@@ -533,7 +533,8 @@ describe('simulator: startSimulator options', () => {
   it('refuses options it would call or read only after listening, before it listens', async (t) => {
     const listening = serversOf(t);
     const cases: Array<[unknown, RegExp]> = [
-      [{ clock: 5 }, /^startSimulator: clock must be a function returning milliseconds since the epoch, got 5$/],
+      [{ clock: 5 }, /^startSimulator: clock must be \{ now, sleep \} or a function returning milliseconds since the epoch, got 5$/],
+      [{ clock: { now: () => 0 } }, /^startSimulator: clock must be \{ now, sleep \} or a function returning milliseconds since the epoch, got an object without both$/],
       [{ clock: () => '2026-11-21' }, /^startSimulator: clock\(\) must return milliseconds since the epoch, got "2026-11-21"$/],
       [{ clock: () => Number.NaN }, /^startSimulator: clock\(\) must return .*got NaN$/],
       [{ hostBundle: 5 }, /^startSimulator: hostBundle must be a file path or a file: URL, got 5$/],

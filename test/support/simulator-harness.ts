@@ -17,13 +17,24 @@ export const FIXED = {
   webhookSecret: 'whsec_test_0123456789',
 } as const;
 
-/** A clock the test moves by hand. */
+/**
+ * A clock the test moves by hand (`advance`). Its `sleep` takes no real time: it moves the clock
+ * by the wait at once, and records the wait in `waits`.
+ */
 export function virtualClock(start = Date.parse('2026-11-21T10:00:00Z')) {
   let now = start;
+  const waits: number[] = [];
   return {
     now: () => now,
     advance(ms: number) {
       now += ms;
+    },
+    waits,
+    sleep(ms: number, signal?: AbortSignal): Promise<void> {
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      waits.push(ms);
+      now += ms;
+      return new Promise((resolve) => setImmediate(resolve));
     },
   };
 }

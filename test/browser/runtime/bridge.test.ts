@@ -2,18 +2,14 @@ import { expect } from '@open-wc/testing';
 import {
   BRIDGE_MAX_MESSAGE_SIZE,
   BRIDGE_SERVICE_ID,
-  bridgeSchemas,
   openBridge,
   type Bridge,
   type HandlerTable,
-  type HostMethods,
 } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
 import { assertOrigin } from '../../../src/shared/origin.js';
 import { APP_ORIGIN, HOST_ORIGIN, deliver, gate, openAppEnd, openHostEnd, rejection, tick, until, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
 import { HANG_MS } from '../../support/waiting.js';
-
-const { host: HOST_METHODS, app: APP_METHODS } = bridgeSchemas();
 
 const packet = (id: number, method: string, params: unknown) =>
   JSON.stringify({ type: 'method', serviceID: BRIDGE_SERVICE_ID, id, method, params, counter: 0 });
@@ -30,7 +26,7 @@ describe('host bridge protocol', () => {
     for (const bridge of open.splice(0)) bridge.destroy();
   });
 
-  function connect(hostHandlers: HandlerTable<HostMethods>, appHandlers: HandlerTable<typeof APP_METHODS> = {}, timeoutMs = 300) {
+  function connect(hostHandlers: HandlerTable<'host'>, appHandlers: HandlerTable<'app'> = {}, timeoutMs = 300) {
     const hostSide = openHostEnd(host, app, hostHandlers, timeoutMs);
     const appSide = openAppEnd(app, host, appHandlers, timeoutMs);
     open.push(hostSide, appSide);
@@ -74,7 +70,7 @@ describe('host bridge protocol', () => {
 
   it('posts only to the pinned origin, never to "*"', async () => {
     const [otherHost] = windowPair('https://other.example', APP_ORIGIN);
-    const appSide = openBridge({ self: app.self, peer: otherHost.handle, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 100 });
+    const appSide = openBridge({ side: 'app', self: app.self, peer: otherHost.handle, origin: HOST_ORIGIN, handlers: {}, timeoutMs: 100 });
     open.push(appSide);
     const error = await rejection(appSide.call('toast', { message: 'hi' }));
     expect(error.code).to.equal('ERR_BRIDGE_TIMEOUT');
@@ -151,7 +147,7 @@ describe('host bridge protocol', () => {
   it('ignores a message without a source window while the peer window is gone', async () => {
     const themes: string[] = [];
     let peer: FakeWindow['handle'] | null = null;
-    const appSide = openBridge({ self: app.self, peer: () => peer, channel: host, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: { themeChanged: ({ theme }) => void themes.push(theme) } });
+    const appSide = openBridge({ side: 'app', self: app.self, peer: () => peer, channel: host, origin: HOST_ORIGIN, handlers: { themeChanged: ({ theme }) => void themes.push(theme) } });
     open.push(appSide);
     deliver(app, packet(80, 'themeChanged', { theme: 'dark' }), HOST_ORIGIN, null);
     await tick(20);
@@ -239,7 +235,7 @@ describe('host bridge protocol', () => {
 
   it('opens before its peer window exists, without a channel to stand for it, and talks once the peer is there', async () => {
     let peer: FakeWindow['handle'] | null = null;
-    const appSide = openBridge({ self: app.self, peer: () => peer, origin: HOST_ORIGIN, local: APP_METHODS, remote: HOST_METHODS, handlers: {}, timeoutMs: 300 });
+    const appSide = openBridge({ side: 'app', self: app.self, peer: () => peer, origin: HOST_ORIGIN, handlers: {}, timeoutMs: 300 });
     open.push(appSide);
     peer = host.handle;
     const hostSide = openHostEnd(host, app, { getContext: () => ({ context: 'late' }) }, 300);
@@ -355,7 +351,7 @@ describe('host bridge protocol', () => {
     const got: number[] = [];
     const first = openHostEnd(host, app, { getContext: () => ({ context: 'old' }), resize: ({ height }) => void got.push(height) }, 300);
     let made: Promise<unknown> | undefined;
-    const appSide: Bridge<HostMethods> = openAppEnd(app, host, {}, 1_000, () => (made = appSide.call('resize', { height: 7 })));
+    const appSide: Bridge<'app'> = openAppEnd(app, host, {}, 1_000, () => (made = appSide.call('resize', { height: 7 })));
     open.push(first, appSide);
     await appSide.ready;
     const second = openHostEnd(host, app, { getContext: () => ({ context: 'new' }), resize: ({ height }) => void got.push(height) }, 300);
@@ -366,21 +362,16 @@ describe('host bridge protocol', () => {
   });
 
   it('refuses an invalid result from a peer that is not this kit with ERR_BRIDGE_INVALID_MESSAGE', async () => {
-    const [h2, a2] = windowPair();
-    const fakeHost = openBridge({
-      self: h2.self,
-      peer: a2.handle,
-      origin: APP_ORIGIN,
-      // A peer whose table differs from ours: a result for a void method, none for getContext.
-      local: { toast: [HOST_METHODS.toast[0], HOST_METHODS.getContext[1]], getContext: [HOST_METHODS.getContext[0], null] },
-      remote: {},
-      handlers: { toast: () => ({ context: 'x' }), getContext: () => undefined },
-      timeoutMs: 300,
-    });
-    const appSide2 = openAppEnd(a2, h2, {}, 300);
-    open.push(fakeHost, appSide2);
-    expect((await rejection(appSide2.call('toast', { message: 'hi' }))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
-    expect((await rejection(appSide2.call('getContext', {}))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
+    const { appSide } = connect({ toast: () => undefined, getContext: () => ({ context: 'ctx' }) });
+    // A peer whose protocol differs from ours: a result for a method without one, none for getContext.
+    const post = app.handle.postMessage.bind(app.handle);
+    app.handle.postMessage = (data, origin) => {
+      const message = JSON.parse(data) as { type: string; id: number; result?: unknown };
+      if (message.type === 'reply' && message.id !== -1) message.result = message.result === null ? { context: 'x' } : null;
+      post(JSON.stringify(message), origin);
+    };
+    expect((await rejection(appSide.call('toast', { message: 'hi' }))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
+    expect((await rejection(appSide.call('getContext', {}))).code).to.equal('ERR_BRIDGE_INVALID_MESSAGE');
   });
 
   it('reads an error reply of any length as the peer\'s error (a stack from a peer that is not this kit)', async () => {
