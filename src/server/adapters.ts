@@ -537,7 +537,8 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
  * becomes an error answer (a 500, told to `onError` with the `request`), not a connection cut midway.
  */
 async function writeResponse(res: ServerResponse, answer: Response, request: Request | undefined, options: NodeAdapterOptions): Promise<void> {
-  if (answer.body && /^text\/event-stream\b/i.test(answer.headers.get('content-type') ?? '')) return writeEventStream(res, answer);
+  // The type first: asking a TextResponse for its body would make it a stream.
+  if (/^text\/event-stream\b/i.test(answer.headers.get('content-type') ?? '') && answer.body) return writeEventStream(res, answer);
   let response = answer;
   // The kit's own JSON answers hand their text over as it is: nothing to read.
   let body: Buffer | string | undefined = TextResponse.take(response);

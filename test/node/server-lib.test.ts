@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../../src/shared/errors.js';
-import { ReplayStoreFullError, createMemoryReplayStore } from '../../src/server/index.js';
+import { ReplayStoreFullError, createMemoryReplayStore, toNodeHandler } from '../../src/server/index.js';
 import { linkSignals } from '../../src/server/lib/abort.js';
 import { readLimited } from '../../src/server/lib/body.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
@@ -16,6 +16,7 @@ import { ExpiringMap } from '../../src/server/lib/expiring-set.js';
 import { hmacKey, hmacKeyFor } from '../../src/server/lib/hmac-key.js';
 import { readJsonAnswer, parseRetryAfter, send, MAX_RETRY_AFTER_MS } from '../../src/server/lib/http.js';
 import { optionsObject } from '../../src/server/lib/options-object.js';
+import { TextResponse } from '../../src/server/lib/text-response.js';
 import { Pacer } from '../../src/server/lib/pacer.js';
 import { MarketplaceApiError } from '../../src/server/api-error.js';
 import { systemClock } from '../../src/server/lib/clock.js';
@@ -348,6 +349,53 @@ describe('ExpiringMap fullness', () => {
       }
       assert.equal(map.get('k999', NOW), 999);
       assert.ok(map.size >= Math.floor(maxEntries / 2), `maxEntries ${maxEntries}: only ${map.size} keys kept`);
+    }
+  });
+});
+
+describe('TextResponse (the kit’s JSON answers)', () => {
+  it('is a Response whose body readers, body stream and clone give its text, once', async () => {
+    const make = () => new TextResponse('{"a":1}', { status: 201, headers: { 'content-type': 'application/json' } });
+    const response = make();
+    assert.ok(response instanceof Response);
+    assert.deepEqual([response.status, response.headers.get('content-type'), response.bodyUsed], [201, 'application/json', false]);
+    assert.deepEqual(await response.json(), { a: 1 });
+    assert.equal(response.bodyUsed, true);
+    await assert.rejects(response.text(), TypeError, 'a body is read once');
+    assert.throws(() => response.clone(), TypeError);
+
+    const streamed = make();
+    assert.equal(await new Response(streamed.body).text(), '{"a":1}', 'its body is a stream of the text');
+    assert.equal(streamed.bodyUsed, true);
+    await assert.rejects(streamed.arrayBuffer(), TypeError);
+
+    const original = make();
+    const copy = original.clone();
+    assert.equal(await copy.text(), '{"a":1}');
+    assert.equal(new TextDecoder().decode(await original.arrayBuffer()), '{"a":1}');
+    assert.equal((await make().blob()).type, 'application/json');
+    assert.equal(TextResponse.take(make()), '{"a":1}');
+    const taken = make();
+    TextResponse.take(taken);
+    assert.equal(taken.bodyUsed, true, 'taken is used');
+    assert.equal(TextResponse.take(taken), undefined);
+    assert.throws(() => new TextResponse('x', { status: 204 }), TypeError);
+  });
+
+  it('is written by toNodeHandler as it is, its body never made a stream', async () => {
+    class Untouchable extends TextResponse {
+      override get body(): never {
+        throw new Error('the adapter asked for the body stream');
+      }
+    }
+    const server = createServer(toNodeHandler(async () => new Untouchable('{"ok":true}', { headers: { 'content-type': 'application/json' } })));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      assert.deepEqual([answer.status, await answer.text(), answer.headers.get('content-length')], [200, '{"ok":true}', '11']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
