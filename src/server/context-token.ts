@@ -3,6 +3,7 @@
  * the app's Client Secret; the backend verifies it with every check pinned: jose's checks (in
  * `lib/jws.ts`, on node:crypto, see docs/server.md "Speed"), then the claims' schema.
  */
+import { compile } from 'zod/mini';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import { CONTEXT_TOKEN_MAX_AGE_SECONDS, CONTEXT_TOKEN_TYPE, ContextTokenClaims, describeFailure } from '../shared/schemas.js';
 import { hmacKey } from './lib/hmac-key.js';
@@ -71,7 +72,7 @@ export async function verifyContextToken(token: string, options: VerifyContextTo
     throw failure(error);
   }
 
-  const parsed = ContextTokenClaims.safeParse(payload);
+  const parsed = (compiledClaims ??= compile(ContextTokenClaims)).safeParse(payload);
   if (!parsed.success) fail('ERR_CONTEXT_TOKEN_CLAIM', describeFailure('context token claims', parsed.error));
   const claims = parsed.data;
   if (claims.exp > claims.iat + CONTEXT_TOKEN_MAX_AGE_SECONDS) {
@@ -100,6 +101,8 @@ function fail(code: ErrorCode, message: string): never {
 }
 
 const REQUIRED_CLAIMS = ['exp', 'iat', 'jti', 'sub'];
+/** The claims' schema compiled by zod on first use: same results and messages, a fraction of the time. */
+let compiledClaims: typeof ContextTokenClaims | undefined;
 
 /** A failed verification, under the kit's stable codes. */
 function failure(error: unknown): ContextTokenError {

@@ -67,6 +67,10 @@ const SessionClaims = z.object({
   exp: z.number(),
 });
 
+/** `SessionClaims` compiled by zod on first use: same results and messages, a fraction of the time. */
+let compiledSessionClaims: typeof SessionClaims | undefined;
+const sessionClaims = () => (compiledSessionClaims ??= z.compile(SessionClaims));
+
 /** Options of `signSessionToken`. */
 export interface SignSessionOptions {
   /** The app's session secret (≥ 32 characters). */
@@ -138,7 +142,7 @@ function sign(key: HmacKey, audience: string, options: Omit<SignSessionOptions, 
   // A token that verifySessionToken would refuse (an avatar_url of null, an app id of 7) is not
   // signed: the mistake shows here, not as a 401 for every request of the session.
   const claims = parseOrThrow(
-    SessionClaims,
+    sessionClaims(),
     { sub: user?.id, email: user?.email, name: user?.name, avatar_url: user?.avatar_url, app_id: options.appId, host: options.host, iat, exp },
     `${caller} user, appId or host (session claims)`,
   );
@@ -172,7 +176,7 @@ function verify(key: HmacKey, audience: string, token: string, now: number): App
     if (error.kind === 'expired') throw sessionError('ERR_SESSION_EXPIRED', 'The session has expired; start a new one', error);
     throw sessionError('ERR_SESSION_INVALID', 'The session token is invalid', error);
   }
-  const parsed = SessionClaims.safeParse(payload);
+  const parsed = sessionClaims().safeParse(payload);
   if (!parsed.success) throw sessionError('ERR_SESSION_INVALID', 'The session token claims are invalid', parsed.error);
   const claims = parsed.data;
   return {
