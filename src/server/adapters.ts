@@ -63,7 +63,8 @@ export function toNodeHandler(
         const kept = keptRawBody(req);
         const refused = !kept && bodyGone(req) ? bodyReadFirst(isWebhookRoute(url, handler.basePath), reader, 'give toNodeHandler the request unread') : null;
         // A small body of a declared length is read whole first: a stream costs more than the rest of a launch.
-        const small = refused || kept ? undefined : await smallBody(req);
+        const reading = refused || kept ? undefined : smallBody(req);
+        const small = reading === undefined ? undefined : await reading;
         request = toRequest(req, res, url, refused ? null : (kept ?? small));
         if (small !== undefined) knownBody(request, small);
         response = await answer(refused ? () => Promise.reject(refused) : handler, request, options);
