@@ -10,7 +10,8 @@ import { MarketplaceKitError } from '../shared/errors.js';
 import { exactOrigin } from '../shared/origin.js';
 import { functionOption, MAX_TIMER_MS, numberOption } from '../shared/options.js';
 import { createErrorLog } from './error-log.js';
-import { bodyReadFirst, knownBody } from './lib/body.js';
+import { bodyReadFirst } from './lib/body.js';
+import { lazyRequest } from './lib/lazy-request.js';
 import { TextResponse } from './lib/text-response.js';
 import { toErrorResponse } from './responses.js';
 
@@ -66,7 +67,6 @@ export function toNodeHandler(
         const reading = refused || kept ? undefined : smallBody(req);
         const small = reading === undefined ? undefined : await reading;
         request = toRequest(req, res, url, refused ? null : (kept ?? small));
-        if (small !== undefined) knownBody(request, small);
         response = await answer(refused ? () => Promise.reject(refused) : handler, request, options);
       } catch (error) {
         response = refusedBeforeHandler(error);
@@ -466,6 +466,10 @@ function toRequest(req: IncomingMessage, res: ServerResponse, url: URL, body: Bo
     if (name.startsWith(':') || value === undefined || (name === 'content-length' && !declared)) continue;
     if (Array.isArray(value)) for (const item of value) headers.push([name, item]);
     else headers.push([name, value]);
+  }
+  // No body, or a small one read whole: the Request is made only if the handler needs it.
+  if (!sendsBody || body === null || (body instanceof Buffer && declared)) {
+    return lazyRequest({ href: url.href, method, headers, body: sendsBody && body instanceof Buffer ? (body as Buffer<ArrayBuffer>) : null });
   }
   const init: RequestInit & { duplex?: 'half' } = { method, headers };
   if (sendsBody) {

@@ -13,6 +13,7 @@ import { linkSignals } from '../../src/server/lib/abort.js';
 import { readLimited } from '../../src/server/lib/body.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
 import { ExpiringMap } from '../../src/server/lib/expiring-set.js';
+import { lazyRequest, unreadBody } from '../../src/server/lib/lazy-request.js';
 import { hmacKey, hmacKeyFor } from '../../src/server/lib/hmac-key.js';
 import { readJsonAnswer, parseRetryAfter, send, MAX_RETRY_AFTER_MS } from '../../src/server/lib/http.js';
 import { optionsObject } from '../../src/server/lib/options-object.js';
@@ -393,6 +394,60 @@ describe('TextResponse (the kit’s JSON answers)', () => {
     try {
       const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
       assert.deepEqual([answer.status, await answer.text(), answer.headers.get('content-length')], [200, '{"ok":true}', '11']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('lazyRequest (what toNodeHandler hands a handler)', () => {
+  const parts = (body: string | null) => ({
+    href: 'http://127.0.0.1:3000/api/notes?x=1',
+    method: body === null ? 'GET' : 'POST',
+    headers: [['content-type', 'application/json'], ['x-trace', 'a']] as Array<[string, string]>,
+    body: body === null ? null : (Buffer.from(body) as Buffer<ArrayBuffer>),
+  });
+
+  it('passes for a Request everywhere: its own readers, clone, new Request(request) and a copy with other headers', async () => {
+    const request = lazyRequest(parts('{"a":1}'));
+    assert.ok(request instanceof Request);
+    assert.deepEqual([request.method, request.url, request.headers.get('x-trace')], ['POST', 'http://127.0.0.1:3000/api/notes?x=1', 'a']);
+    assert.equal(unreadBody(request)?.byteLength, 7, 'nothing needed the real Request yet');
+    const copy = new Request(request, { headers: { 'x-trace': 'b' } });
+    assert.deepEqual([copy.method, copy.url, copy.headers.get('x-trace'), await copy.text()], ['POST', request.url, 'b', '{"a":1}']);
+    assert.equal(unreadBody(request), undefined, 'made once something needed it');
+    assert.equal(request.bodyUsed, true, 'the copy took the body, as it does from a real Request');
+
+    const other = lazyRequest(parts('{"b":2}'));
+    assert.deepEqual(await other.clone().json(), { b: 2 });
+    assert.deepEqual(await other.json(), { b: 2 });
+    assert.ok(other.signal instanceof AbortSignal);
+    assert.equal(await Promise.resolve(other), other, 'not a thenable');
+    assert.equal(typeof (await Request.prototype.arrayBuffer.call(lazyRequest(parts('xyz')))).byteLength, 'number');
+  });
+
+  it('keeps headers set before the real Request is made', async () => {
+    const request = lazyRequest(parts(null));
+    request.headers.set('x-added', 'yes');
+    assert.equal(new Request(request).headers.get('x-added'), 'yes');
+    assert.equal(request.body, null);
+    assert.equal('clone' in request && 'method' in request, true);
+  });
+
+  it('reaches the backend with its body whole when a middleware copies the Request first', async () => {
+    const seen: string[] = [];
+    const server = createServer(
+      toNodeHandler(async (request) => {
+        const copy = new Request(request, { headers: { ...Object.fromEntries(request.headers), 'x-seen': '1' } });
+        seen.push(copy.headers.get('x-seen')!);
+        return new Response(await copy.text());
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/x`, { method: 'POST', body: 'the body' });
+      assert.deepEqual([answer.status, await answer.text(), seen], [200, 'the body', ['1']]);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -1,5 +1,6 @@
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { WebhookVerificationError } from '../webhooks.js';
+import { unreadBody } from './lazy-request.js';
 
 /**
  * Reads a body up to `limit` bytes from any byte stream (a Web `ReadableStream`, a node:http
@@ -49,32 +50,18 @@ export function bodyReadFirst(isWebhook: boolean, reader: string, advice: string
     : new MarketplaceKitError('ERR_CONFIG', message, { status: 500 });
 }
 
-/** Bodies that `toNodeHandler` read whole before it made their Request, by Request. */
-const known = new WeakMap<Request, Uint8Array>();
-
-/**
- * Tells `readBodyBytes` the exact bytes of `request`'s body, read before the Request was made, so
- * that it need not read them again through the Request's stream, which costs more than the rest of
- * a small request (docs/server.md, "Speed").
- */
-export function knownBody(request: Request, bytes: Uint8Array): void {
-  known.set(request, bytes);
-}
-
 /**
  * Reads a request body up to `limit` bytes; larger bodies are refused with 413 before all is read,
  * a body read before (`bodyUsed`) with `bodyReadFirst`.
  */
 export function readBodyBytes(request: Request, limit: number, isWebhook: boolean): Promise<Uint8Array> {
+  const tooLarge = () => new MarketplaceKitError('ERR_PAYLOAD_TOO_LARGE', `Request bodies are limited to ${limit} bytes`, { status: 413 });
+  // Read whole by toNodeHandler, and nobody has touched the Request since (docs/server.md, "Speed").
+  const unread = unreadBody(request);
+  if (unread !== undefined) return unread.byteLength > limit ? Promise.reject(tooLarge()) : Promise.resolve(unread);
   if (request.bodyUsed) {
     const advice = "give the backend the Request unread (a middleware that needs the body can read request.clone() instead)";
     return Promise.reject(bodyReadFirst(isWebhook, 'Something (a middleware calling request.json() or text(), say)', advice));
-  }
-  const tooLarge = () => new MarketplaceKitError('ERR_PAYLOAD_TOO_LARGE', `Request bodies are limited to ${limit} bytes`, { status: 413 });
-  const bytes = known.get(request);
-  if (bytes !== undefined) {
-    known.delete(request);
-    return bytes.byteLength > limit ? Promise.reject(tooLarge()) : Promise.resolve(bytes);
   }
   if (!request.body) return Promise.resolve(new Uint8Array(0));
   // Node's ReadableStream is async iterable; the DOM lib's type does not say so.
