@@ -12,6 +12,7 @@ import { functionOption, MAX_TIMER_MS, numberOption } from '../shared/options.js
 import { createErrorLog } from './error-log.js';
 import { bodyReadFirst } from './lib/body.js';
 import { lazyRequest } from './lib/lazy-request.js';
+import { isLazyResponse, takeLazy } from './lib/lazy-response.js';
 import { TextResponse } from './lib/text-response.js';
 import { toErrorResponse } from './responses.js';
 
@@ -85,7 +86,7 @@ async function answer(handler: FetchHandler, request: Request, options: NodeAdap
   try {
     const response: unknown = await handler(request);
     // By shape, not instanceof: a Response of another fetch library or realm (undici's, say) serves as well.
-    if (isResponseLike(response)) return response;
+    if (isLazyResponse(response) || isResponseLike(response)) return response as Response;
     problem = new MarketplaceKitError('ERR_INTERNAL', `The handler answered ${response === undefined ? 'undefined (a missing return?)' : typeof response}, not a Response`, { status: 500 });
   } catch (error) {
     problem = error;
@@ -534,6 +535,17 @@ function requestBody(req: IncomingMessage, res: ServerResponse): ReadableStream<
   return stream;
 }
 
+/** An answer's headers onto node:http's response, but those about the connection. */
+function copyHeaders(res: ServerResponse, headers: Headers): void {
+  const cookies = setCookieLines(headers);
+  // A Response of your own may carry them: one passed on from `fetch(upstream)` does.
+  const named = (headers.get('connection') ?? '').split(',').map((name) => name.trim().toLowerCase());
+  headers.forEach((value, name) => {
+    if (name !== 'set-cookie' && !HOP_BY_HOP.has(name) && !named.includes(name)) res.setHeader(name, value);
+  });
+  if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+}
+
 /** Headers about one connection (RFC 9110 §7.6.1): node:http writes its own, node:http2 refuses them. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'transfer-encoding', 'upgrade']);
 
@@ -542,28 +554,31 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
  * becomes an error answer (a 500, told to `onError` with the `request`), not a connection cut midway.
  */
 async function writeResponse(res: ServerResponse, answer: Response, request: Request | undefined, options: NodeAdapterOptions): Promise<void> {
+  // The kit's JSON answers, never made a Response: status, headers and text as they are.
+  const lazy = takeLazy(answer);
+  if (lazy !== undefined) {
+    res.statusCode = lazy.status;
+    if (lazy.headers instanceof Headers) copyHeaders(res, lazy.headers);
+    else for (const name in lazy.headers) res.setHeader(name, lazy.headers[name]!);
+    res.end(lazy.text);
+    return;
+  }
   // The type first: asking a TextResponse for its body would make it a stream.
   if (/^text\/event-stream\b/i.test(answer.headers.get('content-type') ?? '') && answer.body) return writeEventStream(res, answer);
-  let response = answer;
-  // The kit's own JSON answers hand their text over as it is: nothing to read.
+  const response = answer;
+  // A TextResponse hands its text over as it is: nothing to read.
   let body: Buffer | string | undefined = TextResponse.take(response);
   try {
     if (body === undefined && response.body) body = Buffer.from(await response.arrayBuffer());
   } catch (error) {
-    response = toErrorResponse(error);
+    const refusal = toErrorResponse(error);
     // A client that left mid-upload fails a body made of its request: no fault of the handler.
     const gone = res.destroyed || res.req?.destroyed;
-    if (request && response.status >= 500 && !gone) tell(options, error, request);
-    body = TextResponse.take(response);
+    if (request && refusal.status >= 500 && !gone) tell(options, error, request);
+    return writeResponse(res, refusal, undefined, options);
   }
   res.statusCode = response.status;
-  const cookies = setCookieLines(response.headers);
-  // A Response of your own may carry them: one passed on from `fetch(upstream)` does.
-  const named = (response.headers.get('connection') ?? '').split(',').map((name) => name.trim().toLowerCase());
-  response.headers.forEach((value, name) => {
-    if (name !== 'set-cookie' && !HOP_BY_HOP.has(name) && !named.includes(name)) res.setHeader(name, value);
-  });
-  if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+  copyHeaders(res, response.headers);
   res.end(body);
 }
 

@@ -4,7 +4,7 @@
  */
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 import { MarketplaceApiError } from './api-error.js';
-import { TextResponse } from './lib/text-response.js';
+import { lazyResponse } from './lib/lazy-response.js';
 
 /** The headers of every JSON answer: its type, and that no cache keeps it. */
 const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
@@ -26,8 +26,8 @@ export function jsonResponse(body: unknown, init: { status?: number | undefined;
     for (const [name, value] of Object.entries(JSON_HEADERS)) merged.set(name, value);
     headers = merged;
   }
-  // A genuine Response, without the body stream Node would build before anyone asks for it.
-  return new TextResponse(JSON.stringify(body), { status: init.status ?? 200, headers });
+  // A Response made only if someone needs one: toNodeHandler writes it as it is (docs/server.md, "Speed").
+  return lazyResponse(JSON.stringify(body), init.status ?? 200, headers);
 }
 
 /**

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../../src/shared/errors.js';
-import { ReplayStoreFullError, createMemoryReplayStore, toNodeHandler } from '../../src/server/index.js';
+import { ReplayStoreFullError, createMemoryReplayStore, jsonResponse, toErrorResponse, toNodeHandler } from '../../src/server/index.js';
 import { linkSignals } from '../../src/server/lib/abort.js';
 import { readLimited } from '../../src/server/lib/body.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
@@ -448,6 +448,42 @@ describe('lazyRequest (what toNodeHandler hands a handler)', () => {
     try {
       const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/x`, { method: 'POST', body: 'the body' });
       assert.deepEqual([answer.status, await answer.text(), seen], [200, 'the body', ['1']]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('jsonResponse’s lazy answers', () => {
+  it('pass for a Response: status, headers, body readers, clone, new Response(null, answer)', async () => {
+    const answer = jsonResponse({ a: 1 }, { status: 201 });
+    assert.ok(answer instanceof Response);
+    assert.deepEqual([answer.status, answer.ok, answer.statusText, answer.headers.get('content-type')], [201, true, '', 'application/json; charset=utf-8']);
+    assert.deepEqual(await answer.clone().json(), { a: 1 });
+    assert.deepEqual(await answer.json(), { a: 1 });
+    assert.equal(answer.bodyUsed, true);
+    const head = new Response(null, jsonResponse({ b: 2 }, { status: 404, headers: { 'x-extra': '1' } }));
+    assert.deepEqual([head.status, head.headers.get('x-extra'), head.headers.get('cache-control')], [404, '1', 'no-store']);
+    assert.equal(await new Response(jsonResponse({ c: 3 }).body).text(), '{"c":3}');
+    assert.throws(() => jsonResponse({}, { status: 204 }), TypeError);
+  });
+
+  it('are written by toNodeHandler with the headers set on them after they were made', async () => {
+    const server = createServer(
+      toNodeHandler(async (request) => {
+        const answer = new URL(request.url).pathname === '/error' ? toErrorResponse(new MarketplaceKitError('ERR_RATE_LIMITED', 'wait', { status: 429, retryAfterMs: 2000 })) : jsonResponse({ ok: true });
+        answer.headers.set('x-added', 'later');
+        return answer;
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const ok = await fetch(`${base}/`);
+      assert.deepEqual([ok.status, ok.headers.get('x-added'), ok.headers.get('cache-control'), await ok.text()], [200, 'later', 'no-store', '{"ok":true}']);
+      const limited = await fetch(`${base}/error`);
+      assert.deepEqual([limited.status, limited.headers.get('retry-after'), limited.headers.get('x-added'), (await limited.json()).error.code], [429, '2', 'later', 'ERR_RATE_LIMITED']);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
