@@ -28,12 +28,17 @@ interface State extends Parts {
   view: Headers | undefined;
 }
 
-/** Each lazy request's state, by the request (the proxy) and by its target. */
-const states = new WeakMap<object, State>();
+/** Where a lazy object's target keeps its state; the proxy hands it out under the same key. */
+const STATE = Symbol('lazy request');
+
+interface Lazy {
+  [STATE]: State;
+}
 
 const handler: ProxyHandler<object> = {
   get(target, key) {
-    const state = states.get(target)!;
+    const state = (target as Lazy)[STATE];
+    if (key === STATE) return state;
     if (key === 'method') return state.method;
     if (key === 'url') return state.href;
     if (key === 'headers') return state.real?.headers ?? (state.view ??= new Headers(state.headers));
@@ -44,8 +49,8 @@ const handler: ProxyHandler<object> = {
     // Methods run on the real Request (a fetch implementation may keep its internals in private fields).
     return typeof value === 'function' && key !== 'constructor' ? value.bind(real) : value;
   },
-  set: (target, key, value) => Reflect.set(materialize(states.get(target)!), key, value),
-  has: (target, key) => Reflect.has(Request.prototype, key) || Reflect.has(materialize(states.get(target)!), key),
+  set: (target, key, value) => Reflect.set(materialize((target as Lazy)[STATE]), key, value),
+  has: (target, key) => Reflect.has(Request.prototype, key) || Reflect.has(materialize((target as Lazy)[STATE]), key),
 };
 
 function materialize(state: State): Request {
@@ -64,8 +69,7 @@ export function lazyRequest(parts: Parts): Request {
   // The target has no own properties; its prototype makes `instanceof Request` hold.
   const target = Object.create(Request.prototype) as object;
   const request = new Proxy(target, handler) as unknown as Request;
-  states.set(target, state);
-  states.set(request, state);
+  (target as Lazy)[STATE] = state;
   return request;
 }
 
@@ -74,7 +78,7 @@ export function lazyRequest(parts: Parts): Request {
  * body then. Undefined for any other request: read it through its `body` as usual.
  */
 export function unreadBody(request: Request): Uint8Array | undefined {
-  const state = states.get(request);
+  const state = (request as Partial<Lazy>)[STATE];
   return state !== undefined && state.real === undefined && state.body !== null ? state.body : undefined;
 }
 
