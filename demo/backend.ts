@@ -137,7 +137,7 @@ export function createSampleBackend(options: SampleBackendOptions): SampleBacken
     return list;
   };
 
-  /** `requireSession`, and not a session issued before the user revoked access (README "Session tokens"). */
+  /** `requireSession`, and not a session issued before the user revoked access (docs/decisions.md#backend, "Session tokens"). */
   async function requireLiveSession(request: Request): Promise<AppSession> {
     const session = await marketplace.requireSession(request);
     if (session.issuedAt < (revokedAt.get(session.userId) ?? 0)) {

@@ -1,5 +1,5 @@
 /**
- * Ready HTTP handlers for an app backend (DESIGN B, D): a Web-standard
+ * Ready HTTP handlers for an app backend (docs/decisions.md#session-exchange, docs/decisions.md#webhooks): a Web-standard
  * `(request: Request) => Promise<Response>` serving the session exchange, the OAuth sign-in and
  * the webhook receiver under one base path, plus `requireSession` / `requireEntitlement` for the
  * app's own routes. Adapters for node:http and Express are in `adapters.ts`.
@@ -67,7 +67,7 @@ const MAX_TRACKED_REFRESHES = 10_000;
 /** How long a webhook copy waits for the same delivery's handling in this process (then 503). */
 export const WEBHOOK_COPY_WAIT_MS = 10_000;
 /**
- * Context tokens are counted per user over this window, their longest life (DESIGN B): each one
+ * Context tokens are counted per user over this window, their longest life (docs/decisions.md#session-exchange): each one
  * exchanged holds its `jti` in the replay store that long.
  */
 const EXCHANGE_WINDOW_MS = 300_000;
@@ -304,7 +304,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     });
   }
 
-  /** POST /session: context token → app session (DESIGN B). */
+  /** POST /session: context token → app session (docs/decisions.md#session-exchange). */
   async function postSession(request: Request): Promise<Response> {
     const bytes = await readBodyBytes(request, SESSION_BODY_LIMIT, false);
     let value: unknown;
@@ -777,7 +777,7 @@ function readConfig(options: AppBackendOptions): BackendConfig {
   }
   const basePath = trimSlash(options.basePath ?? DEFAULT_BASE_PATH);
   if (basePath !== '' && !/^\/[\w\-./~]*$/.test(basePath)) throw configError('basePath must be a path like /api/marketplace');
-  // The host root (seed: `{site_url}`), which context tokens name exactly as their issuer.
+  // The host root (`{site_url}` in docs/marketplace.md), which context tokens name exactly as their issuer.
   const siteUrl = siteRoot(options.siteUrl, configError);
   if (options.client !== undefined) readGivenClient(options, siteUrl, configError);
   return {
