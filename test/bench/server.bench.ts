@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isMainThread } from 'node:worker_threads';
 import { jwtVerify } from 'jose';
 import { createMemoryReplayStore, verifyContextToken } from '../../src/server/index.js';
-import { CLIENT_ID, CLIENT_SECRET, CONTEXT_TYPE, DASHBOARD, ISSUER, USERS, contextToken } from './server/fixtures.js';
+import { CLIENT_ID, CLIENT_SECRET, CONTEXT_TOKEN_CHECKS, DASHBOARD, ISSUER, USERS, contextToken } from './server/fixtures.js';
 import type { Phase, PhaseResult } from './server/load.js';
 import { interleave, median, quantile, rate, runInWorker, settle, verdict, type Figure } from './stats.js';
 
@@ -53,16 +53,7 @@ export async function measureContextTokens(counts: ServerBenchCounts = COUNTS): 
   const list = Array.from({ length: counts.tokens }, (_, i) => contextToken(i % USERS, NOW));
   const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(CLIENT_SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
   const currentDate = new Date(NOW + 1000);
-  const joseOptions = {
-    algorithms: ['HS256'],
-    typ: CONTEXT_TYPE,
-    issuer: ISSUER,
-    audience: CLIENT_ID,
-    maxTokenAge: 300,
-    clockTolerance: 10,
-    requiredClaims: ['exp', 'iat', 'jti', 'sub'],
-    currentDate,
-  };
+  const joseOptions = { ...CONTEXT_TOKEN_CHECKS, currentDate };
   const fresh = () => ({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: ISSUER, host: DASHBOARD, now: NOW + 1000, replayStore: createMemoryReplayStore({ maxEntries: counts.tokens * 2 }) });
   let options = fresh();
   const ours = async (from: number, to: number) => {

@@ -13,6 +13,16 @@ export const DASHBOARD = 'https://dashboard.example';
 export const CONTEXT_TYPE = 'mp-context+jwt';
 export const SESSION_TYPE = 'mp-session+jwt';
 export const SESSION_PATH = '/api/marketplace/session';
+/** jose's jwtVerify options for a context token, as a hand-written backend passes them. */
+export const CONTEXT_TOKEN_CHECKS = {
+  algorithms: ['HS256'],
+  typ: CONTEXT_TYPE,
+  issuer: ISSUER,
+  audience: CLIENT_ID,
+  maxTokenAge: 300,
+  clockTolerance: 10,
+  requiredClaims: ['exp', 'iat', 'jti', 'sub'],
+};
 /** The paid route both servers protect: GET, for users whose entitlement grants `export`. */
 export const PAID_PATH = '/api/export';
 /** Users of the launches: more than the launches of one run over the kit's per-user exchange cap (34 in five minutes). */

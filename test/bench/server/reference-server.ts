@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { jwtVerify, SignJWT } from 'jose';
-import { CLIENT_ID, CLIENT_SECRET, CONTEXT_TYPE, DASHBOARD, ISSUER, PAID_PATH, SESSION_PATH, SESSION_SECRET, SESSION_TYPE, USERS, entitlement } from './fixtures.js';
+import { CLIENT_ID, CLIENT_SECRET, CONTEXT_TOKEN_CHECKS, DASHBOARD, PAID_PATH, SESSION_PATH, SESSION_SECRET, SESSION_TYPE, USERS, entitlement } from './fixtures.js';
 
 const LIMIT = 16 * 1024;
 
@@ -51,15 +51,7 @@ export async function createReferenceServer(): Promise<Server> {
     if (typeof body.context !== 'string' || typeof body.host !== 'string' || body.host !== DASHBOARD) return fail(res, 401, 'bad_request');
     let claims;
     try {
-      ({ payload: claims } = await jwtVerify(body.context, contextKey, {
-        algorithms: ['HS256'],
-        typ: CONTEXT_TYPE,
-        issuer: ISSUER,
-        audience: CLIENT_ID,
-        maxTokenAge: 300,
-        clockTolerance: 10,
-        requiredClaims: ['exp', 'iat', 'jti', 'sub'],
-      }));
+      ({ payload: claims } = await jwtVerify(body.context, contextKey, CONTEXT_TOKEN_CHECKS));
     } catch {
       return fail(res, 401, 'bad_token');
     }
