@@ -15,6 +15,7 @@ import { assertAccess } from './access.js';
 import { MarketplaceApiError } from './api-error.js';
 import { apiKeyKind, assertCredential, createMarketplaceClient, siteRoot, type MarketplaceClient } from './client.js';
 import { contextTokenKey, verifyContextToken } from './context-token.js';
+import { createErrorLog } from './error-log.js';
 import { readBodyBytes } from './lib/body.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { readCookie, readCookies, serializeCookie } from './lib/cookies.js';
@@ -33,8 +34,7 @@ import {
   MAKE_SESSION_SECRET,
   assertSessionSecret,
   sessionError,
-  signSessionToken,
-  verifySessionToken,
+  sessionTokens,
   type AppSession,
 } from './session.js';
 import { receiveWebhook, SIGNATURE_HEADER } from './webhooks.js';
@@ -122,7 +122,8 @@ export interface AppBackendOptions {
   onEvent?: ((delivery: WebhookDelivery) => void | Promise<void>) | undefined;
   /**
    * Told of unexpected errors (5xx answers) and of signatures that match no secret, so you can log
-   * them. Default: logged with `console.error`, so that no failure goes unseen.
+   * them; every one, also under attack. Default: `createErrorLog`'s quiet log on `console.error`:
+   * unexpected errors with their stacks, expected rejections in one line each, their repeats counted.
    */
   onError?: ((error: unknown, request: Request) => void) | undefined;
   /** Extra origins allowed to call these routes from the browser (CORS); none by default. */
@@ -201,6 +202,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   const exchanges = new ExpiringMap<number>(MAX_TRACKED_EXCHANGERS);
   const recentRefreshes = new ExpiringSet(MAX_TRACKED_REFRESHES);
   const trailingReloads = new Map<string, Promise<Entitlement | null>>();
+  const sessions = sessionTokens(options.sessionSecret, options.clientId);
   const stateKey = new Uint8Array(hkdfSync('sha256', options.sessionSecret, 'marketplace-app-kit', 'oauth-state-cookie', 32));
   const { basePath } = config;
 
@@ -245,12 +247,12 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     if (/^bearer(\s|$)/i.test(authorization)) {
       const match = /^Bearer +([^\s]+)$/i.exec(authorization);
       if (!match) throw sessionError('ERR_SESSION_INVALID', 'The Authorization header must be "Bearer <session token>"');
-      return verifySessionToken(match[1]!, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });
+      return sessions.verify(match[1]!, clock.now());
     }
     const cookie = getCookie(request, SESSION_COOKIE, cookieOrigin(request));
     if (!cookie) throw sessionError('ERR_SESSION_MISSING', 'No session: send "Authorization: Bearer <session token>" or sign in');
     assertCookieOrigin(request);
-    return verifySessionToken(cookie, { secret: options.sessionSecret, audience: options.clientId, now: clock.now() });
+    return sessions.verify(cookie, clock.now());
   }
 
   /**
@@ -293,9 +295,7 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
   }
 
   async function mint(user: Profile, appId: string | null, host: string | null) {
-    return signSessionToken({
-      secret: options.sessionSecret,
-      audience: options.clientId,
+    return sessions.sign({
       user,
       appId,
       host,
@@ -627,10 +627,12 @@ export function createAppBackend(options: AppBackendOptions): AppBackend {
     }
   }
 
+  // Quiet under attack: one line per expected rejection, repeats counted (docs/server.md).
+  const log = createErrorLog({ context: 'app backend', clock: options.clock });
   function report(error: unknown, request: Request): void {
     try {
       if (options.onError) options.onError(error, request);
-      else console.error('[marketplace-app-kit] app backend:', error);
+      else log(error, request);
     } catch {
       // A failing logger must not change the answer.
     }

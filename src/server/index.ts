@@ -30,6 +30,8 @@ export { toNodeHandler, toExpressMiddleware, frameAncestors, embedPageHeaders, a
 export type { EarlyLaunchOptions } from '../shared/early-launch.js';
 export type { FetchHandler, NodeAdapterOptions, ExpressAdapterOptions, EmbedPageHeaders } from './adapters.js';
 export { toErrorResponse, jsonResponse } from './responses.js';
+export { createErrorLog, isExpectedRejection } from './error-log.js';
+export type { ErrorLog, ErrorLogOptions } from './error-log.js';
 export { assertAccess, AccessDeniedError, type DeniedReason } from './access.js';
 export { signContextToken, signWebhookBody } from './signers.js';
 export type { SignContextTokenOptions } from './signers.js';

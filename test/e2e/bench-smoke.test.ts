@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import elementsBench from '../bench/elements.bench.js';
 import runtimeBench from '../bench/runtime.bench.js';
+import serverBench from '../bench/server.bench.js';
+import webhooksBench from '../bench/webhooks.bench.js';
 
 describe('npm run bench', () => {
   it('runs the start-up benchmark through (one launch of each series)', { timeout: 120_000 }, async (t) => {
@@ -26,5 +28,27 @@ describe('npm run bench', () => {
     for (const direction of ['unlock', 'lock']) {
       assert.match(output, new RegExp(`^ +${direction} *: <mp-gate> [\\d.]+ ms \\([\\d.]+ ms\\) \\| reference [\\d.]+ ms \\([\\d.]+ ms\\) \\| [\\d.]+× the reference's time \\(to layout [\\d.]+×\\)`, 'm'), output);
     }
+  });
+
+  it('runs the server benchmark through (a few hundred tokens, one short round over HTTP against the reference server)', { timeout: 180_000 }, async (t) => {
+    const lines: string[] = [];
+    t.mock.method(console, 'log', (line: unknown) => void lines.push(String(line)));
+    const figures = await serverBench({ tokens: 200, tokenRounds: 1, chunk: 100, rounds: 1, phaseMs: 300, warmupMs: 300, connections: 2 });
+    const output = lines.join('\n');
+    assert.deepEqual(
+      figures.map((figure) => figure.name),
+      ['verifyContextToken vs jose jwtVerify', 'POST /session through toNodeHandler', 'GET through requireEntitlement'],
+      output,
+    );
+    assert.ok(figures.every((figure) => Number.isFinite(figure.ratio) && figure.ratio > 0), output);
+    assert.match(output, /reference \(node:http by hand, jose\): [\d,]+\/s, p50 [\d.]+ ms, p99 [\d.]+ ms/);
+  });
+
+  it('runs the webhooks benchmark through (a few hundred deliveries, against node:crypto and stripe)', { timeout: 120_000 }, async (t) => {
+    const lines: string[] = [];
+    t.mock.method(console, 'log', (line: unknown) => void lines.push(String(line)));
+    const figures = await webhooksBench({ deliveries: 400, rounds: 1, chunk: 100 });
+    assert.equal(figures.length, 2, lines.join('\n'));
+    assert.ok(figures.every((figure) => Number.isFinite(figure.ratio) && figure.ratio > 0), lines.join('\n'));
   });
 });
