@@ -34,8 +34,13 @@ export class ReplayStoreFullError extends MarketplaceKitError {
  * };
  */
 export interface ReplayStore {
-  /** Atomically records `key` until `expiresAt` (ms since epoch); false when it is already recorded and unexpired (a replay). Redis: SET key 1 PX (expiresAt - now) NX. */
-  claim(key: string, expiresAt: number, now: number): boolean | Promise<boolean>;
+  /**
+   * Atomically records `key` until `expiresAt` (ms since epoch); false when it is already recorded
+   * and unexpired (a replay). Redis: SET key 1 PX (expiresAt - now) NX. `issuedAt`, when the caller
+   * knows it (a context token's `iat`), lets a store that lost its data refuse what was issued
+   * before the loss.
+   */
+  claim(key: string, expiresAt: number, now: number, issuedAt?: number): boolean | Promise<boolean>;
   /** Forgets `key` (a delivery whose handler failed, so the marketplace's retry is handled). */
   release(key: string): void | Promise<void>;
 }

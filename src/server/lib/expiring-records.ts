@@ -56,9 +56,24 @@ export class ExpiringRecords<V> {
     this._entries.delete(key);
   }
 
-  /** True when `maxEntries` records are still live at `now` (expired ones are dropped first). */
+  /**
+   * True when `maxEntries` records are still live at `now`. Expired ones are dropped first: whole
+   * buckets, and when that is not enough, those of the earliest bucket one by one, so that room
+   * comes exactly when a record expires.
+   */
   isFull(now: number): boolean {
     this.sweep(now);
+    if (this._entries.size < this.maxEntries) return false;
+    const first = this._order[0];
+    if (first === undefined) return true;
+    const keys = this._buckets.get(first)!;
+    const kept = keys.filter((key) => {
+      const entry = this._entries.get(key);
+      if (entry === undefined || entry.until > now) return entry !== undefined;
+      this._entries.delete(key);
+      return false;
+    });
+    this._buckets.set(first, kept);
     return this._entries.size >= this.maxEntries;
   }
 
@@ -66,7 +81,13 @@ export class ExpiringRecords<V> {
   nextExpiry(now: number): number {
     this.sweep(now);
     const first = this._order[0];
-    return first === undefined ? now : Math.max(now, first * BUCKET_MS);
+    if (first === undefined) return now;
+    let earliest = first * BUCKET_MS;
+    for (const key of this._buckets.get(first)!) {
+      const until = this._entries.get(key)?.until;
+      if (until !== undefined && until > now && until < earliest) earliest = until;
+    }
+    return Math.max(now, earliest);
   }
 
   /** Records held, expired ones not yet swept included. */
