@@ -13,14 +13,14 @@ import { StoreUnavailableError } from '../server/store-error.js';
 export interface NodeRedisClient {
   sendCommand(args: string[]): Promise<unknown>;
   readonly isReady: boolean;
-  on(event: string, listener: (...args: never[]) => void): unknown;
+  on(event: string, listener: (error: Error) => void): unknown;
 }
 
 /** An ioredis client (`new Redis(url)`), as far as the stores use it. */
 export interface IoRedisClient {
   call(command: string, ...args: string[]): Promise<unknown>;
   readonly status: string;
-  on(event: string, listener: (...args: never[]) => void): unknown;
+  on(event: string, listener: (error: Error) => void): unknown;
 }
 
 /** Either client. */

@@ -102,7 +102,7 @@ return 1`);
 export const REVOKE = script(`
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) > current then current = tonumber(ARGV[1]) end
-redis.call('SET', KEYS[1], string.format('%.0f', current), 'PX', ARGV[2])
+redis.call('SET', KEYS[1], string.format('%.0f', current), 'PX', math.max(tonumber(ARGV[2]), redis.call('PTTL', KEYS[1])))
 return 1`);
 
 /**

@@ -145,8 +145,8 @@ function launchLimiter(link: RedisLink, key: KeyOf): LaunchLimiter {
 
 function revocationStore(link: RedisLink, key: KeyOf, epoch: string): RevocationStore {
   return {
-    async revoke(userId, at, keepUntil) {
-      await link.run(lua.REVOKE, [key('revoked', userId)], [Math.floor(at), ttl(keepUntil, at)]);
+    async revoke(userId, at, keepUntil, now) {
+      await link.run(lua.REVOKE, [key('revoked', userId)], [Math.floor(at), ttl(keepUntil, now)]);
     },
     async revokedAt(userId, now) {
       const cutoff = Number(await link.run(lua.REVOKED_AT, [epoch, key('revoked', userId)], [now]));

@@ -8,8 +8,8 @@ import { ExpiringMap } from './lib/expiring-set.js';
 
 /** The port. The memory default serves one process; `createRedisStores` shares it. */
 export interface RevocationStore {
-  /** The user revoked the app at `at` (ms): sessions issued before are refused until `keepUntil`, when every one of them has expired. */
-  revoke(userId: string, at: number, keepUntil: number): void | Promise<void>;
+  /** The user revoked the app at `at` (ms): sessions issued up to then are refused until `keepUntil`, when every one of them has expired. */
+  revoke(userId: string, at: number, keepUntil: number, now: number): void | Promise<void>;
   /** The latest cut-off of `userId`, or null when none holds. */
   revokedAt(userId: string, now: number): number | null | Promise<number | null>;
 }
@@ -24,8 +24,7 @@ export interface RevocationStore {
 export function createMemoryRevocationStore(): RevocationStore {
   const cutoffs = new ExpiringMap<number>(100_000);
   return {
-    revoke(userId, at, keepUntil) {
-      const now = at;
+    revoke(userId, at, keepUntil, now) {
       cutoffs.set(userId, Math.max(at, cutoffs.get(userId, now) ?? 0), Math.max(keepUntil, cutoffs.expiresAt(userId, now) ?? 0));
     },
     revokedAt: (userId, now) => cutoffs.get(userId, now) ?? null,

@@ -100,7 +100,7 @@ export function webhookRoute(ctx: BackendContext, secrets: readonly string[]): R
     if (delivery.event === 'user.revoked') {
       // The delivery's own time (never later than now): an identical copy sets the same cut-off.
       const at = Math.min(sentAt, now);
-      work.push(Promise.resolve(stores.revocations.revoke(userId, at, at + MAX_SESSION_TTL_SECONDS * 1000)));
+      work.push(Promise.resolve().then(() => stores.revocations.revoke(userId, at, at + MAX_SESSION_TTL_SECONDS * 1000, now)));
     }
     return Promise.all(work);
   }
