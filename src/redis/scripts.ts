@@ -6,8 +6,8 @@
  *
  * `EPOCH` opens every script that guards against replays: a hash whose `since` is the time this
  * Redis was first used by the kit. A Redis that lost its data (restarted without persistence,
- * flushed) has none: the script sets it to now, and what could have been claimed before that is
- * refused (docs/redis.md "A Redis that lost its data").
+ * flushed) has none: the script sets it to now, and what was issued in an earlier second (context
+ * tokens and sessions carry whole seconds) is refused (docs/redis.md "A Redis that lost its data").
  */
 import { script } from './link.js';
 
@@ -18,6 +18,7 @@ if not since then
   redis.call('HSET', KEYS[1], 'since', since)
 end
 since = tonumber(since)
+local sinceSecond = math.floor(since / 1000) * 1000
 local now = tonumber(ARGV[1])
 `;
 
@@ -27,7 +28,7 @@ return 1`);
 
 /** KEYS: epoch, claim. ARGV: now, owner, ttl ms, earliest issue time. → 1 claimed, 0 replay. */
 export const CLAIM = script(`${EPOCH}
-if tonumber(ARGV[4]) < since - 1000 then return 0 end
+if tonumber(ARGV[4]) < sinceSecond then return 0 end
 if redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3], 'NX') then return 1 end
 return 0`);
 
@@ -43,7 +44,7 @@ return 1`);
 
 /** KEYS: epoch, deliveries… ARGV: now, owner, lease ms, done ms, sent at. → {'claimed'} | {'done'} | {'busy', ms}. */
 export const WEBHOOK_BEGIN = script(`${EPOCH}
-if tonumber(ARGV[5]) < since - 1000 then return {'busy', 300000} end
+if tonumber(ARGV[5]) < sinceSecond then return {'busy', 300000} end
 local lease = 'lease:' .. ARGV[2]
 for i = 2, #KEYS do
   if redis.call('GET', KEYS[i]) == 'done' then
@@ -111,7 +112,7 @@ return 1`);
  */
 export const REVOKED_AT = script(`${EPOCH}
 local cutoff = tonumber(redis.call('GET', KEYS[2]) or '0')
-local lost = math.floor(since / 1000) * 1000 - 1
+local lost = sinceSecond - 1
 if lost > cutoff then cutoff = lost end
 return string.format('%.0f', cutoff)`);
 

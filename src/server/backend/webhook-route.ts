@@ -140,7 +140,8 @@ export function webhookRoute(ctx: BackendContext, secrets: readonly string[]): R
       settle();
       // Being handled on another instance: look again, within the wait.
       const left = waitUntil - clock.now();
-      if (left <= 0) return null;
+      // A lease that outlasts the wait (or a delivery a store that lost its data cannot vouch for): 503 now.
+      if (left <= 0 || claimed.value.retryAfterMs > left + COPY_POLL_MS[1]) return null;
       await clock.sleep(Math.min(pause, left, Math.max(1, claimed.value.retryAfterMs)));
     }
   }
