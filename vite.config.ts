@@ -8,8 +8,19 @@ import { defineConfig, parseSync, type Plugin } from 'vite';
 //                             `MarketplaceKit`, started from its own <script> tag's data-* attributes.
 //   vite build --mode host -> dist/cdn/marketplace-host.js: the dashboard side of the bridge, global
 //                             `MarketplaceHost` (served by the simulator's dashboard).
+//   vite build --mode dashboard -> dist/cdn/marketplace-dashboard.js: the simulator dashboard's own
+//                             script (src/simulator/dashboard-app.ts), which uses `MarketplaceHost`.
 export default defineConfig(({ mode }) => {
   const host = mode === 'host';
+  if (mode === 'dashboard') {
+    return {
+      build: {
+        outDir: 'dist/cdn',
+        emptyOutDir: false,
+        lib: { entry: 'src/simulator/dashboard-app.ts', name: 'MarketplaceDashboard', formats: ['iife'], fileName: () => 'marketplace-dashboard.js' },
+      },
+    };
+  }
   return {
     plugins: [collapseTemplates()],
     // The script tag is one file: the bridge is imported statically, not as a chunk (host-link-loader.ts).

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { DemoPorts, DemoService } from './launch.js';
 
-const required = ['../dist/server/index.js', '../dist/simulator/index.js', '../dist/cdn/marketplace-app-kit.js', '../dist/cdn/marketplace-host.js'];
+const required = ['../dist/server/index.js', '../dist/simulator/index.js', '../dist/cdn/marketplace-app-kit.js', '../dist/cdn/marketplace-host.js', '../dist/cdn/marketplace-dashboard.js'];
 const missing = required.filter((path) => !existsSync(fileURLToPath(new URL(path, import.meta.url))));
 if (missing.length > 0) {
   console.error(`The kit is not built (missing ${missing.join(', ')}). Run: npm run build (npm start does it for you).`);

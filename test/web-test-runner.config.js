@@ -22,7 +22,12 @@ export default {
   // animation frames, and fixtures that wait for a frame then hang until the test times out.
   concurrency: 1,
   filterBrowserLogs: ({ args }) => !String(args[0]).includes('Lit is in dev mode'),
-  testFramework: { config: { timeout: 10000 } },
+  // Hang guards only (docs/development.md, "Tests on a busy machine"): a test waits for what it needs, and
+  // these stop one that hangs, generously enough that a machine with both cores busy never meets them.
+  testFramework: { config: { timeout: 60_000 } },
+  browserStartTimeout: 120_000,
+  testsStartTimeout: 180_000,
+  testsFinishTimeout: 600_000,
   // A failing assertion about a DOM node is reported as a failure, not as a file that never ends.
   testRunnerHtml: (testFramework) =>
     `<!doctype html><html><body><script type="module" src="/test/support/clonable-failures.js"></script><script type="module" src="${testFramework}"></script></body></html>`,

@@ -11,10 +11,9 @@ import {
   BRIDGE_MAX_MESSAGE_SIZE,
   BRIDGE_PROTOCOL_VERSION,
   BRIDGE_SERVICE_ID,
-  bridgeSchemas,
   openBridge,
   type HandlerTable,
-  type HostMethods,
+  type ParamsOf,
 } from '../shared/bridge.js';
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 import { MAX_TIMER_MS, numberOption } from '../shared/options.js';
@@ -29,31 +28,25 @@ export { MarketplaceKitError, isKitError, type ErrorCode };
 type Awaitable<T> = T | Promise<T>;
 
 /**
- * What the dashboard does when the app asks. Params are validated before a handler runs; a handler
- * that throws (or rejects) makes the app's call fail with `ERR_BRIDGE_REMOTE` and the error's
- * message (never its stack). A call to a handler that is not given fails the same way.
+ * What the dashboard does when the app asks: one handler per method of the bridge protocol that
+ * the app calls (`BRIDGE_PROTOCOL` in src/shared/bridge.ts). Params are validated before a handler
+ * runs; a handler that throws (or rejects) makes the app's call fail with `ERR_BRIDGE_REMOTE` and
+ * the error's message (never its stack). A call to a handler that is not given fails the same
+ * way. The calls without a result answer null whatever their handler returns (a toast library's
+ * id, say); only a throw or a rejection is heard.
+ *
+ * - `getContext` (required): a fresh context token for the app (the app exchanges it for a new
+ *   session). Give the dashboard's current `theme` and `locale` too: an app page loaded again
+ *   inside the frame (a reload, a link to another page of the app) has no `mp_theme` / `mp_locale`.
+ * - `resize({ height })`: the app's content height in CSS pixels (0 to 1000000): size the iframe to it.
+ * - `navigate({ path })`: only a path that starts with one `/` and has no `.` or `..` segment arrives.
+ * - `openExternal({ url })`: only absolute http(s) URLs arrive.
+ * - `openUpgrade({ plan?, feature? })`: show the plan chooser; resolve once the user upgraded or dismissed it.
+ * - `toast({ message, tone? })`: show `message` (up to 1000 characters, plain text).
+ * - `setTitle({ title })`: show `title` (up to 200 characters, plain text) as the app's title.
  */
-export interface HostHandlers {
-  /**
-   * A fresh context token for the app (the app exchanges it for a new session). Required. Give the
-   * dashboard's current `theme` and `locale` too: an app page loaded again inside the frame (a
-   * reload, a link to another page of the app) has no `mp_theme` / `mp_locale` to read them from.
-   */
+export interface HostHandlers extends Omit<HandlerTable<'host'>, 'getContext'> {
   getContext(): Awaitable<{ context: string; theme?: Theme | undefined; locale?: string | undefined }>;
-  // The calls without a result answer null whatever these return (a toast library's id, say);
-  // only a throw or a rejection is heard.
-  /** The app's content height in CSS pixels (0 to 1000000): size the iframe to it. */
-  resize?: ((params: { height: number }) => unknown) | undefined;
-  /** Only a path that starts with one `/` and has no `.` or `..` segment reaches this handler. */
-  navigate?: ((params: { path: string }) => unknown) | undefined;
-  /** Only absolute http(s) URLs reach this handler. */
-  openExternal?: ((params: { url: string }) => unknown) | undefined;
-  /** Show the plan chooser (for `plan` or `feature` when given); resolve once the user upgraded or dismissed it. */
-  openUpgrade?: ((params: { plan?: string; feature?: string }) => Awaitable<{ outcome: 'upgraded' | 'dismissed' }>) | undefined;
-  /** Show `message` (up to 1000 characters, plain text) in the dashboard's toast. */
-  toast?: ((params: { message: string; tone?: 'info' | 'success' | 'warning' | 'error' }) => unknown) | undefined;
-  /** Show `title` (up to 200 characters, plain text) as the app's title in the dashboard. */
-  setTitle?: ((params: { title: string }) => unknown) | undefined;
 }
 
 /** Options of `connectApp`. */
@@ -71,9 +64,9 @@ export interface HostConnection {
   /** Resolves when the app's kit has answered the handshake; waits as long as the app takes to load. */
   readonly ready: Promise<void>;
   /** Tells the app that the dashboard's theme changed. */
-  themeChanged(theme: Theme): Promise<void>;
+  themeChanged(theme: ParamsOf<'themeChanged'>['theme']): Promise<void>;
   /** Tells the app that the dashboard's locale changed (BCP 47 tag). */
-  localeChanged(locale: string): Promise<void>;
+  localeChanged(locale: ParamsOf<'localeChanged'>['locale']): Promise<void>;
   /** Tells the app to reload its entitlement (call it after the app backend got the webhook). */
   entitlementsChanged(): Promise<void>;
   /** Stops listening; pending and later calls fail with `ERR_BRIDGE_CLOSED`. */
@@ -134,9 +127,8 @@ export function connectApp(iframe: HTMLIFrameElement, options: ConnectAppOptions
     // the README has the dashboard connect before that.
     channel: iframe,
     origin: appOrigin,
-    local: bridgeSchemas().host,
-    remote: bridgeSchemas().app,
-    handlers: options.handlers as HandlerTable<HostMethods>,
+    side: 'host',
+    handlers: options.handlers,
     timeoutMs: numberOption(options.timeoutMs, BRIDGE_DEFAULT_TIMEOUT_MS, "connectApp's timeoutMs", { min: 1, max: MAX_TIMER_MS }),
   });
   return {

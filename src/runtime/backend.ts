@@ -1,11 +1,12 @@
 /**
- * The kit's calls to the app backend's session routes (DESIGN B), each with a timeout and a typed
+ * The kit's calls to the app backend's session routes (docs/runtime.md), each with a timeout and a typed
  * error for every way it can fail: network, timeout, an error status, or a body that is not the
  * session JSON (an HTML error page, a truncated answer).
  */
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import type { EarlyLaunch } from '../shared/early-launch.js';
 import { SessionResponse, parseOrThrow } from '../shared/schemas.js';
+import type { KitTimers } from './environment.js';
 
 /**
  * A `SessionResponse` with the backend's clock when it answered: its `Date` header (whole
@@ -42,8 +43,11 @@ export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefin
   });
 }
 
-/** `pageOrigin`: the page's own origin, to tell a backend on another origin (CORS) in messages. */
-export function createBackendClient(base: string, fetchImpl: typeof fetch, timeoutMs: number, pageOrigin: string): BackendClient {
+/**
+ * `pageOrigin`: the page's own origin, to tell a backend on another origin (CORS) in messages;
+ * `timers`: the kit's clock, for the timeouts and the early answer's age.
+ */
+export function createBackendClient(base: string, fetchImpl: typeof fetch, timeoutMs: number, pageOrigin: string, timers: Pick<KitTimers, 'now' | 'timeoutSignal'>): BackendClient {
   // A browser hides why a cross-origin request failed; the likeliest reason is named instead.
   const unreachable =
     new URL(base).origin === pageOrigin
@@ -64,7 +68,7 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     try {
       // No Referer: the page URL is the app's business, not the backend's (and never the launch).
       // The wait ends at the timeout even if a custom fetch does not honour the signal.
-      const signal = AbortSignal.timeout(timeoutMs);
+      const signal = timers.timeoutSignal(timeoutMs);
       const response = await unlessAborted(fetchImpl(url, { ...init, referrerPolicy: 'no-referrer', signal }), signal);
       deadlines.set(response, signal);
       return response;
@@ -78,7 +82,7 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     try {
       // Bounded here too: a custom fetch that ignores the signal would let a body that stalls
       // after its headers (a proxy stuck mid-answer) hold the kit for ever.
-      body = await unlessAborted(response.json(), deadlines.get(response) ?? AbortSignal.timeout(timeoutMs));
+      body = await unlessAborted(response.json(), deadlines.get(response) ?? timers.timeoutSignal(timeoutMs));
     } catch (error) {
       // The timeout also covers reading the body, and a connection lost in its middle is a
       // TypeError; a body that is not JSON (a SyntaxError) is judged below.
@@ -104,7 +108,7 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
         await early.response.catch((error: unknown) => Promise.reject(failure(error, "the early exchange in time (earlyLaunchScript's timeoutMs)"))),
       );
       // The answer waited for the page's bundle: the backend's clock has moved on as much since.
-      const waited = typeof early.receivedAt === 'number' && Number.isFinite(early.receivedAt) ? Date.now() - early.receivedAt : 0;
+      const waited = typeof early.receivedAt === 'number' && Number.isFinite(early.receivedAt) ? timers.now() - early.receivedAt : 0;
       return session.servedAt === undefined || !(waited > 0) ? session : { ...session, servedAt: session.servedAt + waited };
     },
   };

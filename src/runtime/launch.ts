@@ -1,5 +1,5 @@
 /**
- * Reading the embed launch parameters (DESIGN A) from the page URL, before anything else runs.
+ * Reading the embed launch parameters (docs/runtime.md, "Inside the dashboard") from the page URL, before anything else runs.
  */
 import { MarketplaceKitError } from '../shared/errors.js';
 import { EMBED_PARAMS, SIGN_IN_ERROR_CODE, SIGN_IN_ERROR_PARAM, type Theme } from '../shared/schemas.js';
@@ -34,7 +34,7 @@ export function hasLaunchParams(url: URL): boolean {
   return false;
 }
 
-/** True when the URL carries a dashboard launch parameter (DESIGN A), as opposed to other `mp_*` ones. */
+/** True when the URL carries a dashboard launch parameter (`mp_context`, `mp_host`, `mp_locale`, `mp_theme`), as opposed to other `mp_*` ones. */
 function isDashboardLaunch(url: URL): boolean {
   for (const key of url.searchParams.keys()) if (LAUNCH_PARAMS.includes(key)) return true;
   return false;

@@ -20,7 +20,7 @@ export type ToastTone = 'info' | 'success' | 'warning' | 'error';
 /** How the dashboard's plan chooser closed: the user `upgraded`, or `dismissed` it. */
 export type UpgradeOutcome = 'upgraded' | 'dismissed';
 
-/** The app's side of the host bridge (DESIGN E). Every call times out with `ERR_BRIDGE_TIMEOUT`. */
+/** The app's side of the host bridge (docs/host.md). Every call times out with `ERR_BRIDGE_TIMEOUT`. */
 export interface HostBridge {
   /** Tells the dashboard the app's height; without an argument, measures the document. */
   resize(height?: number): Promise<void>;

@@ -484,6 +484,7 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
  * becomes an error answer (a 500, told to `onError` with the `request`), not a connection cut midway.
  */
 async function writeResponse(res: ServerResponse, answer: Response, request: Request | undefined, options: NodeAdapterOptions): Promise<void> {
+  if (answer.body && /^text\/event-stream\b/i.test(answer.headers.get('content-type') ?? '')) return writeEventStream(res, answer);
   let response = answer;
   let body: Buffer | undefined;
   try {
@@ -504,4 +505,32 @@ async function writeResponse(res: ServerResponse, answer: Response, request: Req
   });
   if (cookies.length > 0) res.setHeader('set-cookie', cookies);
   res.end(body);
+}
+
+/**
+ * Writes an event stream (`text/event-stream`, Server-Sent Events), which never ends: each chunk
+ * as it comes, no faster than the client reads (the handler's stream is read only once the socket
+ * drained). The handler's stream is cancelled when the client leaves; one that fails cuts the
+ * connection, which tells an `EventSource` to reconnect.
+ */
+async function writeEventStream(res: ServerResponse, response: Response): Promise<void> {
+  res.statusCode = response.status;
+  response.headers.forEach((value, name) => {
+    if (!HOP_BY_HOP.has(name)) res.setHeader(name, value);
+  });
+  res.flushHeaders();
+  const reader = response.body!.getReader();
+  const left = new Promise<void>((resolve) => res.once('close', resolve));
+  void left.then(() => reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      // A stream that fails while the client is slow ends the wait too (`closed` rejects).
+      if (!res.write(Buffer.from(value.buffer, value.byteOffset, value.byteLength))) await Promise.race([new Promise((resolve) => res.once('drain', resolve)), left, reader.closed]);
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  }
 }

@@ -373,6 +373,8 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       if (settled) return abortable('token', Promise.resolve(settled), refreshOptions.signal);
       let shared = refreshes.get(refreshToken);
       if (!shared) {
+        // A caller gone before the call starts no refresh (it would spend the token for nobody).
+        if (refreshOptions.signal?.aborted) throw abortedError('token', refreshOptions.signal);
         // Shared by every caller, so no single caller's signal may cancel it.
         shared = refreshOnce(refreshToken).finally(() => refreshes.delete(refreshToken));
         refreshes.set(refreshToken, shared);
@@ -396,6 +398,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       let shared = inflight.get(key);
       if (shared && !joinable(shared, fresh, userId === undefined)) shared = undefined;
       if (!shared) {
+        if (who.signal?.aborted) throw abortedError('entitlements', who.signal);
         // A load by user id reads the cache first (a fresh one only for the generation); a
         // synchronous store's hit costs no load at all.
         const read = userId !== undefined && ttlMs > 0 ? entitlementStore.read(userId, clock.now()) : null;
@@ -565,14 +568,17 @@ function isApiErrorBody(answer: Answer): boolean {
 
 /** Lets one caller stop waiting on shared work without cancelling it for the others. */
 function abortable<T>(endpoint: MarketplaceEndpoint, work: Promise<T>, signal?: AbortSignal): Promise<T> {
-  const aborted = () => new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted`, { cause: signal?.reason });
   const guarded = work.catch((error: unknown) => {
-    throw signal?.aborted && !(error instanceof MarketplaceApiError) ? aborted() : error;
+    throw signal?.aborted && !(error instanceof MarketplaceApiError) ? abortedError(endpoint, signal) : error;
   });
   if (!signal) return guarded;
   return untilAborted(guarded, signal).catch((error: unknown) => {
-    throw error === signal.reason && signal.aborted ? aborted() : error;
+    throw error === signal.reason && signal.aborted ? abortedError(endpoint, signal) : error;
   });
+}
+
+function abortedError(endpoint: MarketplaceEndpoint, signal: AbortSignal): MarketplaceApiError {
+  return new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted`, { cause: signal.reason });
 }
 
 type ConfigError = (message: string) => MarketplaceKitError;

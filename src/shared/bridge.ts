@@ -22,113 +22,125 @@ export const BRIDGE_MAX_MESSAGE_SIZE = 64 * 1024;
 /** How long a call over the bridge waits for its answer by default, in milliseconds. */
 export const BRIDGE_DEFAULT_TIMEOUT_MS = 5000;
 
-/**
- * The protocol's schemas: one per method's params and result, and the packet shape. Built on first
- * use (`bridgeSchemas()`), not when the module loads: building these ~40 zod schemas takes about
- * half a millisecond of a cold start, which the kit then spends while its session request is on
- * the way (it opens the bridge after sending it) instead of before sending it.
- */
-function buildSchemas() {
-  const Empty = z.object({});
-  /** A string of `min` to `max` characters. */
-  const text = (min: number, max: number) => z.string().check(length(min, max));
+const Empty = /* @__PURE__ */ z.object({});
+/** A string of `min` to `max` characters. */
+/* @__NO_SIDE_EFFECTS__ */
+const text = (min: number, max: number) => z.string().check(length(min, max));
 
-  /** An absolute http(s) URL; `javascript:`, `data:` and the like are refused. */
-  const ExternalUrl = text(0, 4096).check(
-    z.refine((value) => {
-      try {
-        const { protocol } = new URL(value);
-        return protocol === 'https:' || protocol === 'http:';
-      } catch {
-        return false;
-      }
-    }, 'expected an absolute http(s) URL'),
-  );
-
-  /**
-   * An app route mirrored into the dashboard URL: starts with one `/` (never `//host`), and has
-   * no `.` or `..` segment (a dashboard that appends it to its own path would leave it).
-   */
-  const AppPath = text(0, 2048).check(
-    matches(/^\/(?![/\\])[^\s]*$/, 'expected a path starting with one /'),
-    z.refine((value) => !/[/\\](\.|%2e){1,2}([/\\]|$)/i.test(value.replace(/[?#].*/s, '')), 'expected no . or .. segment'),
-  );
-
-  return {
-    /** Methods the dashboard exposes and the app calls: `[params, result]`. */
-    host: {
-      // `theme` and `locale` go beyond DESIGN E: a page loaded again inside the frame has no
-      // `mp_theme` / `mp_locale`, so the dashboard says them here.
-      // Any text or null as `theme` and `locale`: the kit leaves out one it cannot use
-      // (`"system"`, a locale that is no language tag), not the context with it, so that a
-      // dashboard's third theme does not break every reload in the frame. The message size cap
-      // bounds the text.
-      getContext: [Empty, z.object({ context: text(1, 16384), theme: z.optional(z.nullable(z.string())), locale: z.optional(z.nullable(z.string())) })],
-      resize: [
-        z.object({ height: z.number().check(z.refine((value) => value >= 0 && value <= 1_000_000, 'expected 0 to 1000000')) }),
-        null,
-      ],
-      navigate: [z.object({ path: AppPath }), null],
-      openExternal: [z.object({ url: ExternalUrl }), null],
-      openUpgrade: [
-        z.object({ plan: z.optional(text(0, 100)), feature: z.optional(text(0, 100)) }),
-        z.object({ outcome: z.enum(['upgraded', 'dismissed']) }),
-      ],
-      toast: [
-        z.object({ message: text(1, 1000), tone: z.optional(z.enum(['info', 'success', 'warning', 'error'])) }),
-        null,
-      ],
-      setTitle: [z.object({ title: text(0, 200) }), null],
-    },
-    /** Methods the app exposes and the dashboard calls: `[params, result]`. */
-    app: {
-      themeChanged: [z.object({ theme: z.enum(THEMES) }), null],
-      localeChanged: [z.object({ locale: text(2, 35) }), null],
-      entitlementsChanged: [Empty, null],
-    },
-    /**
-     * The RPC packet shape of `@mixer/postmessage-rpc`, checked before the library sees it.
-     * `params` and `result` are checked per method, where they are used.
-     */
-    packet: z.object({
-      type: z.enum(['method', 'reply']),
-      serviceID: z.string(),
-      id: z.number().check(z.refine(Number.isSafeInteger)),
-      method: z.optional(text(0, 64)),
-      // `error` is not checked: one that is not `{code, message}` still fails its call at once
-      // (the library reads any error but null, 0, "" or false; the message is read where the
-      // error is built), where dropping the packet would leave the call to its timeout. Nor is its
-      // length: the library sends a stack when the peer is not this kit.
-    }),
-  } as const;
-}
-
-type BridgeSchemas = ReturnType<typeof buildSchemas>;
-let schemas: BridgeSchemas | undefined;
+/** An absolute http(s) URL; `javascript:`, `data:` and the like are refused. */
+const ExternalUrl = /* @__PURE__ */ text(0, 4096).check(
+  z.refine((value) => {
+    try {
+      const { protocol } = new URL(value);
+      return protocol === 'https:' || protocol === 'http:';
+    } catch {
+      return false;
+    }
+  }, 'expected an absolute http(s) URL'),
+);
 
 /**
- * The protocol's schemas, built on the first call.
- *
- * @example
- * const { host, app } = bridgeSchemas();
- * openBridge({ ..., local: app, remote: host, handlers });
+ * An app route mirrored into the dashboard URL: starts with one `/` (never `//host`), and has
+ * no `.` or `..` segment (a dashboard that appends it to its own path would leave it).
  */
-export function bridgeSchemas(): BridgeSchemas {
-  return (schemas ??= buildSchemas());
+const AppPath = /* @__PURE__ */ text(0, 2048).check(
+  matches(/^\/(?![/\\])[^\s]*$/, 'expected a path starting with one /'),
+  z.refine((value) => !/[/\\](\.|%2e){1,2}([/\\]|$)/i.test(value.replace(/[?#].*/s, '')), 'expected no . or .. segment'),
+);
+
+/** Who calls a method: the app calls the dashboard (`app-to-host`), or the dashboard calls the app. */
+export type BridgeDirection = 'app-to-host' | 'host-to-app';
+
+/** One method of the protocol: who calls it, the schema of its params and of its result (null: none). */
+export interface BridgeMethod {
+  readonly direction: BridgeDirection;
+  readonly params: z.ZodMiniType;
+  readonly result: z.ZodMiniType | null;
 }
+
+/**
+ * The bridge protocol, one entry per method (docs/host.md, "The bridge protocol"). The app's end
+ * (`src/runtime/host-link.ts`), the dashboard's (`src/host`) and the simulator's dashboard take
+ * their types from it, and `openBridge` its checks: adding a method means an entry here, its
+ * handler on the side that answers it, and its test.
+ */
+export const BRIDGE_PROTOCOL = {
+  // `theme` and `locale` go beyond the bare context: a page loaded again inside the frame has no
+  // `mp_theme` / `mp_locale`, so the dashboard says them here. Any text or null is read: the kit
+  // leaves out one it cannot use (`"system"`, a locale that is no language tag), not the context
+  // with it, so that a dashboard's third theme does not break every reload in the frame. The
+  // message size cap bounds the text.
+  getContext: {
+    direction: 'app-to-host',
+    params: Empty,
+    result: /* @__PURE__ */ z.object({ context: text(1, 16384), theme: z.optional(z.nullable(z.string())), locale: z.optional(z.nullable(z.string())) }),
+  },
+  resize: {
+    direction: 'app-to-host',
+    params: /* @__PURE__ */ z.object({ height: z.number().check(z.refine((value) => value >= 0 && value <= 1_000_000, 'expected 0 to 1000000')) }),
+    result: null,
+  },
+  navigate: { direction: 'app-to-host', params: /* @__PURE__ */ z.object({ path: AppPath }), result: null },
+  openExternal: { direction: 'app-to-host', params: /* @__PURE__ */ z.object({ url: ExternalUrl }), result: null },
+  openUpgrade: {
+    direction: 'app-to-host',
+    params: /* @__PURE__ */ z.object({ plan: z.optional(text(0, 100)), feature: z.optional(text(0, 100)) }),
+    result: /* @__PURE__ */ z.object({ outcome: z.enum(['upgraded', 'dismissed']) }),
+  },
+  toast: {
+    direction: 'app-to-host',
+    params: /* @__PURE__ */ z.object({ message: text(1, 1000), tone: z.optional(z.enum(['info', 'success', 'warning', 'error'])) }),
+    result: null,
+  },
+  setTitle: { direction: 'app-to-host', params: /* @__PURE__ */ z.object({ title: text(0, 200) }), result: null },
+  themeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ z.object({ theme: z.enum(THEMES) }), result: null },
+  localeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ z.object({ locale: text(2, 35) }), result: null },
+  entitlementsChanged: { direction: 'host-to-app', params: Empty, result: null },
+} as const satisfies Record<string, BridgeMethod>;
+
+/**
+ * The RPC packet shape of `@mixer/postmessage-rpc`, checked before the library sees it. `params`
+ * and `result` are checked per method, where they are used.
+ */
+export const BRIDGE_PACKET = /* @__PURE__ */ z.object({
+  type: z.enum(['method', 'reply']),
+  serviceID: z.string(),
+  id: z.number().check(z.refine(Number.isSafeInteger)),
+  method: z.optional(text(0, 64)),
+  // `error` is not checked: one that is not `{code, message}` still fails its call at once (the
+  // library reads any error but null, 0, "" or false; the message is read where the error is
+  // built), where dropping the packet would leave the call to its timeout. Nor is its length:
+  // the library sends a stack when the peer is not this kit.
+});
 
 /** The id `@mixer/postmessage-rpc` gives the `ready` call of its handshake. */
 const READY_CALL_ID = -1;
 
-/** `[params schema, result schema]`; a null result schema means the method answers nothing. */
-export type MethodTable = Record<string, readonly [z.ZodMiniType, z.ZodMiniType | null]>;
-export type HostMethods = BridgeSchemas['host'];
-export type AppMethods = BridgeSchemas['app'];
-export type ParamsOf<T extends MethodTable, M extends keyof T> = z.input<T[M][0]>;
-export type ResultOf<T extends MethodTable, M extends keyof T> = T[M][1] extends z.ZodMiniType ? z.output<T[M][1]> : void;
-/** What a handler of method `M` receives and may return. */
-export type HandlerTable<T extends MethodTable> = {
-  [M in keyof T]?: (params: z.output<T[M][0]>) => ResultOf<T, M> | void | Promise<ResultOf<T, M> | void>;
+type Protocol = typeof BRIDGE_PROTOCOL;
+/** The method names of the protocol. */
+export type BridgeMethodName = keyof Protocol;
+/** Each end of the bridge: the app's page, or the dashboard. */
+export type BridgeSide = 'app' | 'host';
+type Other<S extends BridgeSide> = S extends 'app' ? 'host' : 'app';
+/** The methods `S` answers: the dashboard answers `app-to-host` calls, the app `host-to-app` ones. */
+export type MethodsOf<S extends BridgeSide> = {
+  [M in BridgeMethodName]: Protocol[M]['direction'] extends (S extends 'host' ? 'app-to-host' : 'host-to-app') ? M : never;
+}[BridgeMethodName];
+/** The methods the dashboard answers (the app calls them). */
+export type HostMethod = MethodsOf<'host'>;
+/** The methods the app answers (the dashboard calls them). */
+export type AppMethod = MethodsOf<'app'>;
+/** What a caller of `M` sends. */
+export type ParamsOf<M extends BridgeMethodName> = z.input<Protocol[M]['params']>;
+/** What a handler of `M` receives, checked. */
+export type ReceivedParams<M extends BridgeMethodName> = z.output<Protocol[M]['params']>;
+/** What a call of `M` resolves to, checked; `void` for a method without a result. */
+export type ResultOf<M extends BridgeMethodName> = Protocol[M]['result'] extends z.ZodMiniType ? z.output<Protocol[M]['result']> : void;
+/** What a handler of `M` may answer: the result before its check, or nothing for a method without one. */
+export type HandlerResult<M extends BridgeMethodName> = Protocol[M]['result'] extends z.ZodMiniType ? z.input<Protocol[M]['result']> : unknown;
+/** The handlers of side `S`: what it does when the other side calls (each method's doc is its table entry's). */
+export type HandlerTable<S extends BridgeSide> = {
+  [M in keyof Protocol as M extends MethodsOf<S> ? M : never]?: ((params: ReceivedParams<M>) => HandlerResult<M> | Promise<HandlerResult<M>>) | undefined;
 };
 
 /** Where messages arrive (a window) and where ours go (the peer window). */
@@ -140,7 +152,15 @@ export interface MessagePeer {
   postMessage(message: string, targetOrigin: string): void;
 }
 
-export interface BridgeOptions<Local extends MethodTable, Remote extends MethodTable> {
+/** The timers of a bridge's call timeouts. */
+export interface BridgeTimers {
+  setTimeout(callback: () => void, ms: number): ReturnType<typeof setTimeout>;
+  clearTimeout(timer: ReturnType<typeof setTimeout> | undefined): void;
+}
+
+export interface BridgeOptions<S extends BridgeSide> {
+  /** Which end this is: it answers the methods of its side and calls the other side's. */
+  side: S;
   /** The window messages arrive on (ours). */
   self: MessageSource;
   /** The peer window; `event.source` must be this exact object. A function when it can change. */
@@ -153,10 +173,10 @@ export interface BridgeOptions<Local extends MethodTable, Remote extends MethodT
   channel?: object | undefined;
   /** The peer's origin, exactly (`https://dashboard.example`); never `*`. */
   origin: string;
-  local: Local;
-  remote: Remote;
-  handlers: HandlerTable<Local>;
+  handlers: HandlerTable<S>;
   timeoutMs?: number | undefined;
+  /** The timers of the calls' timeouts (default: the global ones); tests give a clock they drive. */
+  timers?: BridgeTimers | undefined;
   /**
    * Called when the peer starts over after the handshake (a reload in its frame, a new connection
    * on the iframe), once its new `ready` is answered: what it was told before, it no longer knows.
@@ -164,7 +184,7 @@ export interface BridgeOptions<Local extends MethodTable, Remote extends MethodT
   onPeerRestart?: (() => void) | undefined;
 }
 
-export interface Bridge<Remote extends MethodTable> {
+export interface Bridge<S extends BridgeSide> {
   /** Resolves once both ends have exchanged the `ready` handshake. */
   readonly ready: Promise<void>;
   /**
@@ -174,11 +194,7 @@ export interface Bridge<Remote extends MethodTable> {
    * `ERR_BRIDGE_CLOSED` or `ERR_INVALID_INPUT` (our own params are invalid). `timeoutMs`
    * overrides the bridge's timeout for calls that wait on a person (the plan chooser).
    */
-  call<M extends keyof Remote & string>(
-    method: M,
-    params: ParamsOf<Remote, M>,
-    options?: { timeoutMs?: number | undefined },
-  ): Promise<ResultOf<Remote, M>>;
+  call<M extends MethodsOf<Other<S>>>(method: M, params: ParamsOf<M>, options?: { timeoutMs?: number | undefined }): Promise<ResultOf<M>>;
   destroy(): void;
 }
 
@@ -216,16 +232,14 @@ function claimChannel(self: MessageSource, peer: object | null | undefined, clos
  * (its calls fail with `ERR_BRIDGE_CLOSED`).
  *
  * @example
- * const bridge = openBridge({ self: window, peer: window.parent, origin: hostOrigin,
- *   local: APP_METHODS, remote: HOST_METHODS, handlers: { themeChanged: ({ theme }) => apply(theme) } });
+ * const bridge = openBridge({ side: 'app', self: window, peer: window.parent, origin: hostOrigin,
+ *   handlers: { themeChanged: ({ theme }) => apply(theme) } });
  * const { context } = await bridge.call('getContext', {});
  */
-export function openBridge<Local extends MethodTable, Remote extends MethodTable>(
-  options: BridgeOptions<Local, Remote>,
-): Bridge<Remote> {
+export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bridge<S> {
   const origin = assertOrigin(options.origin, 'The bridge peer origin');
-  const { packet: packetSchema } = bridgeSchemas();
   const defaultTimeoutMs = options.timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS;
+  const timers: BridgeTimers = options.timers ?? { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout: (timer) => clearTimeout(timer) };
   const peer = typeof options.peer === 'function' ? options.peer : () => options.peer as MessagePeer;
   let closed = false;
   /** How many `ready` handshakes the peer has sent. */
@@ -274,7 +288,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
           } catch {
             return;
           }
-          const parsed = packetSchema.safeParse(packet);
+          const parsed = BRIDGE_PACKET.safeParse(packet);
           if (!parsed.success || parsed.data.serviceID !== BRIDGE_SERVICE_ID) return;
           const started = parsed.data.type === 'method' && parsed.data.method === 'ready';
           // When both ends start at once, each takes the other's `ready` for the handshake and
@@ -310,8 +324,9 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
     close('The host bridge is closed: a newer one was opened between the same two windows (a second kit in this frame, or a second connectApp on this iframe?)'),
   );
 
-  for (const method of Object.keys(options.local)) {
-    const [paramsSchema, resultSchema] = options.local[method]!;
+  const answers = options.side === 'host' ? 'app-to-host' : 'host-to-app';
+  for (const [method, { direction, params: paramsSchema, result: resultSchema }] of Object.entries(BRIDGE_PROTOCOL) as [BridgeMethodName, BridgeMethod][]) {
+    if (direction !== answers) continue;
     rpc.expose(method, (params: unknown) => {
       // Call ids restart at every handshake: the answer to a call from before the peer's latest
       // handshake (a kit since replaced in that frame) could be taken by a newer call with the
@@ -328,7 +343,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
   async function answerCall(method: string, params: unknown, paramsSchema: z.ZodMiniType, resultSchema: z.ZodMiniType | null): Promise<unknown> {
     const parsed = paramsSchema.safeParse(params);
     if (!parsed.success) throw remoteError(describeFailure(`${method} params`, parsed.error));
-    const handler = options.handlers[method as keyof Local];
+    const handler = (options.handlers as Record<string, ((params: unknown) => unknown) | undefined>)[method];
     if (!handler) throw remoteError(`${method} is not supported here`);
     let checked;
     try {
@@ -362,7 +377,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
     ready,
     async call(method, params, { timeoutMs = defaultTimeoutMs } = {}) {
       if (closed) throw new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed');
-      const [paramsSchema, resultSchema] = options.remote[method]!;
+      const { params: paramsSchema, result: resultSchema } = BRIDGE_PROTOCOL[method] as BridgeMethod;
       const checked = paramsSchema.safeParse(params);
       if (!checked.success) {
         throw new MarketplaceKitError('ERR_INVALID_INPUT', describeFailure(`${method} params`, checked.error));
@@ -371,7 +386,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
       let timedOut = false;
       let forget: () => void = () => undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
+        timer = timers.setTimeout(() => {
           timedOut = true;
           reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', `${method} got no answer within ${timeoutMs} ms`));
           forget();
@@ -425,7 +440,7 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
         const message = typeof said === 'string' && said ? said.slice(0, 500) : 'an error reply without a message';
         throw new MarketplaceKitError('ERR_BRIDGE_REMOTE', `${method} failed on the other side: ${message}`, { cause: error });
       } finally {
-        clearTimeout(timer);
+        timers.clearTimeout(timer);
         onClose.delete(stop);
         unanswered.delete(abandon);
         waiting.delete(start);
@@ -433,11 +448,11 @@ export function openBridge<Local extends MethodTable, Remote extends MethodTable
       const invalid = (message: string) => new MarketplaceKitError('ERR_BRIDGE_INVALID_MESSAGE', message);
       if (!resultSchema) {
         if (result != null) throw invalid(`Invalid ${method} result: expected nothing`);
-        return undefined as ResultOf<Remote, typeof method>;
+        return undefined as ResultOf<typeof method>;
       }
       const answer = resultSchema.safeParse(result);
       if (!answer.success) throw invalid(describeFailure(`${method} result`, answer.error));
-      return answer.data as ResultOf<Remote, typeof method>;
+      return answer.data as ResultOf<typeof method>;
     },
     destroy() {
       releaseChannel();

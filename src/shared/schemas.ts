@@ -270,12 +270,16 @@ export const ContextTokenClaims = z.object({
  */
 export type ContextTokenClaims = z.infer<typeof ContextTokenClaims>;
 
-/* The app's own session, answered by `POST /session` and `GET /session` (DESIGN B). */
+/* The app's own session, answered by `POST /session` and `GET /session` (docs/runtime.md). */
 
-/** Built on first use (see the top of this file); `prepareSessionSchema()` builds it ahead. */
+/**
+ * Built on first use (see the top of this file); `prepareSessionSchema()` builds it ahead.
+ * `session.token` is the bearer token of a context exchange (and of a `GET /session` sent with
+ * it); an answer to the session cookie alone has none (docs/security.md, "Tokens").
+ */
 export const SessionResponse = /* @__PURE__ */ z.lazy(() =>
   z.object({
-    session: z.object({ token: string(length(1)), expires_at: utcTimestamp() }),
+    session: z.object({ token: z.optional(string(length(1))), expires_at: utcTimestamp() }),
     user: profile(),
     /** `null` when the marketplace holds no entitlement for this user and app. */
     entitlement: z.nullable(entitlement()),

@@ -3,24 +3,23 @@
  * to authenticate (seed §5.1), the rate limits per key kind (seed §8) and the API error shape of
  * DESIGN C. Every call is recorded so the dashboard can show the checks an app makes.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { safeEqual } from '../server/lib/safe-equal.js';
 import { UserId } from '../shared/schemas.js';
 import type { SimulatorContext } from './context.js';
-import { ApiError, sendApiError, sendJson } from './http.js';
+import { ApiError, json } from './http.js';
 import type { ApiCallRecord } from './state.js';
 
 type Caller =
   | { kind: 'bearer'; userId: string }
   | { kind: 'test_key' | 'live_key' };
 
-function identify(ctx: SimulatorContext, req: IncomingMessage): Caller {
-  const authorization = req.headers.authorization;
-  const apiKey = req.headers['x-api-key'];
-  if (authorization !== undefined && apiKey !== undefined) {
+function identify(ctx: SimulatorContext, request: Request): Caller {
+  const authorization = request.headers.get('authorization');
+  const apiKey = request.headers.get('x-api-key');
+  if (authorization !== null && apiKey !== null) {
     throw new ApiError(400, 'invalid_request', 'Send either Authorization: Bearer or X-API-Key, not both.');
   }
-  if (authorization !== undefined) {
+  if (authorization !== null) {
     const match = authorization.match(/^Bearer\s+(\S+)$/i);
     const record = match ? ctx.state.accessTokens.get(match[1]!) : undefined;
     if (!record || record.expiresAt <= ctx.clock()) {
@@ -30,7 +29,7 @@ function identify(ctx: SimulatorContext, req: IncomingMessage): Caller {
     }
     return { kind: 'bearer', userId: record.userId };
   }
-  if (typeof apiKey === 'string') {
+  if (apiKey !== null) {
     if (safeEqual(apiKey, ctx.credentials.testApiKey)) return { kind: 'test_key' };
     if (safeEqual(apiKey, ctx.credentials.liveApiKey)) return { kind: 'live_key' };
     throw new ApiError(401, 'invalid_api_key', 'The API key is not valid.');
@@ -50,10 +49,10 @@ function userOf(ctx: SimulatorContext, caller: Caller, url: URL): string {
   return userId;
 }
 
-export function apiRequest(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse, url: URL, resource: 'whoami' | 'entitlements'): void {
+export function apiRequest(ctx: SimulatorContext, request: Request, url: URL, resource: 'whoami' | 'entitlements'): Response {
   const call: ApiCallRecord = {
     at: new Date(ctx.clock()).toISOString(),
-    method: req.method ?? '',
+    method: request.method,
     path: `${url.pathname}${url.search}`,
     auth: 'none',
     user_id: null,
@@ -62,8 +61,8 @@ export function apiRequest(ctx: SimulatorContext, req: IncomingMessage, res: Ser
   };
   let rateHeaders: Record<string, string> = {};
   try {
-    if (req.method !== 'GET' && req.method !== 'HEAD') throw new ApiError(405, 'method_not_allowed', `Use GET ${url.pathname}.`, { allow: 'GET, HEAD' });
-    const caller = identify(ctx, req);
+    if (request.method !== 'GET' && request.method !== 'HEAD') throw new ApiError(405, 'method_not_allowed', `Use GET ${url.pathname}.`, { allow: 'GET, HEAD' });
+    const caller = identify(ctx, request);
     call.auth = caller.kind;
     const [key, limit] =
       caller.kind === 'bearer'
@@ -82,12 +81,12 @@ export function apiRequest(ctx: SimulatorContext, req: IncomingMessage, res: Ser
     }
     call.status = 200;
     call.response = body;
-    sendJson(res, 200, body, rateHeaders);
+    return json(200, body, rateHeaders);
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     call.status = error.status;
     call.response = { error: { code: error.code, message: error.message } };
-    sendApiError(res, error, rateHeaders);
+    return error.toResponse(rateHeaders);
   } finally {
     ctx.state.recordCall(call);
   }

@@ -25,7 +25,10 @@ export interface RateLimits {
 
 export interface SimulatorContext {
   state: SimulatorState;
+  /** Now, by the simulator's one clock (`startSimulator`'s `clock`). */
   clock: () => number;
+  /** Waits by that same clock: the webhook backoff. */
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   siteUrl: string;
   origin: string;
   baseUrl: string;

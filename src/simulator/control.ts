@@ -3,13 +3,12 @@
  * entitlement, fire webhook events, change the configuration, mint context tokens for the
  * dashboard, and stream changes to it as Server-Sent Events.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isKitError } from '../shared/errors.js';
 import { Entitlement, KnownWebhookDelivery, WEBHOOK_EVENTS, UserId, parseOrThrow } from '../shared/schemas.js';
 import { signContextToken } from '../server/signers.js';
 import { PLANS, assertServable, entitlementForPlan, findPlan, utcSeconds } from './catalog.js';
 import type { SimulatorContext } from './context.js';
-import { ApiError, readJsonObject, sendJson } from './http.js';
+import { ApiError, json, readJsonObject } from './http.js';
 import type { DeliveryRecord, SimulatorConfig } from './state.js';
 
 /** Lifetime of the context tokens the dashboard hands to the app (DESIGN A: at most 300 s). */
@@ -60,9 +59,9 @@ export function configBody(config: SimulatorConfig) {
 const ENTITLEMENT_FIELDS = ['plan', 'status', 'features', 'usage', 'expires_at'] as const;
 
 /** `PUT /_simulator/users/{id}/entitlement`: merges the given fields and validates the result. */
-export async function putEntitlement(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse, userId: string): Promise<void> {
+export async function putEntitlement(ctx: SimulatorContext, request: Request, userId: string): Promise<Response> {
   requireUser(ctx, userId);
-  const body = await readJsonObject(req);
+  const body = await readJsonObject(request);
   rejectUnknownFields(body, ENTITLEMENT_FIELDS);
   const current = ctx.state.entitlements.get(userId) ?? null;
   let base: Record<string, unknown>;
@@ -86,14 +85,14 @@ export async function putEntitlement(ctx: SimulatorContext, req: IncomingMessage
     schemaError(error);
   }
   ctx.state.setEntitlement(userId, entitlement);
-  sendJson(res, 200, entitlement);
+  return json(200, entitlement);
 }
 
 /** `DELETE /_simulator/users/{id}/entitlement`: the user holds no entitlement any more. */
-export function deleteEntitlement(ctx: SimulatorContext, res: ServerResponse, userId: string): void {
+export function deleteEntitlement(ctx: SimulatorContext, userId: string): Response {
   requireUser(ctx, userId);
   ctx.state.setEntitlement(userId, null);
-  res.writeHead(204).end();
+  return new Response(null, { status: 204 });
 }
 
 /** What `sim.sendEvent` (and `POST /_simulator/events`) answers once the event is sent. */
@@ -148,6 +147,10 @@ export async function sendEvent(ctx: SimulatorContext, event: unknown, input: un
     let next: Entitlement | null = null;
     try {
       parseOrThrow(KnownWebhookDelivery, { event, timestamp: utcSeconds(ctx.clock()), data }, `${event} event`);
+      // A plan outside the catalogue would give an entitlement without its features and limit.
+      if (event === 'subscription.created' && !findPlan(data.plan as string)) {
+        throw new ApiError(400, 'unknown_plan', `${JSON.stringify(data.plan)} is not a plan of the simulator's catalogue; its plans are ${PLANS.map((p) => p.id).join(', ')}.`);
+      }
       // What /entitlements will serve must pass the schema every client reads it with.
       next = nextEntitlement(ctx, event, data, current);
       if (next) assertServable(parseOrThrow(Entitlement, next, `entitlement after ${event}`));
@@ -180,10 +183,8 @@ function nextEntitlement(ctx: SimulatorContext, event: string, data: Record<stri
   switch (event) {
     case 'subscription.created': {
       const apiCalls = current?.usage.api_calls ?? 0;
-      const plan = findPlan(data.plan as string);
-      if (plan) return entitlementForPlan(plan, userId, ctx.appId, ctx.clock(), { apiCalls });
-      // A plan the simulator does not know: no features until set through the control API.
-      return { user_id: userId, app_id: ctx.appId, plan: data.plan as string, status: 'active', features: [], usage: { api_calls: apiCalls, limit: 100 }, expires_at: null };
+      // Checked by sendEvent: the plan is in the catalogue.
+      return entitlementForPlan(findPlan(data.plan as string)!, userId, ctx.appId, ctx.clock(), { apiCalls });
     }
     case 'subscription.cancelled':
       return current ? { ...current, status: 'cancelled' } : null;
@@ -195,10 +196,10 @@ function nextEntitlement(ctx: SimulatorContext, event: string, data: Record<stri
 }
 
 /** `POST /_simulator/events` with `{"event": "...", "data": {...}}`. */
-export async function postEvent(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = await readJsonObject(req);
+export async function postEvent(ctx: SimulatorContext, request: Request): Promise<Response> {
+  const body = await readJsonObject(request);
   rejectUnknownFields(body, ['event', 'data']);
-  sendJson(res, 200, await sendEvent(ctx, body.event, body.data ?? {}));
+  return json(200, await sendEvent(ctx, body.event, body.data ?? {}));
 }
 
 function optionalUrl(value: unknown, field: string): string | null {
@@ -245,13 +246,13 @@ export function applyConfig(ctx: SimulatorContext, body: Record<string, unknown>
   return ctx.state.config;
 }
 
-export async function putConfig(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const config = applyConfig(ctx, await readJsonObject(req));
-  sendJson(res, 200, configBody(config));
+export async function putConfig(ctx: SimulatorContext, request: Request): Promise<Response> {
+  const config = applyConfig(ctx, await readJsonObject(request));
+  return json(200, configBody(config));
 }
 
-export function getConfig(ctx: SimulatorContext, res: ServerResponse): void {
-  sendJson(res, 200, configBody(ctx.state.config));
+export function getConfig(ctx: SimulatorContext): Response {
+  return json(200, configBody(ctx.state.config));
 }
 
 /** A fresh context token for one user (DESIGN A), for the dashboard's embed URL and `getContext`. */
@@ -271,46 +272,60 @@ export async function mintContext(ctx: SimulatorContext, userId: string): Promis
 }
 
 /** `POST /_simulator/context` with `{"user_id"}`; the user becomes the one the sign-in page proposes. */
-export async function postContext(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = await readJsonObject(req);
+export async function postContext(ctx: SimulatorContext, request: Request): Promise<Response> {
+  const body = await readJsonObject(request);
   rejectUnknownFields(body, ['user_id']);
   const userId = requireUser(ctx, body.user_id);
   ctx.state.currentUserId = userId;
-  sendJson(res, 200, await mintContext(ctx, userId));
+  return json(200, await mintContext(ctx, userId));
 }
 
 /** Bytes of unsent events a stream may hold for a client that does not read them; then it is cut. */
 export const STREAM_BACKLOG_BYTES = 1024 * 1024;
 
-/** `GET /_simulator/stream`: Server-Sent Events of every change, for the dashboard. */
-export function stream(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse, open: Set<ServerResponse>): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+/**
+ * `GET /_simulator/stream`: Server-Sent Events of every change, for the dashboard. `open` holds
+ * what ends each stream under way, which `close()` of the simulator calls.
+ */
+export function stream(ctx: SimulatorContext, request: Request, open: Set<() => void>): Response {
+  const headers = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' };
   // A HEAD has its answer: no stream is held open for a body that is never sent.
-  if (req.method === 'HEAD') return void res.end();
-  // Nothing is written once the stream has ended: `close()` ends it, and the webhook deliveries it
-  // stops report their outcome after that.
-  // A client that stops reading (a paused or frozen tab, `curl -N … | less`) would otherwise have
-  // every later event buffered here without bound: past STREAM_BACKLOG_BYTES the stream is cut,
-  // and the dashboard's EventSource reconnects and catches up from the `state` event below.
-  const send = (chunk: string) => {
-    if (res.writableEnded || res.destroyed) return;
-    if (res.writableLength > STREAM_BACKLOG_BYTES) return void res.destroy();
-    res.write(chunk);
-  };
-  send('retry: 2000\n\n');
-  const unsubscribe = ctx.state.subscribe((event) => send(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`));
-  // The state as of now comes first, and every later change follows it in order: a client that
-  // (re)connects catches up from it with no race against a `GET /state` of its own.
-  send(`event: state\ndata: ${JSON.stringify(stateSnapshot(ctx))}\n\n`);
-  // Keeps proxies and the browser from timing the idle stream out.
-  const heartbeat = setInterval(() => send(': keep-alive\n\n'), 15_000);
-  heartbeat.unref();
-  open.add(res);
-  const end = () => {
-    clearInterval(heartbeat);
-    unsubscribe();
-    open.delete(res);
-  };
-  req.on('close', end);
-  res.on('close', end);
+  if (request.method === 'HEAD') return new Response(null, { headers });
+  let end = () => {};
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        // A client that stops reading (a paused or frozen tab, `curl -N … | less`) would otherwise
+        // have every later event queued here without bound: past STREAM_BACKLOG_BYTES the stream
+        // is cut, and the dashboard's EventSource reconnects and catches up from the `state` event.
+        const send = (chunk: string) => {
+          if ((controller.desiredSize ?? 0) < 0) return end(), controller.error(new Error('the event stream\'s reader fell behind'));
+          controller.enqueue(encoder.encode(chunk));
+        };
+        send('retry: 2000\n\n');
+        const unsubscribe = ctx.state.subscribe((event) => send(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`));
+        // The state as of now comes first, and every later change follows it in order: a client
+        // that (re)connects catches up from it with no race against a `GET /state` of its own.
+        send(`event: state\ndata: ${JSON.stringify(stateSnapshot(ctx))}\n\n`);
+        // Keeps proxies and the browser from timing the idle stream out.
+        const heartbeat = setInterval(() => send(': keep-alive\n\n'), 15_000);
+        heartbeat.unref();
+        const finish = () => {
+          end();
+          controller.close();
+        };
+        open.add(finish);
+        end = () => {
+          clearInterval(heartbeat);
+          unsubscribe();
+          open.delete(finish);
+        };
+      },
+      // The client left (or the adapter stopped reading): nothing more is written.
+      cancel: () => end(),
+    },
+    { highWaterMark: STREAM_BACKLOG_BYTES, size: (chunk) => chunk.byteLength },
+  );
+  return new Response(body, { headers });
 }

@@ -1,15 +1,14 @@
 /**
- * `GET {site_url}/dashboard`: a marketplace dashboard that embeds the app (DESIGN A) and plays the
- * host side of the bridge (DESIGN E) with `window.MarketplaceHost.connectApp` from
- * `dist/cdn/marketplace-host.js`, next to a panel of simulator controls.
+ * `GET {site_url}/dashboard`: a marketplace dashboard that embeds the app and plays the host side
+ * of the bridge with `window.MarketplaceHost.connectApp` from `dist/cdn/marketplace-host.js`, next
+ * to a panel of simulator controls (docs/simulator.md, "The dashboard"). This file writes the
+ * page; its script is `dashboard-app.ts`, built into `dist/cdn/marketplace-dashboard.js`.
  */
 import { access } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { SimulatorContext } from './context.js';
-import { DASHBOARD_SCRIPT } from './dashboard-script.js';
-import { escapeHtml as e, sendHtml } from './http.js';
+import { escapeHtml as e, html } from './http.js';
 import { BASE_CSS, LOGO } from './pages.js';
 
 const DASHBOARD_CSS = `
@@ -79,6 +78,9 @@ dialog h2 { margin: 0 0 .25rem; }
 @media (max-width: 1100px) { body { height: auto; min-height: 100vh; } .layout { grid-template-columns: minmax(0, 1fr); } nav.side { display: none; } aside.controls { border-left: 0; border-top: 1px solid var(--line); } }
 `;
 
+/** The dashboard's script (dashboard-app.ts as `vite build --mode dashboard` builds it), from src/ or dist/ alike. */
+export const DASHBOARD_BUNDLE = new URL('../../dist/cdn/marketplace-dashboard.js', import.meta.url);
+
 async function exists(url: URL): Promise<boolean> {
   try {
     await access(url);
@@ -88,14 +90,14 @@ async function exists(url: URL): Promise<boolean> {
   }
 }
 
-export async function dashboard(ctx: SimulatorContext, res: ServerResponse): Promise<void> {
+export async function dashboard(ctx: SimulatorContext): Promise<Response> {
   const nonce = randomBytes(16).toString('base64');
-  const hostReady = await exists(ctx.hostBundle);
+  const [hostReady, scriptReady] = await Promise.all([exists(ctx.hostBundle), exists(DASHBOARD_BUNDLE)]);
   const appUrl = ctx.state.config.appUrl;
   const appOrigin = appUrl ? new URL(appUrl).origin : null;
   // Same origin would let a sandboxed app with allow-scripts + allow-same-origin escape its sandbox.
   const frameSrc = appOrigin && appOrigin !== ctx.origin ? appOrigin : null;
-  const html = `<!doctype html>
+  const page = `<!doctype html>
 <html lang="en" data-theme="light">
 <head>
 <meta charset="utf-8">
@@ -129,7 +131,9 @@ export async function dashboard(ctx: SimulatorContext, res: ServerResponse): Pro
       <button class="button small" id="reload" type="button">Reload app</button>
     </div>
     <div class="frame" id="frame">${
-      !hostReady
+      !scriptReady
+        ? `<div class="notice" role="alert" id="notice"><strong>The dashboard's script is missing.</strong>dist/cdn/marketplace-dashboard.js was not found: run <code>npm run build</code>, then reload this page.</div>`
+        : !hostReady
         ? `<div class="notice" role="alert" id="notice"><strong>The host bridge bundle is missing.</strong>${
             ctx.hostBundleGiven
               ? `<code>${e(fileURLToPath(ctx.hostBundle))}</code> (the hostBundle option) was not found: fix the path, then reload this page.`
@@ -202,8 +206,8 @@ export async function dashboard(ctx: SimulatorContext, res: ServerResponse): Pro
   </form>
 </dialog>
 ${hostReady ? '<script src="/_simulator/host.js"></script>' : ''}
-<script nonce="${nonce}">${DASHBOARD_SCRIPT}</script>
+${scriptReady ? '<script src="/_simulator/dashboard.js"></script>' : ''}
 </body>
 </html>`;
-  sendHtml(res, 200, html, { nonce, ...(frameSrc ? { frameSrc } : {}) });
+  return html(200, page, { nonce, ...(frameSrc ? { frameSrc } : {}) });
 }

@@ -1,23 +1,30 @@
 /**
- * Small node:http helpers: bounded body reading, JSON and HTML answers, and the two error body
- * shapes of DESIGN C (RFC 6749 §5.2 for OAuth endpoints, `{"error":{"code","message"}}` for the
- * API and the control API).
+ * The simulator's HTTP vocabulary, in Web-standard terms (`Request` in, `Response` out, as the
+ * server module's handlers): bounded body reading, JSON and HTML answers, and the two error body
+ * shapes of the marketplace (docs/simulator.md): RFC 6749 §5.2 for OAuth endpoints,
+ * `{"error":{"code","message"}}` for the API and the control API.
  */
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { readLimited } from '../server/lib/body.js';
 
 /** Requests larger than this are refused with 413 before they are read completely. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/** An answer in the API error shape; thrown by handlers and turned into a response by the router. */
+const NO_STORE = { 'cache-control': 'no-store' };
+
+/** An answer in the API error shape; thrown by handlers, and turned into a response by the router. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly headers: OutgoingHttpHeaders = {},
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
+  }
+
+  /** The error as the API answers it; `headers` go with it (the rate-limit headers, say). */
+  toResponse(headers: Record<string, string> = {}): Response {
+    return json(this.status, { error: { code: this.code, message: this.message } }, { ...headers, ...this.headers });
   }
 }
 
@@ -27,32 +34,36 @@ export class OAuthError extends Error {
     readonly status: number,
     readonly error: string,
     readonly description: string,
-    readonly headers: OutgoingHttpHeaders = {},
+    readonly headers: Record<string, string> = {},
   ) {
     super(description);
   }
+
+  toResponse(): Response {
+    return json(this.status, { error: this.error, error_description: this.description }, { pragma: 'no-cache', ...this.headers });
+  }
 }
 
-export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
-  const bytes = await readLimited(req, req.headers['content-length'], limit, () => tooLarge(limit));
+/** The body as text, refused with 413 past `limit` bytes (before all of it is read). */
+export async function readBody(request: Request, limit = MAX_BODY_BYTES): Promise<string> {
+  const tooLarge = () => new ApiError(413, 'payload_too_large', `Request bodies are limited to ${limit} bytes.`, { connection: 'close' });
+  if (!request.body) return '';
+  // Node's ReadableStream is async iterable; the DOM lib's type does not say so.
+  const bytes = await readLimited(request.body as unknown as AsyncIterable<Uint8Array>, request.headers.get('content-length'), limit, tooLarge);
   return new TextDecoder().decode(bytes);
 }
 
-function tooLarge(limit: number): ApiError {
-  return new ApiError(413, 'payload_too_large', `Request bodies are limited to ${limit} bytes.`, { connection: 'close' });
-}
-
 /** The media type of a request, lower-cased and without parameters. */
-export function mediaType(req: IncomingMessage): string {
-  return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+export function mediaType(request: Request): string {
+  return (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
 /** Reads a JSON object body; anything else is a 400 (or 415 for another media type). */
-export async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
-  if (mediaType(req) !== 'application/json') {
+export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
+  if (mediaType(request) !== 'application/json') {
     throw new ApiError(415, 'unsupported_media_type', 'Send the body as Content-Type: application/json.');
   }
-  const text = await readBody(req);
+  const text = await readBody(request);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -65,60 +76,42 @@ export async function readJsonObject(req: IncomingMessage): Promise<Record<strin
   return value as Record<string, unknown>;
 }
 
-const NO_STORE = { 'cache-control': 'no-store' };
-
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders = {}): void {
-  if (res.headersSent) return void res.end();
-  const text = JSON.stringify(body);
-  res.writeHead(status, { ...NO_STORE, ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-export function sendApiError(res: ServerResponse, error: ApiError, extraHeaders: OutgoingHttpHeaders = {}): void {
-  sendJson(res, error.status, { error: { code: error.code, message: error.message } }, { ...extraHeaders, ...error.headers });
-}
-
-export function sendOAuthError(res: ServerResponse, error: OAuthError): void {
-  sendJson(res, error.status, { error: error.error, error_description: error.description }, { pragma: 'no-cache', ...error.headers });
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...NO_STORE, ...headers, 'content-type': 'application/json; charset=utf-8' } });
 }
 
 /**
  * Pages are never framed (clickjacking), run only the styles and scripts that carry the page's
- * nonce, and post forms only to `formAction` (the authorization page adds the app's origin,
- * because browsers apply form-action to the redirect that follows the form).
+ * nonce or come from the simulator itself, and post forms only to `formAction` (the authorization
+ * page adds the app's origin, because browsers apply form-action to the redirect that follows the form).
  */
-export function sendHtml(
-  res: ServerResponse,
-  status: number,
-  html: string,
-  page: { nonce: string; formAction?: string; frameSrc?: string },
-): void {
+export function html(status: number, page: string, options: { nonce: string; formAction?: string; frameSrc?: string }): Response {
   const csp = [
     "default-src 'self'",
-    `style-src 'nonce-${page.nonce}'`,
-    `script-src 'self' 'nonce-${page.nonce}'`,
-    `form-action 'self'${page.formAction ? ` ${page.formAction}` : ''}`,
-    `frame-src ${page.frameSrc ?? "'none'"}`,
+    `style-src 'nonce-${options.nonce}'`,
+    `script-src 'self' 'nonce-${options.nonce}'`,
+    `form-action 'self'${options.formAction ? ` ${options.formAction}` : ''}`,
+    `frame-src ${options.frameSrc ?? "'none'"}`,
     "frame-ancestors 'none'",
     "base-uri 'none'",
     "object-src 'none'",
   ].join('; ');
-  res.writeHead(status, {
-    ...NO_STORE,
-    'content-security-policy': csp,
-    'x-frame-options': 'DENY',
-    // Not no-referrer: with it Chromium sends `Origin: null` on the page's own form posts.
-    'referrer-policy': 'same-origin',
-    'x-content-type-options': 'nosniff',
-    'content-type': 'text/html; charset=utf-8',
-    'content-length': Buffer.byteLength(html),
+  return new Response(page, {
+    status,
+    headers: {
+      ...NO_STORE,
+      'content-security-policy': csp,
+      'x-frame-options': 'DENY',
+      // Not no-referrer: with it Chromium sends `Origin: null` on the page's own form posts.
+      'referrer-policy': 'same-origin',
+      'x-content-type-options': 'nosniff',
+      'content-type': 'text/html; charset=utf-8',
+    },
   });
-  res.end(html);
 }
 
-export function redirect(res: ServerResponse, location: string, status = 303): void {
-  res.writeHead(status, { ...NO_STORE, location, 'referrer-policy': 'no-referrer', 'content-length': 0 });
-  res.end();
+export function redirect(location: string, status = 303): Response {
+  return new Response(null, { status, headers: { ...NO_STORE, location, 'referrer-policy': 'no-referrer' } });
 }
 
 /** Escapes text for HTML element content and double-quoted attributes. */

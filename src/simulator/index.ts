@@ -11,34 +11,18 @@
  * await client.entitlements({ userId: 'usr_grace' });
  * await sim.close();
  */
-import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { toNodeHandler } from '../server/adapters.js';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { Entitlement, parseOrThrow, type Profile } from '../shared/schemas.js';
-import { apiRequest } from './api.js';
-import { assertServable, avatarSvg } from './catalog.js';
+import { assertServable } from './catalog.js';
 import type { SimulatorContext } from './context.js';
-import {
-  applyConfig,
-  deleteEntitlement,
-  getConfig,
-  mintContext,
-  postContext,
-  postEvent,
-  putConfig,
-  putEntitlement,
-  sendEvent,
-  stateSnapshot,
-  stream,
-  type EventOutcome,
-} from './control.js';
-import { dashboard } from './dashboard.js';
-import { ApiError, loopbackOrigin, redirect, sendApiError, sendJson } from './http.js';
-import { authorizeGet, authorizePost, tokenEndpoint } from './oauth.js';
+import { applyConfig, mintContext, sendEvent, stateSnapshot, type EventOutcome } from './control.js';
+import { ApiError, loopbackOrigin } from './http.js';
 import { RateLimiter } from './rate-limit.js';
 import { configError, resolveOptions, type ResolvedOptions, type SimulatorOptions } from './options.js';
+import { createRouter } from './router.js';
 import { SimulatorState, type SimulatorEvent } from './state.js';
 import { WebhookSender, exponentialBackoff } from './webhooks.js';
 
@@ -47,7 +31,7 @@ export { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/error
 export type { Entitlement, EntitlementStatus, Profile } from '../shared/schemas.js';
 export type { EventOutcome } from './control.js';
 export type { RateLimits } from './context.js';
-export type { SimulatorOptions } from './options.js';
+export type { SimulatorClock, SimulatorOptions } from './options.js';
 export type { ApiCallRecord, DeliveryAttempt, DeliveryRecord, SimulatorEvent } from './state.js';
 
 /** The simulator's state as `sim.state()` (and `GET /_simulator/state`) gives it. */
@@ -94,6 +78,10 @@ export interface Simulator {
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const resolved = resolveOptions(options);
   const server = createServer();
+  // Idle keep-alive sockets are the client's to close. A server that times them out races a
+  // client reusing one (an app backend's fetch pool): on a busy machine the request meets the
+  // closing socket and fails with ECONNRESET. close() ends every socket still open.
+  server.keepAliveTimeout = 0;
   await listen(server, resolved.port);
   try {
     return serve(server, resolved);
@@ -140,11 +128,12 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     },
     origin,
     appId,
-    clock(),
+    clock.now(),
   );
   const ctx: SimulatorContext = {
     state,
-    clock,
+    clock: clock.now,
+    sleep: clock.sleep,
     siteUrl: origin,
     origin,
     baseUrl: `${origin}/api/v1`,
@@ -155,7 +144,7 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     codeTtlMs: resolved.codeTtlMs,
     accessTokenTtlSeconds: resolved.accessTokenTtlSeconds,
     rateLimits,
-    limiter: new RateLimiter(rateLimits.windowMs, clock),
+    limiter: new RateLimiter(rateLimits.windowMs, clock.now),
     webhooks: new WebhookSender(
       state,
       credentials.webhookSecret,
@@ -171,19 +160,12 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
   };
   applyConfig(ctx, resolved.config);
 
-  const streams = new Set<ServerResponse>();
-  const sweep = setInterval(() => state.sweep(clock()), 60_000);
+  const streams = new Set<() => void>();
+  const sweep = setInterval(() => state.sweep(clock.now()), 60_000);
   sweep.unref();
 
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    handle(ctx, req, res, allowedHosts, streams).catch((error: unknown) => {
-      if (error instanceof ApiError) return sendApiError(res, error);
-      // A client that left mid-body: nobody to answer, and no fault of the simulator's.
-      if (req.destroyed && (error as { code?: unknown } | null)?.code === 'ECONNRESET') return;
-      console.error('[mpkit simulate] internal error:', error);
-      sendJson(res, 500, { error: { code: 'internal_error', message: 'The simulator failed to answer this request.' } });
-    });
-  });
+  // The router answers everything itself; the adapter's onError hears only what went wrong in it.
+  server.on('request', toNodeHandler(createRouter(ctx, { hosts: allowedHosts, streams }), { origin, onError: (error) => console.error('[mpkit simulate] internal error:', error) }));
   // Malformed HTTP never reaches the handler; answer it and keep serving.
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
@@ -244,7 +226,7 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     close: async () => {
       clearInterval(sweep);
       ctx.webhooks.close();
-      for (const res of streams) res.end();
+      for (const end of streams) end();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
@@ -267,116 +249,3 @@ function unknownUser(userId: string): MarketplaceKitError {
   return new MarketplaceKitError('ERR_INVALID_INPUT', `The simulator has no user ${userId}; its users are listed in sim.users`);
 }
 
-async function handle(
-  ctx: SimulatorContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  allowedHosts: Set<string>,
-  streams: Set<ServerResponse>,
-): Promise<void> {
-  // A foreign Host means DNS rebinding or a misdirected request: never serve it.
-  if (!allowedHosts.has(req.headers.host ?? '')) throw new ApiError(421, 'misdirected_request', `Use ${ctx.siteUrl}.`);
-  let url: URL;
-  try {
-    url = new URL(req.url ?? '/', ctx.siteUrl);
-  } catch {
-    throw new ApiError(400, 'invalid_request', 'Malformed request target.');
-  }
-  if (url.origin !== ctx.origin) throw new ApiError(400, 'invalid_request', 'Malformed request target.');
-  const path = url.pathname;
-  // HEAD is answered as GET is (node:http leaves the body out), as any web server does.
-  const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
-  // Pages live on one origin, so that context tokens' `host` and the pages' Origin checks agree.
-  if (req.headers.host !== url.host && method === 'GET' && !path.startsWith('/api/') && !path.startsWith('/_simulator/')) {
-    return redirect(res, `${ctx.origin}${path}${url.search}`, 302);
-  }
-  const only = (...methods: string[]) => {
-    if (methods.includes(method)) return;
-    const allow = methods.includes('GET') ? [...methods, 'HEAD'] : methods;
-    throw new ApiError(405, 'method_not_allowed', `Use ${methods.join(' or ')} ${path}.`, { allow: allow.join(', ') });
-  };
-
-  if (path === '/api/oauth/token' || path === '/api/v1/oauth/token') return tokenEndpoint(ctx, req, res, path);
-  if (path === '/api/v1/whoami') return apiRequest(ctx, req, res, url, 'whoami');
-  if (path === '/api/v1/entitlements') return apiRequest(ctx, req, res, url, 'entitlements');
-  if (path === '/oauth/authorize') {
-    only('GET', 'POST');
-    return method === 'GET' ? authorizeGet(ctx, res, url) : authorizePost(ctx, req, res);
-  }
-  if (path === '/' || path === '/dashboard' || path === '/dashboard/') {
-    only('GET');
-    return path === '/dashboard' ? dashboard(ctx, res) : redirect(res, `/dashboard${url.search}`, 302);
-  }
-  if (path === '/favicon.ico') return void res.writeHead(204).end();
-  const avatar = path.match(/^\/avatars\/(usr_[A-Za-z0-9_-]+)\.svg$/);
-  if (avatar) {
-    only('GET');
-    const user = ctx.state.users.get(avatar[1]!);
-    if (!user) throw new ApiError(404, 'not_found', 'No such avatar.');
-    const svg = avatarSvg(user.seed);
-    res.writeHead(200, { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=3600', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'", 'content-length': Buffer.byteLength(svg) });
-    return void res.end(svg);
-  }
-  if (path.startsWith('/_simulator/')) return control(ctx, req, res, url, method, only, streams);
-  throw new ApiError(404, 'not_found', `No route ${method} ${path}.`);
-}
-
-async function control(
-  ctx: SimulatorContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-  method: string,
-  only: (...methods: string[]) => void,
-  streams: Set<ServerResponse>,
-): Promise<void> {
-  // Only the simulator's own pages and local tools (no Origin) may drive it; with the JSON
-  // content type required for writes, no other web page can reach it without a CORS preflight.
-  const origin = req.headers.origin;
-  if (origin !== undefined && origin !== ctx.origin) throw new ApiError(403, 'forbidden', 'The control API is not available to other origins.');
-  const path = url.pathname.slice('/_simulator'.length);
-  switch (path) {
-    case '/state':
-      only('GET');
-      return sendJson(res, 200, stateSnapshot(ctx));
-    case '/config':
-      only('GET', 'PUT');
-      return method === 'GET' ? getConfig(ctx, res) : putConfig(ctx, req, res);
-    case '/events':
-      only('POST');
-      return postEvent(ctx, req, res);
-    case '/context':
-      only('POST');
-      return postContext(ctx, req, res);
-    case '/stream':
-      only('GET');
-      return stream(ctx, req, res, streams);
-    case '/host.js':
-      only('GET');
-      return hostBundle(ctx, res);
-  }
-  const entitlement = path.match(/^\/users\/([^/]+)\/entitlement$/);
-  if (entitlement) {
-    only('PUT', 'DELETE');
-    let userId: string;
-    try {
-      userId = decodeURIComponent(entitlement[1]!);
-    } catch {
-      throw new ApiError(400, 'invalid_request', 'Malformed percent-encoding in the user id.');
-    }
-    return method === 'PUT' ? putEntitlement(ctx, req, res, userId) : deleteEntitlement(ctx, res, userId);
-  }
-  throw new ApiError(404, 'not_found', `No control route ${method} ${url.pathname}.`);
-}
-
-async function hostBundle(ctx: SimulatorContext, res: ServerResponse): Promise<void> {
-  let script: Buffer;
-  try {
-    script = await readFile(ctx.hostBundle);
-  } catch {
-    const message = ctx.hostBundleGiven ? `${fileURLToPath(ctx.hostBundle)} (the hostBundle option) is missing.` : 'dist/cdn/marketplace-host.js is missing: run npm run build.';
-    throw new ApiError(404, 'host_bundle_missing', message);
-  }
-  res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'content-length': script.length });
-  res.end(script);
-}

@@ -5,10 +5,9 @@
  * §4.1.2.1 for the authorization page, §5.2 for the token endpoint.
  */
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { safeEqual } from '../server/lib/safe-equal.js';
 import { pkceChallenge, randomToken } from '../server/oauth.js';
-import { ApiError, OAuthError, mediaType, readBody, redirect, sendHtml, sendJson, sendOAuthError } from './http.js';
+import { ApiError, OAuthError, html, json, mediaType, readBody, redirect } from './http.js';
 import { SCOPES, authorizePage, errorPage } from './pages.js';
 import type { SimulatorContext } from './context.js';
 import type { ApiCallRecord } from './state.js';
@@ -22,32 +21,31 @@ function nonce(): string {
   return randomBytes(16).toString('base64');
 }
 
-function showError(res: ServerResponse, status: number, title: string, message: string, untrusted = false): void {
+function showError(status: number, title: string, message: string, untrusted = false): Response {
   const n = nonce();
-  sendHtml(res, status, errorPage(n, title, message, untrusted), { nonce: n });
+  return html(status, errorPage(n, title, message, untrusted), { nonce: n });
 }
 
 /** Redirects an error to the app's registered redirect URI, with `state` (RFC 6749 §4.1.2.1). */
-function redirectWithError(res: ServerResponse, redirectUri: string, state: string | null, error: string, description: string, status = 302): void {
+function redirectWithError(redirectUri: string, state: string | null, error: string, description: string, status = 302): Response {
   const target = new URL(redirectUri);
   target.searchParams.set('error', error);
   target.searchParams.set('error_description', description);
   if (state !== null) target.searchParams.set('state', state);
-  redirect(res, target.href, status);
+  return redirect(target.href, status);
 }
 
 /** `GET {site_url}/oauth/authorize` (seed §4.1): checks the request and shows the consent page. */
-export function authorizeGet(ctx: SimulatorContext, res: ServerResponse, url: URL): void {
+export function authorizeGet(ctx: SimulatorContext, url: URL): Response {
   const params = url.searchParams;
   const clientIds = params.getAll('client_id');
   const redirectUris = params.getAll('redirect_uri');
   // Until client and redirect URI are known to be right, nothing may be sent to the redirect URI.
   if (clientIds.length !== 1 || clientIds[0] !== ctx.credentials.clientId) {
-    return showError(res, 400, 'Unknown application', clientIds.length === 0 ? 'The request has no client_id.' : 'The client_id of this request does not belong to any application.', true);
+    return showError(400, 'Unknown application', clientIds.length === 0 ? 'The request has no client_id.' : 'The client_id of this request does not belong to any application.', true);
   }
   if (redirectUris.length !== 1 || !ctx.state.config.redirectUris.includes(redirectUris[0]!)) {
     return showError(
-      res,
       400,
       'Redirect URI not registered',
       redirectUris.length === 0
@@ -59,7 +57,7 @@ export function authorizeGet(ctx: SimulatorContext, res: ServerResponse, url: UR
   const redirectUri = redirectUris[0]!;
   const states = params.getAll('state');
   const state = states.length === 1 ? states[0]! : null;
-  const fail = (error: string, description: string) => redirectWithError(res, redirectUri, state, error, description);
+  const fail = (error: string, description: string) => redirectWithError(redirectUri, state, error, description);
 
   for (const name of ['response_type', 'scope', 'state', 'code_challenge', 'code_challenge_method']) {
     if (params.getAll(name).length > 1) return fail('invalid_request', `The ${name} parameter is repeated.`);
@@ -91,7 +89,7 @@ export function authorizeGet(ctx: SimulatorContext, res: ServerResponse, url: UR
     expiresAt: ctx.clock() + FORM_TOKEN_TTL_MS,
   });
   const n = nonce();
-  const html = authorizePage({
+  const page = authorizePage({
     nonce: n,
     appName: ctx.appName,
     formToken,
@@ -100,35 +98,35 @@ export function authorizeGet(ctx: SimulatorContext, res: ServerResponse, url: UR
     users: ctx.state.profiles(),
     currentUserId: ctx.state.currentUserId,
   });
-  sendHtml(res, 200, html, { nonce: n, formAction: new URL(redirectUri).origin });
+  return html(200, page, { nonce: n, formAction: new URL(redirectUri).origin });
 }
 
 /**
  * `POST {site_url}/oauth/authorize`: the consent form. Its one-time form token, bound to the
  * checked request, is what makes the form CSRF-safe; a cross-origin `Origin` is refused as well.
  */
-export async function authorizePost(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const origin = req.headers.origin;
-  if (origin !== undefined && origin !== ctx.origin) {
-    return showError(res, 403, 'Request refused', 'The approval form was posted from another site.');
+export async function authorizePost(ctx: SimulatorContext, request: Request): Promise<Response> {
+  const origin = request.headers.get('origin');
+  if (origin !== null && origin !== ctx.origin) {
+    return showError(403, 'Request refused', 'The approval form was posted from another site.');
   }
-  if (mediaType(req) !== 'application/x-www-form-urlencoded') {
-    return showError(res, 400, 'Bad request', 'The approval form must be posted as application/x-www-form-urlencoded.');
+  if (mediaType(request) !== 'application/x-www-form-urlencoded') {
+    return showError(400, 'Bad request', 'The approval form must be posted as application/x-www-form-urlencoded.');
   }
-  const form = new URLSearchParams(await readBody(req));
+  const form = new URLSearchParams(await readBody(request));
   const formToken = form.get('form_token') ?? '';
   const pending = ctx.state.pending.get(formToken);
   ctx.state.pending.delete(formToken);
   if (!pending || pending.expiresAt <= ctx.clock()) {
-    return showError(res, 400, 'This sign-in request has expired', 'It was already answered or is too old. Start the sign-in again from the app.');
+    return showError(400, 'This sign-in request has expired', 'It was already answered or is too old. Start the sign-in again from the app.');
   }
   const decision = form.get('decision');
   if (decision === 'deny') {
-    return redirectWithError(res, pending.redirectUri, pending.state, 'access_denied', 'The user denied the request.', 303);
+    return redirectWithError(pending.redirectUri, pending.state, 'access_denied', 'The user denied the request.', 303);
   }
   const userId = form.get('user_id') ?? '';
   if (decision !== 'approve' || !ctx.state.users.has(userId)) {
-    return showError(res, 400, 'Bad request', 'Choose a user, then Approve or Deny.');
+    return showError(400, 'Bad request', 'Choose a user, then Approve or Deny.');
   }
   const code = randomToken('code_');
   ctx.state.codes.set(code, {
@@ -145,9 +143,9 @@ export async function authorizePost(ctx: SimulatorContext, req: IncomingMessage,
   const target = new URL(pending.redirectUri);
   target.searchParams.set('code', code);
   if (pending.state !== null) target.searchParams.set('state', pending.state);
-  redirect(res, target.href, 303);
   // The marketplace tells the app about the grant; the redirect does not wait for it.
   void ctx.webhooks.send('user.authorized', { user_id: userId });
+  return redirect(target.href, 303);
 }
 
 /**
@@ -155,22 +153,22 @@ export async function authorizePost(ctx: SimulatorContext, req: IncomingMessage,
  * Accepts JSON (the seed) and form encoding (RFC 6749 clients); client credentials in the body
  * or by HTTP Basic (RFC 6749 §2.3.1).
  */
-export async function tokenEndpoint(ctx: SimulatorContext, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-  const call: ApiCallRecord = { at: new Date(ctx.clock()).toISOString(), method: req.method ?? '', path, auth: 'client', user_id: null, status: 0, response: null };
+export async function tokenEndpoint(ctx: SimulatorContext, request: Request, path: string): Promise<Response> {
+  const call: ApiCallRecord = { at: new Date(ctx.clock()).toISOString(), method: request.method, path, auth: 'client', user_id: null, status: 0, response: null };
   try {
-    if (req.method !== 'POST') throw new OAuthError(405, 'invalid_request', 'Use POST.', { allow: 'POST' });
-    const params = await readTokenParams(req);
+    if (request.method !== 'POST') throw new OAuthError(405, 'invalid_request', 'Use POST.', { allow: 'POST' });
+    const params = await readTokenParams(request);
     const grantType = params.get('grant_type');
     if (!grantType) throw new OAuthError(400, 'invalid_request', 'The grant_type parameter is missing.');
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
       throw new OAuthError(400, 'unsupported_grant_type', `Unsupported grant_type: ${grantType}.`);
     }
-    authenticateClient(ctx, req, params);
+    authenticateClient(ctx, request, params);
     const answer = grantType === 'authorization_code' ? exchangeCode(ctx, params) : refresh(ctx, params);
     call.user_id = answer.userId;
     call.status = 200;
     call.response = { ...answer.body, access_token: redact(answer.body.access_token), refresh_token: redact(answer.body.refresh_token) };
-    sendJson(res, 200, answer.body, { pragma: 'no-cache' });
+    return json(200, answer.body, { pragma: 'no-cache' });
   } catch (error) {
     const oauth =
       error instanceof OAuthError
@@ -181,7 +179,7 @@ export async function tokenEndpoint(ctx: SimulatorContext, req: IncomingMessage,
     if (!oauth) throw error;
     call.status = oauth.status;
     call.response = { error: oauth.error, error_description: oauth.description };
-    sendOAuthError(res, oauth);
+    return oauth.toResponse();
   } finally {
     ctx.state.recordCall(call);
   }
@@ -191,13 +189,13 @@ function redact(token: string): string {
   return `${token.slice(0, 10)}…`;
 }
 
-async function readTokenParams(req: IncomingMessage): Promise<Map<string, string>> {
-  const type = mediaType(req);
+async function readTokenParams(request: Request): Promise<Map<string, string>> {
+  const type = mediaType(request);
   const params = new Map<string, string>();
   if (type === 'application/json') {
     let value: unknown;
     try {
-      value = JSON.parse(await readBody(req));
+      value = JSON.parse(await readBody(request));
     } catch (error) {
       if (error instanceof ApiError) throw error;
       throw new OAuthError(400, 'invalid_request', 'The body is not valid JSON.');
@@ -212,7 +210,7 @@ async function readTokenParams(req: IncomingMessage): Promise<Map<string, string
     return params;
   }
   if (type === 'application/x-www-form-urlencoded') {
-    for (const [key, field] of new URLSearchParams(await readBody(req))) {
+    for (const [key, field] of new URLSearchParams(await readBody(request))) {
       if (params.has(key)) throw new OAuthError(400, 'invalid_request', `The ${key} parameter is repeated.`);
       params.set(key, field);
     }
@@ -221,10 +219,10 @@ async function readTokenParams(req: IncomingMessage): Promise<Map<string, string
   throw new OAuthError(400, 'invalid_request', 'Send the token request as application/json or application/x-www-form-urlencoded.');
 }
 
-function authenticateClient(ctx: SimulatorContext, req: IncomingMessage, params: Map<string, string>): void {
+function authenticateClient(ctx: SimulatorContext, request: Request, params: Map<string, string>): void {
   let clientId = params.get('client_id');
   let secret = params.get('client_secret');
-  const header = req.headers.authorization;
+  const header = request.headers.get('authorization') ?? undefined;
   const basic = header?.match(/^Basic\s+([A-Za-z0-9+/=]+)$/i);
   if (header !== undefined) {
     if (!basic) throw invalidClient('Unsupported Authorization header: use HTTP Basic or credentials in the body.', true);

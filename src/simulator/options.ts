@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { shownValue } from '../shared/options.js';
 import { AppId } from '../shared/schemas.js';
+import { sleep, type Clock } from '../server/lib/clock.js';
 import { randomToken } from '../server/oauth.js';
 import type { RateLimits, SimulatorCredentials } from './context.js';
 import { isEndpointUrl } from './control.js';
@@ -38,8 +39,12 @@ export interface SimulatorOptions {
   /** Must start with `live_`. */
   liveApiKey?: string | undefined;
   webhookSecret?: string | undefined;
-  /** Clock in ms since the epoch, for tests of expiry. Default `Date.now`. */
-  clock?: (() => number) | undefined;
+  /**
+   * The simulator's clock, for tests: `{ now, sleep }` (ms since the epoch, and a wait) drives
+   * every time it stamps or counts (tokens, codes, rate limits, deliveries) and every wait (the
+   * webhook backoff); a function alone gives `now`, and waits are then real. Default: the system clock.
+   */
+  clock?: (() => number) | SimulatorClock | undefined;
   /** Lifetime of authorization codes in seconds. Default 60. */
   codeTtlSeconds?: number | undefined;
   /** `expires_in` of access tokens, in seconds. Default 3600. */
@@ -56,12 +61,20 @@ export interface SimulatorOptions {
   hostBundle?: string | URL | undefined;
 }
 
+/** A clock the simulator runs on: now, and a wait (which ends early, rejecting, when `signal` aborts). */
+export interface SimulatorClock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Resolves after `ms` milliseconds by this clock; rejects with the signal's reason when it aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
 /** What an option is called in messages: `appUrl`, `redirectUris[1]`; mpkit names its flags instead. */
 export type OptionName = (option: string) => string;
 
 export interface ResolvedOptions {
   port: number;
-  clock: () => number;
+  clock: Clock;
   appId: string;
   appName: string;
   codeTtlMs: number;
@@ -87,9 +100,8 @@ export function resolveOptions(options: unknown, name: OptionName = (option) => 
     throw configError(`the options must be an object, got ${Array.isArray(options) ? 'an array' : shownValue(options)}`);
   }
   const given = options as SimulatorOptions;
-  const clock = given.clock ?? Date.now;
-  if (typeof clock !== 'function') throw configError(`${name('clock')} must be a function returning milliseconds since the epoch, got ${shownValue(clock)}`);
-  const now: unknown = clock();
+  const clock = clockOption(given.clock, name('clock'));
+  const now: unknown = clock.now();
   if (typeof now !== 'number' || !Number.isFinite(now)) throw configError(`${name('clock')}() must return milliseconds since the epoch, got ${shownValue(now)}`);
   const appId = given.appId ?? 'app_simulated';
   if (!AppId.safeParse(appId).success) throw configError(`${name('appId')} must look like app_<id>, got ${shownValue(appId)}`);
@@ -133,6 +145,18 @@ export function resolveOptions(options: unknown, name: OptionName = (option) => 
     hostBundle: hostBundleUrl(given.hostBundle, name('hostBundle')),
     hostBundleGiven: given.hostBundle !== undefined,
   };
+}
+
+/** The clock option: `{ now, sleep }`, or a function for `now` alone (waits are then real). */
+function clockOption(given: unknown, name: string): Clock {
+  if (given === undefined) return { now: Date.now, sleep };
+  if (typeof given === 'function') return { now: () => (given as () => number)(), sleep };
+  const clock = given as Partial<SimulatorClock> | null;
+  if (typeof clock === 'object' && clock !== null && typeof clock.now === 'function' && typeof clock.sleep === 'function') {
+    return { now: () => clock.now!(), sleep: (ms, signal) => clock.sleep!(ms, signal) };
+  }
+  const got = typeof given === 'object' && given !== null ? 'an object without both' : shownValue(given);
+  throw configError(`${name} must be { now, sleep } or a function returning milliseconds since the epoch, got ${got}`);
 }
 
 /** An option mistake: `ERR_CONFIG`, as in `createAppBackend`. */

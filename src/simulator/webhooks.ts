@@ -5,7 +5,7 @@
  * is re-stamped and re-signed, so a receiver's timestamp tolerance never rejects a late retry.
  */
 import { linkSignals } from '../server/lib/abort.js';
-import { sleep } from '../server/lib/clock.js';
+import type { Clock } from '../server/lib/clock.js';
 import { randomToken } from '../server/oauth.js';
 import { signWebhookBody } from '../server/signers.js';
 import { utcSeconds } from './catalog.js';
@@ -32,7 +32,7 @@ export class WebhookSender {
     private readonly state: SimulatorState,
     private readonly secret: string,
     private readonly settings: WebhookSettings,
-    private readonly clock: () => number,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -48,7 +48,7 @@ export class WebhookSender {
       url,
       outcome: url ? 'pending' : 'skipped',
       attempts: [],
-      created_at: utcSeconds(this.clock()),
+      created_at: utcSeconds(this.clock.now()),
     };
     this.state.recordDelivery(record);
     if (url) {
@@ -59,8 +59,9 @@ export class WebhookSender {
           record.outcome = 'delivered';
           break;
         }
-        // `close()` ends the wait early; the delivery is then recorded as failed.
-        if (attempt < this.settings.maxAttempts) await sleep(this.settings.backoffMs(attempt), this.stopped.signal).catch(() => undefined);
+        // By the simulator's clock, which tests drive. `close()` ends the wait early; the delivery
+        // is then recorded as failed.
+        if (attempt < this.settings.maxAttempts) await this.clock.sleep(this.settings.backoffMs(attempt), this.stopped.signal).catch(() => undefined);
         if (attempt === this.settings.maxAttempts || this.stopped.signal.aborted) {
           record.outcome = 'failed';
           break;
@@ -78,7 +79,7 @@ export class WebhookSender {
   private async attempt(url: string, event: string, data: Record<string, unknown>): Promise<DeliveryAttempt> {
     // Milliseconds, not the seconds of expires_at: the seed gives deliveries no id, so two
     // identical events stamped in the same second would be indistinguishable from a replay.
-    const at = new Date(this.clock()).toISOString();
+    const at = new Date(this.clock.now()).toISOString();
     const body = JSON.stringify({ event, timestamp: at, data });
     const started = performance.now();
     const linked = linkSignals(AbortSignal.timeout(this.settings.timeoutMs), this.stopped.signal);

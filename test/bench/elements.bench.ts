@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'vite';
-import { launchBrowser, listen, stop } from '../support/runtime-harness.js';
+import { listen, stop } from '../support/runtime-harness.js';
+import { launchChromium } from '../support/browser.js';
 import { root } from '../support/bundles.js';
 import { median, ms } from './stats.js';
 
@@ -52,7 +53,7 @@ export default async function elementsBench(counts: ElementsBenchCounts = COUNTS
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>elements</title><script src="/page.js"></script></head><body></body></html>');
   });
-  const browser = await launchBrowser();
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const cdp = await page.context().newCDPSession(page);

@@ -26,7 +26,8 @@ import { join } from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import { startSimulator } from '../../src/simulator/index.js';
 import { createAppBackend, toNodeHandler } from '../../src/server/index.js';
-import { appPage, buildBundles, html, launchBrowser, listen, stop, type AppWindow } from '../support/runtime-harness.js';
+import { appPage, buildBundles, html, listen, stop, type AppWindow } from '../support/runtime-harness.js';
+import { launchChromium } from '../support/browser.js';
 import { median, ms } from './stats.js';
 
 /** How many of each to measure: `npm run bench` uses these; test/e2e/bench-smoke.test.ts runs one of each. */
@@ -94,7 +95,7 @@ export default async function runtimeBench(counts: RuntimeBenchCounts = COUNTS):
     if (path === '/app') return html(res, appPage(dashboardOrigin, {}, runtimeSrc, early));
     res.writeHead(404).end();
   };
-  const browser = await launchBrowser();
+  const browser = await launchChromium();
   try {
     const page = await (await browser.newContext()).newPage();
     // One warm-up launch (JIT, connection pools, the backend's entitlement cache), then the series.

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { build } from 'vite';
 import { createAppBackend, signContextToken, toNodeHandler } from '../../src/server/index.js';
 import type { Kit } from '../../src/runtime/types.js';
@@ -27,6 +27,8 @@ import {
   type FakeMarketplace,
   type TestServer,
 } from '../support/server-http.js';
+import { launchChromium } from '../support/browser.js';
+import { HANG_MS } from '../support/waiting.js';
 
 /** What the pages see: the bundle's global, plus the counters the test pages keep. */
 interface PageWindow {
@@ -45,12 +47,6 @@ interface PageWindow {
   };
   kitsCreated: number;
 }
-
-// chromium.js is plain JS without declarations; a computed specifier keeps its import typed by hand.
-const { chromiumPath, chromiumArgs } = (await import(new URL('../support/chromium.js', import.meta.url).href)) as {
-  chromiumPath(): string;
-  chromiumArgs: string[];
-};
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const BACKEND = '/api/marketplace';
@@ -114,7 +110,7 @@ before(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   app = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, requests, pages };
 
-  browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -150,7 +146,7 @@ async function open(path: string, html: string) {
 
 const kitState = (target: Page | Frame) => target.evaluate(() => (window as unknown as PageWindow).MarketplaceKit.getKit()?.state ?? null);
 const waitForState = (target: Page | Frame, state: string) =>
-  target.waitForFunction((expected) => (window as unknown as PageWindow).MarketplaceKit?.getKit()?.state === expected, state, { timeout: 5000 });
+  target.waitForFunction((expected) => (window as unknown as PageWindow).MarketplaceKit?.getKit()?.state === expected, state);
 /** The paywall card heading of the gate for `feature`, once it says `text`. */
 const cardHeading = (target: Page | Frame, feature: string, text: string) =>
   target.locator(`mp-gate[feature="${feature}"] [part~="heading"]`, { hasText: text }).waitFor();
@@ -189,10 +185,10 @@ describe('the script-tag bundle', () => {
     const looks = () => tab.evaluate(() => [(window as unknown as PageWindow).MarketplaceKit.getKit()?.theme, document.querySelector('mp-gate[feature="export"]')?.getAttribute('theme')]);
     assert.deepEqual(await looks(), ['light', 'light']);
     await tab.emulateMedia({ colorScheme: 'dark' });
-    await tab.locator('mp-gate[feature="export"][theme="dark"]').waitFor({ state: 'attached', timeout: 5000 });
+    await tab.locator('mp-gate[feature="export"][theme="dark"]').waitFor({ state: 'attached' });
     assert.deepEqual(await looks(), ['dark', 'dark']);
     await tab.emulateMedia({ colorScheme: 'light' });
-    await tab.locator('mp-gate[feature="export"][theme="light"]').waitFor({ state: 'attached', timeout: 5000 });
+    await tab.locator('mp-gate[feature="export"][theme="light"]').waitFor({ state: 'attached' });
     assert.deepEqual(errors, []);
   });
 
@@ -271,7 +267,7 @@ describe('the script-tag bundle', () => {
 
   it('refuses data-plan-names that are not JSON of texts, with ERR_CONFIG in the console', async () => {
     const { tab, errors } = await open('/own-site.html', page(scriptTag(`data-backend="${BACKEND}" data-host-origins="${DASHBOARD}" data-plan-names="pro: Pro"`)));
-    for (let waited = 0; errors.length === 0 && waited < 5000; waited += 50) await new Promise((done) => setTimeout(done, 50));
+    for (const deadline = Date.now() + HANG_MS; errors.length === 0 && Date.now() < deadline; ) await new Promise((done) => setTimeout(done, 50));
     assert.equal(errors.length, 1);
     assert.match(errors[0]!, /could not start from the script tag.*planNames must be an object of texts/s);
     assert.equal(await kitState(tab), null);

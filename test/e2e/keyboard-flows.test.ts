@@ -14,15 +14,23 @@ after(async () => {
   await harness?.close();
 });
 
-/** Records every text change of every live region (role=status/alert, aria-live), shadow roots included. */
-const recorder = `(() => { if (window.__live) return; const log = window.__live = []; const seen = new Map();
+/**
+ * Records every text change of every live region (role=status/alert, aria-live), shadow roots
+ * included, looking every 25 ms; `__liveLooks` counts the looks.
+ */
+const recorder = `(() => { if (window.__live) return; const log = window.__live = []; const seen = new Map(); window.__liveLooks = 0;
   const walk = (root, out) => { for (const el of root.querySelectorAll('*')) { const r = el.getAttribute('role'), l = el.getAttribute('aria-live');
     if (r === 'status' || r === 'alert' || (l && l !== 'off')) out.push(el); if (el.shadowRoot) walk(el.shadowRoot, out); } };
   setInterval(() => { const out = []; walk(document, out); for (const el of out) { const t = el.textContent.trim();
     if (!seen.has(el)) { seen.set(el, t); continue; } if (seen.get(el) !== t) { seen.set(el, t);
-      const host = el.getRootNode().host; log.push({ where: host ? host.localName : (el.id || el.localName), text: t }); } } }, 25); })();`;
+      const host = el.getRootNode().host; log.push({ where: host ? host.localName : (el.id || el.localName), text: t }); } } window.__liveLooks++; }, 25); })();`;
 
 const live = (app: Frame) => app.evaluate(() => (window as unknown as { __live: { where: string; text: string }[] }).__live);
+/** Waits until the recorder has looked twice more: whatever changed before this call is in its log then. */
+async function recorderCaughtUp(app: Frame): Promise<void> {
+  const looks = await app.evaluate(() => (window as unknown as { __liveLooks: number }).__liveLooks);
+  await app.waitForFunction((after) => (window as unknown as { __liveLooks: number }).__liveLooks >= after + 2, looks);
+}
 const focusInApp = (app: Frame) =>
   app.evaluate(() => {
     let a: Element | null = document.activeElement;
@@ -48,6 +56,7 @@ describe('keyboard and live regions in the dashboard', () => {
     const { context, page, app } = await openDashboard(harness, { user: 'usr_ada' });
     try {
       await app.evaluate(recorder);
+      await recorderCaughtUp(app);
       await tabTo(page, app, /mp-gate > button\[action\]/);
       await page.keyboard.press(' ');
       await page.waitForSelector('dialog#upgrade[open]');
@@ -68,8 +77,8 @@ describe('keyboard and live regions in the dashboard', () => {
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'upgrade-confirm');
       await page.keyboard.press('Enter');
       await app.waitForFunction(() => document.querySelector('mp-gate')?.getAttribute('access') === 'granted');
-      await app.waitForFunction(() => document.activeElement?.localName === 'mp-gate', null, { timeout: 5000 });
-      await page.waitForTimeout(300);
+      await app.waitForFunction(() => document.activeElement?.localName === 'mp-gate');
+      await app.waitForFunction(() => (window as unknown as { __live: { text: string }[] }).__live.some((e) => e.text === 'Unlocked'));
       assert.ok((await live(app)).some((e) => e.where === 'mp-gate' && e.text === 'Unlocked'), JSON.stringify(await live(app)));
       await page.keyboard.press('Tab');
       assert.equal(await focusInApp(app), 'button#export', 'the next Tab continues inside the unlocked content');
@@ -83,12 +92,13 @@ describe('keyboard and live regions in the dashboard', () => {
     try {
       await app.locator('#notes li').first().waitFor();
       await app.evaluate(recorder);
-      await page.waitForTimeout(100);
+      await recorderCaughtUp(app); // the live regions as they stand are known: only later changes are logged
       await tabTo(page, app, /^input$/);
       await page.keyboard.type('Keyboard note');
       await page.keyboard.press('Enter');
       await app.locator('#notes li', { hasText: 'Keyboard note' }).waitFor();
-      await page.waitForTimeout(300);
+      await app.waitForFunction(() => (window as unknown as { __live: { text: string }[] }).__live.some((e) => e.text === 'Note added.'));
+      await recorderCaughtUp(app); // the list changed before this: a read-out of it would be logged by now
       const said = await live(app);
       assert.ok(said.some((e) => e.text === 'Note added.'), JSON.stringify(said));
       const listReads = said.filter((e) => e.where === 'notes');

@@ -36,9 +36,9 @@ async function launch(options: Parameters<RuntimeHarness['launchUrl']>[0] = {}, 
   return { ...dashboard, state };
 }
 
-/** Polls `check` in the app frame until it returns true (or fails after two seconds). */
+/** Polls `check` in the app frame until it returns true (a hang guard fails it otherwise). */
 async function until(dashboard: Dashboard, check: () => boolean, what: string) {
-  await dashboard.app.waitForFunction(check, undefined, { timeout: 2000 }).catch(() => assert.fail(`timed out waiting for ${what}`));
+  await dashboard.app.waitForFunction(check).catch(() => assert.fail(`timed out waiting for ${what}`));
 }
 
 describe('runtime launch inside the dashboard', () => {

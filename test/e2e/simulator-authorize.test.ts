@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { createMarketplaceClient } from '../../src/server/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
-import { launchChromium, PHONE_320 } from '../support/simulator-browser.js';
+import { launchChromium, PHONE_320 } from '../support/browser.js';
 import { authorizeUrl, startReceiver, startTestSimulator, type Receiver } from '../support/simulator-harness.js';
 
 const VERIFIER = 'a-pkce-verifier-that-is-long-enough-0123456789abcdef';

@@ -6,7 +6,7 @@ import { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
 import type { Simulator } from '../../src/simulator/index.js';
-import { launchChromium, PHONE_320 } from '../support/simulator-browser.js';
+import { launchChromium, PHONE_320 } from '../support/browser.js';
 import { buildRuntime, startTestApp, type TestApp } from '../support/simulator-app.js';
 import { startTestSimulator } from '../support/simulator-harness.js';
 
@@ -266,16 +266,22 @@ describe('simulator dashboard', () => {
     const { page, frame } = await openDashboard('?user=usr_ada');
     await frame.evaluate(() => (window as unknown as AppWindow).kit.host.setTitle('Ada’s invoices'));
     assert.equal(await page.textContent('#app-title'), 'Ada’s invoices');
-    // Grace's token comes back after Alan's, picked after her.
+    // Grace's token comes back after Alan's, picked after her: it is held until Alan's app shows.
+    let releaseGrace!: () => void;
+    const graceHeld = new Promise<void>((resolve) => (releaseGrace = resolve));
     await page.route('**/_simulator/context', async (route) => {
-      if (route.request().postData()?.includes('usr_grace')) await new Promise((resolve) => setTimeout(resolve, 400));
+      if (route.request().postData()?.includes('usr_grace')) await graceHeld;
       await route.continue();
     });
+    const graceAnswer = page.waitForResponse((response) => response.url().endsWith('/_simulator/context') && !!response.request().postData()?.includes('usr_grace'));
     await page.selectOption('#user', 'usr_grace');
     await page.selectOption('#user', 'usr_alan');
     const shown = await appFrame(page);
     assert.equal(await kit(shown, (k) => k.user?.id), 'usr_alan');
-    await new Promise((resolve) => setTimeout(resolve, 600)); // Grace's token is back by now
+    releaseGrace();
+    await (await graceAnswer).finished();
+    // The dashboard reads the late answer in the tasks that follow: two frames later it has.
+    for (let frame = 0; frame < 2; frame++) await page.evaluate(() => new Promise(requestAnimationFrame));
     const frames = await page.$$('#app-frame');
     assert.equal(frames.length, 1);
     assert.equal(await kit((await frames[0]!.contentFrame())!, (k) => k.user?.id), 'usr_alan');

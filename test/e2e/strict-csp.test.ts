@@ -20,7 +20,7 @@ import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { build } from 'vite';
 import { earlyLaunchScript, toNodeHandler } from '../../src/server/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
-import { launchChromium } from '../support/simulator-browser.js';
+import { launchChromium } from '../support/browser.js';
 import { createSimulatedAppBackend } from '../support/simulator-app.js';
 import { startTestSimulator } from '../support/simulator-harness.js';
 
@@ -174,6 +174,11 @@ async function newTab(): Promise<{ tab: Page; errors: string[] }> {
   return { tab, errors };
 }
 
+/** Two animation frames of `target`'s page: the tasks queued before them (a violation report, say) have run. */
+const nextFrames = (target: Page | Frame) =>
+  target.evaluate(async () => {
+    for (let frame = 0; frame < 2; frame++) await new Promise(requestAnimationFrame);
+  });
 const violations = (target: Page | Frame) => target.evaluate(() => (window as unknown as { violations: Violation[] }).violations);
 const kitState = (target: Page | Frame) =>
   target.evaluate(() => (window as unknown as { MarketplaceKit?: { getKit(): { state: string } | null } }).MarketplaceKit?.getKit()?.state ?? null);
@@ -224,8 +229,7 @@ async function assertEnforced(target: Page | Frame): Promise<void> {
     const probe = document.createElement('p');
     probe.id = 'enforced-probe';
     document.body.append(style, probe);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const color = getComputedStyle(probe).color;
+    const color = getComputedStyle(probe).color; // computed at once: the sheet is in force or refused on insertion
     style.remove();
     probe.remove();
     return { innerHTML, inlineStyleApplied: color === 'rgb(1, 2, 3)' };
@@ -362,8 +366,8 @@ async function moveIntoFrame(path: string, child: 'served' | 'blank') {
     if (child.URL === 'about:blank') w.recordViolations(child, 'about:blank');
     child.body.append(document.querySelector('mp-gate[feature="export"]')!, document.querySelector('mp-sign-in-button')!);
   });
-  // Let the moved elements render, and a blocked style report.
-  await tab.waitForTimeout(300);
+  // Lit renders the moved elements in a microtask; a refused style is reported in a task before the frames to come.
+  await nextFrames(tab);
   const seen = (await looks(tab, 'iframe')) as Record<string, { text: string; styled: boolean; cardBorder?: string; buttonBackground?: string }>;
   return { errors, seen, violations: await violations(tab) };
 }
@@ -388,7 +392,7 @@ describe('strict CSP + Trusted Types: the Trusted Types policy name', () => {
     const { tab, errors } = await newTab();
     await tab.goto(`${origin}/no-lit-policy.html`);
     await tab.waitForFunction(() => (window as unknown as { violations: unknown[] }).violations.length > 0);
-    await tab.waitForTimeout(300);
+    await nextFrames(tab); // any further violation is reported by then
     const found = await violations(tab);
     assert.deepEqual(found.map((v) => [v.directive, v.sample]), [['trusted-types', 'lit-html']]);
     assert.match(found[0]!.source, /\/marketplace-app-kit\.js$/);

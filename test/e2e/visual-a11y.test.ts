@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Frame, Locator, Page } from 'playwright-core';
 import { openDashboard, startDemoHarness, type DemoHarness } from '../support/demo-browser.js';
 import { contrast } from '../support/contrast.js';
-import { PHONE_320 } from '../support/simulator-browser.js';
+import { PHONE_320 } from '../support/browser.js';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 

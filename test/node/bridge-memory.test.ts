@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { bridgeSchemas, openBridge, type MessagePeer } from '../../src/shared/bridge.js';
+import { openBridge, type MessagePeer } from '../../src/shared/bridge.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -14,7 +14,6 @@ const HOST = 'https://dashboard.example';
 const APP = 'https://app.example';
 
 function connectedPair(context: () => string) {
-  const schemas = bridgeSchemas();
   const hostSide = new EventTarget();
   const appSide = new EventTarget();
   const deliver = (target: EventTarget, origin: string, source: MessagePeer) => (data: string) =>
@@ -22,8 +21,8 @@ function connectedPair(context: () => string) {
   const toApp: MessagePeer = { postMessage: (data) => deliver(appSide, HOST, toHost)(data) };
   const toHost: MessagePeer = { postMessage: (data) => deliver(hostSide, APP, toApp)(data) };
   const self = (target: EventTarget) => target as unknown as Parameters<typeof openBridge>[0]['self'];
-  const host = openBridge({ self: self(hostSide), peer: toApp, origin: APP, local: schemas.host, remote: schemas.app, handlers: { getContext: () => ({ context: context() }) } });
-  const app = openBridge({ self: self(appSide), peer: toHost, origin: HOST, local: schemas.app, remote: schemas.host, handlers: {} });
+  const host = openBridge({ side: 'host', self: self(hostSide), peer: toApp, origin: APP, handlers: { getContext: () => ({ context: context() }) } });
+  const app = openBridge({ side: 'app', self: self(appSide), peer: toHost, origin: HOST, handlers: {} });
   return { host, app };
 }
 
@@ -49,10 +48,9 @@ describe('host bridge memory', () => {
   });
 
   it('keeps nothing of calls that timed out waiting for a handshake that never comes', async () => {
-    const schemas = bridgeSchemas();
-    const silent: MessagePeer = { postMessage: () => undefined };
+      const silent: MessagePeer = { postMessage: () => undefined };
     const self = new EventTarget() as unknown as Parameters<typeof openBridge>[0]['self'];
-    const app = openBridge({ self, peer: silent, origin: HOST, local: schemas.app, remote: schemas.host, handlers: {} });
+    const app = openBridge({ side: 'app', self, peer: silent, origin: HOST, handlers: {} });
     // Params of 1 KB each: 20 MB if each call were kept until the handshake.
     const title = 'x'.repeat(200);
     const batch = () => Promise.all(Array.from({ length: 1_000 }, () => app.call('setTitle', { title }, { timeoutMs: 1 }).catch(() => undefined)));

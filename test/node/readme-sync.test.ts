@@ -46,7 +46,7 @@ function namesInCode(text: string, name: string): boolean {
 describe('README options', () => {
   // Each interface whose README has a table of its options: the table names each option once.
   const TABLES = [
-    { name: 'KitOptions', file: 'src/runtime/kit.ts', heading: '### `createKit(options): Promise<Kit>`', next: '### The kit' },
+    { name: 'KitOptions', file: 'src/runtime/options.ts', heading: '### `createKit(options): Promise<Kit>`', next: '### The kit' },
     { name: 'AppBackendOptions', file: 'src/server/backend.ts', heading: '### `createAppBackend(options)` options', next: '### Adapters and headers' },
     { name: 'SimulatorOptions', file: 'src/simulator/options.ts', heading: '### From code: `startSimulator(options)`', next: '### Users and plans' },
   ];

@@ -38,6 +38,7 @@ import {
   startFakeMarketplace,
   type FakeMarketplace,
 } from '../support/server-http.js';
+import { HANG_MS, eventLoopTurns, steadyValue, within } from '../support/waiting.js';
 
 let market: FakeMarketplace;
 before(async () => {
@@ -327,7 +328,7 @@ const onOneConnection = (port: number, requests: Buffer[]) =>
     };
     socket.setEncoding('latin1').on('data', (data: string) => (text += data));
     socket.on('end', () => done('closed')).on('error', (error: NodeJS.ErrnoException) => done(error.code ?? error.message));
-    socket.setTimeout(5000, () => done('stalled'));
+    socket.setTimeout(HANG_MS, () => done('stalled'));
     const last = Buffer.from('GET /api/marketplace/nope HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
     socket.write(Buffer.concat([...requests, last]));
   });
@@ -436,12 +437,14 @@ describe('adapters: request bodies the handler does not read to the end', () => 
 
   it('a handler that answers before it has read the body may still read all of it', async () => {
     let reading: Promise<unknown> | undefined;
+    let answerSent!: () => void;
+    const answered = new Promise<void>((resolve) => (answerSent = resolve));
     const server = createServer(
       toNodeHandler(async (request) => {
         if (request.body === null) return new Response(null, { status: 404 }); // the closing GET
         const reader = request.body.getReader();
         reading = (async () => {
-          await new Promise((resolve) => setTimeout(resolve, 100)); // the answer has gone out by then
+          await answered;
           let size = 0;
           for (let read = await reader.read(); !read.done; read = await reader.read()) size += read.value.byteLength;
           return size;
@@ -449,6 +452,7 @@ describe('adapters: request bodies the handler does not read to the end', () => 
         return new Response('answered first');
       }),
     );
+    server.on('request', (_req, res) => res.once('finish', answerSent));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const exchange = await onOneConnection((server.address() as AddressInfo).port, [chunkedPost('/upload', FOUR_MB)]);
@@ -889,17 +893,18 @@ describe('embed page headers', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const app = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      // Long enough for a loopback answer on a busy machine; the test then waits it out.
-      const timeoutMs = 1_000;
-      const text = earlyLaunchScript({ backend: `${app}/api/marketplace/`, hostOrigins: [DASHBOARD], timeoutMs });
-      const { launch } = runEarlyLaunch(text, launchUrl(DASHBOARD, app), { fetch });
-      assert.equal(launch?.backend, `${app}/api/marketplace`, 'the base as the runtime writes it: absolute, no trailing slash');
+      // The request's timeout is the test's to fire: once the answer is in, then createKit takes it.
+      const timer = new AbortController();
+      const text = earlyLaunchScript({ backend: `${app}/api/marketplace/`, hostOrigins: [DASHBOARD] });
       const sent = Date.now();
-      await new Promise((resolve) => setTimeout(resolve, timeoutMs + 100)); // createKit runs after the timeout
+      const { launch } = runEarlyLaunch(text, launchUrl(DASHBOARD, app), { fetch, AbortSignal: { timeout: () => timer.signal } });
+      assert.equal(launch?.backend, `${app}/api/marketplace`, 'the base as the runtime writes it: absolute, no trailing slash');
       const response = await launch!.response;
+      const receivedAt = launch!.receivedAt!;
+      timer.abort(new DOMException('The operation timed out.', 'TimeoutError'));
       assert.deepEqual([response.status, response.headers.get('x-seen'), await response.json()], [200, '/api/marketplace/session', { ok: true }]);
       // When it arrived, not when createKit took it: its Date is of that moment.
-      assert.ok(launch!.receivedAt! >= sent && launch!.receivedAt! < sent + timeoutMs, `receivedAt ${launch!.receivedAt! - sent} ms after sending`);
+      assert.ok(receivedAt >= sent && receivedAt <= Date.now(), `receivedAt ${receivedAt - sent} ms after sending`);
     } finally {
       await close(server);
     }
@@ -920,7 +925,7 @@ describe('embed page headers', () => {
         res.writeHead(401, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { code: 'ERR_CONTEXT_TOKEN_EXPIRED', message: 'The context token expired' } }));
       };
-      const client = createBackendClient(`${app}/api/marketplace`, fetch, 1000, app);
+      const client = createBackendClient(`${app}/api/marketplace`, fetch, 1000, app, { now: Date.now, timeoutSignal: (ms) => AbortSignal.timeout(ms) });
       await assert.rejects(client.adopt({ response: handOver() }), { code: 'ERR_CONTEXT_TOKEN_EXPIRED', status: 401, message: 'The context token expired' });
     } finally {
       await close(server);
@@ -946,7 +951,7 @@ describe('embed page headers', () => {
       const text = earlyLaunchScript({ backend: '/api/marketplace', hostOrigins: [DASHBOARD] });
       const { launch } = runEarlyLaunch(text, launchUrl(DASHBOARD), { fetch: () => Promise.reject(new TypeError('Failed to fetch')) });
       assert.ok(launch, 'the request left');
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await eventLoopTurns(3); // a rejection nobody handles is reported before the loop turns again
     } finally {
       process.off('unhandledRejection', onUnhandled);
     }
@@ -1163,7 +1168,6 @@ describe('toNodeHandler: a request body cut off by the client', () => {
       socket.on('error', () => undefined);
       socket.write('POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\nonly a part');
       await arrived;
-      await new Promise((resolve) => setTimeout(resolve, 50));
       socket.destroy();
       const outcome = (await reading) as { body?: string; error?: unknown };
       assert.equal(outcome.body, undefined, `the truncated body was read as complete: ${JSON.stringify(outcome.body)}`);
@@ -1185,9 +1189,8 @@ describe('toNodeHandler: a handler that reads slowly', () => {
     const server = createServer(
       toNodeHandler(async (request) => {
         const reader = request.body!.getReader();
-        await reader.read(); // one chunk, then nothing for a while
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        readWhileWaiting = sockets.reduce((sum, socket) => sum + socket.bytesRead, 0);
+        await reader.read(); // one chunk, then nothing until the connection stops delivering
+        readWhileWaiting = await steadyValue(() => sockets.reduce((sum, socket) => sum + socket.bytesRead, 0), 200);
         await reader.cancel();
         answered();
         return new Response(null, { status: 204 });
@@ -1200,8 +1203,10 @@ describe('toNodeHandler: a handler that reads slowly', () => {
       const socket = connect(port, '127.0.0.1');
       socket.on('error', () => undefined);
       socket.write(`POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: ${SIZE}\r\n\r\n`);
-      socket.write(Buffer.alloc(SIZE, 0x61));
-      await done;
+      let sentAll = false;
+      socket.write(Buffer.alloc(SIZE, 0x61), () => (sentAll = true));
+      await within(done, HANG_MS, 'the handler never saw the connection stop delivering');
+      assert.equal(sentAll, false, 'the whole body left the client while the handler read one chunk');
       socket.destroy();
       assert.ok(readWhileWaiting > 0 && readWhileWaiting < 16 * 1024 * 1024, `read ${readWhileWaiting} bytes of the body while the handler read none`);
     } finally {

@@ -52,7 +52,9 @@ import {
   type RawHandler,
   startFakeMarketplace,
   type FakeMarketplace,
+  at,
 } from '../support/server-http.js';
+import { HANG_MS } from '../support/waiting.js';
 
 const APP = 'https://app.example';
 const BASE = `${APP}/api/marketplace`;
@@ -108,9 +110,10 @@ const contextToken = (overrides: Partial<Parameters<typeof signContextToken>[0]>
 const postSession = (backend: AppBackend, body: unknown) =>
   backend(new Request(`${BASE}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
 
-/** Polls `condition` every 10 ms, for at most 2 s. */
+/** Polls `condition` every 10 ms until it holds; a hang guard stops the wait. */
 async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let tries = 0; tries < 200 && !condition(); tries += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  const deadline = Date.now() + HANG_MS;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
   assert.ok(condition(), `timed out waiting until ${what}`);
 }
 
@@ -139,7 +142,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.deepEqual(body.user, USER);
     assert.deepEqual(body.entitlement, ENTITLEMENT);
     assert.equal(body.host, DASHBOARD);
-    assert.equal(body.session.expires_at, '2026-05-01T12:15:00Z');
+    assert.equal(body.session.expires_at, at(900));
 
     const again = await backend(new Request(`${BASE}/session`, { headers: { authorization: `Bearer ${body.session.token}` } }));
     assert.equal(again.status, 200);
@@ -175,10 +178,13 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     assert.equal((await read('?refresh=1')).entitlement?.plan, 'business', 'reloaded');
     market.entitlements.set(USER.id, { ...ENTITLEMENT, plan: 'enterprise' });
     clock.advance(1_000);
+    // A refresh within the interval asks whether the entitlement is cached, then waits (or joins
+    // the wait): the wait ends once all twenty have asked.
+    let askedCache = 0;
+    const isCached = backend.client.isCached.bind(backend.client);
+    backend.client.isCached = (userId) => (askedCache++, isCached(userId));
     const asking = Promise.all(Array.from({ length: 20 }, () => read('?refresh=1')));
-    // Every request has verified its session and is waiting by then (each takes well under 1 ms,
-    // and the margin is for a busy machine).
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await until(() => askedCache === 20, 'all twenty refreshes wait');
     endWaits();
     const burst = await asking;
     // Within 5 s of the last reload: all wait for the interval to end, then share one reload.
@@ -232,7 +238,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
     const read = async () => SessionResponse.parse(await (await backend(new Request(`${BASE}/session?refresh=1`, { headers }))).json());
     assert.equal((await read()).entitlement?.plan, 'pro');
     market.entitlements.set(USER.id, { ...ENTITLEMENT, status: 'cancelled' });
-    const delivery = JSON.stringify({ event: 'subscription.cancelled', timestamp: '2026-05-01T12:00:00Z', data: { user_id: USER.id, plan: 'pro' } });
+    const delivery = JSON.stringify({ event: 'subscription.cancelled', timestamp: at(0), data: { user_id: USER.id, plan: 'pro' } });
     const hook = await backend(
       new Request(`${BASE}/webhooks`, { method: 'POST', body: delivery, headers: { 'x-service-signature': signWebhookBody(delivery, WEBHOOK_SECRET) } }),
     );
@@ -384,7 +390,7 @@ describe('createAppBackend: session exchange (DESIGN B)', () => {
       status = (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).status;
     }
     assert.equal(status, 503);
-    const body = JSON.stringify({ event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: 'business' } });
+    const body = JSON.stringify({ event: 'subscription.created', timestamp: at(0), data: { user_id: 'usr_1', plan: 'business' } });
     const delivered = await backend(
       new Request(`${BASE}/webhooks`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signWebhookBody(body, WEBHOOK_SECRET) } }),
     );
@@ -860,6 +866,37 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     assert.equal((await signOutFrom(new URL(BASE).origin)).status, 204);
   });
 
+  it('GET /session answers the session cookie with the profile, the entitlement and the expiry, and no token', async () => {
+    const { backend } = backendWith();
+    const { callback, cookie } = await signIn(backend, '/');
+    const done = await backend(new Request(callback, { headers: { cookie } }));
+    const sessionCookie = done.headers.getSetCookie().find((c) => c.startsWith(`${SESSION}=`))!.split(';')[0]!;
+    const token = sessionCookie.slice(sessionCookie.indexOf('=') + 1);
+    for (const path of ['/session', '/session?refresh=1']) {
+      const read = await backend(new Request(`${BASE}${path}`, { headers: { cookie: sessionCookie } }));
+      assert.equal(read.status, 200);
+      const text = await read.text();
+      // The HttpOnly cookie is the credential: a token in the body would let script carry the session away.
+      assert.ok(!text.includes(token), `${path} answered the cookie's token`);
+      const body = SessionResponse.parse(JSON.parse(text));
+      assert.deepEqual(Object.keys(body.session), ['expires_at'], path);
+      assert.equal(Date.parse(body.session.expires_at), (await verifySessionToken(token, { secret: SESSION_SECRET, audience: CLIENT_ID, now: NOW })).expiresAt);
+      assert.deepEqual(body.user, USER);
+      assert.equal(body.entitlement?.plan, 'pro');
+    }
+    // Sent with the bearer token (inside the dashboard), the answer carries it, as the exchange's does.
+    const bearer = await backend(new Request(`${BASE}/session`, { headers: { authorization: `Bearer ${token}` } }));
+    assert.equal(SessionResponse.parse(await bearer.json()).session.token, token);
+    // A state-changing request with the cookie keeps its CSRF check: only the app's own origin
+    // (or a CORS origin) is heard, by the kit's routes and by requireSession on the app's own.
+    const post = (origin: string | null) => new Request(`${APP}/api/notes`, { method: 'POST', headers: { cookie: sessionCookie, ...(origin ? { origin } : {}) } });
+    await assert.rejects(backend.requireSession(post('https://evil.example')), { code: 'ERR_ORIGIN_REFUSED', status: 403 });
+    await assert.rejects(backend.requireSession(post(null)), { code: 'ERR_ORIGIN_REFUSED', status: 403 });
+    assert.equal((await backend.requireSession(post(APP))).userId, USER.id);
+    const foreignSignOut = await backend(new Request(`${BASE}/session`, { method: 'DELETE', headers: { cookie: sessionCookie, origin: 'https://evil.example' } }));
+    assert.equal(foreignSignOut.status, 403);
+  });
+
   it('uses an insecure cookie only when the public origin is http', async () => {
     const { backend } = backendWith({ publicOrigin: 'http://localhost:5173' });
     const start = await backend(new Request('http://localhost:5173/api/marketplace/oauth/start'));
@@ -1084,7 +1121,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
     const impatient = backendWith({ timeoutMs: 100 }).backend;
     market.override = null;
     const { callback, cookie } = await signIn(impatient, '/home');
-    market.override = (_req, res) => void setTimeout(() => sendJson(res, 200, {}), 1_000);
+    market.override = () => undefined; // never answers
     const timedOut = await impatient(new Request(callback, { headers: { cookie } }));
     assert.equal(timedOut.headers.get('location'), '/home?mp_oauth_error=temporarily_unavailable', 'timed out');
   });
@@ -1100,7 +1137,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
 
 describe('createAppBackend: webhooks (DESIGN D)', () => {
   const delivery = (overrides: Record<string, unknown> = {}) =>
-    JSON.stringify({ event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: 'business' }, ...overrides });
+    JSON.stringify({ event: 'subscription.created', timestamp: at(0), data: { user_id: 'usr_1', plan: 'business' }, ...overrides });
   const post = (backend: AppBackend, body: string, signature: string | null = signWebhookBody(body, WEBHOOK_SECRET)) =>
     backend(
       new Request(`${BASE}/webhooks`, {
@@ -1134,7 +1171,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
       ['missing header', post(backend, delivery(), null), 401, 'ERR_WEBHOOK_SIGNATURE_MISSING'],
       ['malformed header', post(backend, delivery(), 'sha1=abc'), 401, 'ERR_WEBHOOK_SIGNATURE_MALFORMED'],
       ['wrong secret', post(backend, delivery(), signWebhookBody(delivery(), 'other-secret')), 401, 'ERR_WEBHOOK_SIGNATURE_MISMATCH'],
-      ['stale', post(backend, delivery({ timestamp: '2026-05-01T11:50:00Z' })), 400, 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE'],
+      ['stale', post(backend, delivery({ timestamp: at(-600) })), 400, 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE'],
       ['not a delivery', post(backend, '{"hello":1}'), 400, 'ERR_WEBHOOK_BODY_INVALID'],
     ];
     for (const [name, pending, status, code] of cases) {
@@ -1148,10 +1185,10 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
   it('takes the timestamp tolerance from webhookToleranceSeconds, wider or narrower than the default 300 s', async () => {
     // 10 minutes old: refused by default (the test above), accepted with 15 minutes of tolerance.
     const wide = backendWith({ webhookToleranceSeconds: 900 });
-    assert.equal((await post(wide.backend, delivery({ timestamp: '2026-05-01T11:50:00Z' }))).status, 200);
+    assert.equal((await post(wide.backend, delivery({ timestamp: at(-600) }))).status, 200);
     assert.equal(wide.events.length, 1);
     // 2 minutes in the future: accepted by default, refused with 1 minute of tolerance.
-    const soon = delivery({ timestamp: '2026-05-01T12:02:00Z' });
+    const soon = delivery({ timestamp: at(120) });
     const narrow = backendWith({ webhookToleranceSeconds: 60 });
     const refused = await post(narrow.backend, soon);
     assert.equal(refused.status, 400);
@@ -1175,7 +1212,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     const body = delivery();
     const answers: string[] = [];
     const pending = [post(backend, body), post(backend, body)].map((answer) => answer.then(async (response) => answers.push(`${response.status} ${await response.text()}`)));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => waits.length === 1, 'the copy waits for the first');
     assert.deepEqual(answers, [], 'neither is answered while the first is handled');
     finish();
     await Promise.all(pending);
@@ -1185,7 +1222,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.ok(waits.every((signal) => signal.aborted), 'and its timer was cancelled once the first was done');
   });
 
-  it('a copy waits at most WEBHOOK_COPY_WAIT_MS for a first copy that does not finish, then gets 503 and nothing stays claimed', { timeout: 5_000 }, async () => {
+  it('a copy waits at most WEBHOOK_COPY_WAIT_MS for a first copy that does not finish, then gets 503 and nothing stays claimed', async () => {
     let finish!: () => void;
     const gate = new Promise<void>((resolve) => (finish = resolve));
     const { backend, clock, events } = backendWith({
@@ -1196,7 +1233,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     });
     const first = post(backend, delivery({ id: 'evt_slow' }));
     await new Promise((resolve) => setImmediate(resolve));
-    const copy = await post(backend, delivery({ id: 'evt_slow', timestamp: '2026-05-01T12:00:05Z' }));
+    const copy = await post(backend, delivery({ id: 'evt_slow', timestamp: at(5) }));
     assert.equal(copy.status, 503);
     assert.equal(copy.headers.get('retry-after'), '10', 'the README promises a wait of 10 s');
     assert.equal(WEBHOOK_COPY_WAIT_MS, 10_000);
@@ -1205,7 +1242,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     finish();
     assert.equal((await first).status, 200);
     // The refused copy's own signature was released with it: sent again, it is a plain duplicate of the handled id.
-    assert.deepEqual(await (await post(backend, delivery({ id: 'evt_slow', timestamp: '2026-05-01T12:00:05Z' }))).json(), { received: true, duplicate: true });
+    assert.deepEqual(await (await post(backend, delivery({ id: 'evt_slow', timestamp: at(5) }))).json(), { received: true, duplicate: true });
     assert.equal(events.length, 1);
   });
 
@@ -1242,7 +1279,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     const answers: string[] = [];
     const record = (name: string, pending: Promise<Response>) => void pending.then(async (response) => answers.push(`${name} ${response.status} ${await errorCode(response)}`));
     // The marketplace's re-signed retry waits for the first (same id) ...
-    const retry = delivery({ id: 'evt_1', timestamp: '2026-05-01T12:00:01Z' });
+    const retry = delivery({ id: 'evt_1', timestamp: at(1) });
     record('retry', post(backend, retry));
     await settle();
     // ... and 5 s later a copy of that retry waits for the retry (same signature), then for the first.
@@ -1260,8 +1297,9 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
       let fail!: () => void;
       const failing = new Promise<void>((_resolve, reject) => (fail = () => reject(new Error('database down'))));
       let calls = 0;
+      const { clock, waits } = watchedClock();
       const { backend, events } = backendWith({
-        clock: realTimeAtNow,
+        clock,
         onEvent: async (delivery) => {
           calls += 1;
           if (calls === 1) await failing;
@@ -1270,8 +1308,8 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
       });
       const first = post(backend, delivery({ id: 'evt_1' }));
       // Re-signed: the marketplace's own retry, with a later timestamp and the same id.
-      const copy = post(backend, delivery({ id: 'evt_1', ...(resigned ? { timestamp: '2026-05-01T12:00:05Z' } : {}) }));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      const copy = post(backend, delivery({ id: 'evt_1', ...(resigned ? { timestamp: at(5) } : {}) }));
+      await until(() => waits.length === 1, 'the copy waits for the first');
       fail();
       assert.equal((await first).status, 500);
       const handled = await copy;
@@ -1337,8 +1375,9 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     const releasing = deferred();
     const released = deferred();
     let calls = 0;
+    const { clock, waits } = watchedClock();
     const { backend, events } = backendWith({
-      clock: realTimeAtNow,
+      clock,
       replayStore: {
         claim: (key, expiresAt, now) => store.claim(key, expiresAt, now),
         release: async (key) => {
@@ -1363,7 +1402,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     const during = send(); // sent while the first is handled
     await releasing.promise;
     const late = send(); // sent while the first is being released
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => waits.length === 2, 'both copies wait');
     assert.deepEqual(answered, [], 'no copy is answered before the release is done');
     released.resolve();
     assert.equal((await first).status, 500);
@@ -1372,7 +1411,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     assert.equal(events.length, 1);
   });
 
-  it('answers 500 when onEvent throws, releases the delivery and handles the retry', { timeout: 5_000 }, async () => {
+  it('answers 500 when onEvent throws, releases the delivery and handles the retry', async () => {
     let fail = true;
     const seen: string[] = [];
     const errors: unknown[] = [];
@@ -1476,7 +1515,7 @@ describe('toNodeHandler', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      const body = JSON.stringify({ event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', note: 'héllo ✓ 日本' } });
+      const body = JSON.stringify({ event: 'user.revoked', timestamp: at(0), data: { user_id: 'usr_1', note: 'héllo ✓ 日本' } });
       const hook = await fetch(`${origin}/api/marketplace/webhooks`, {
         method: 'POST',
         body: Buffer.from(body),

@@ -27,8 +27,8 @@ import {
   startHttpServer,
   type RawHandler,
   type TestServer,
-  within,
 } from '../support/server-http.js';
+import { HANG_MS, eventLoopTurns, within } from '../support/waiting.js';
 
 let server: TestServer;
 let handler: RawHandler;
@@ -380,23 +380,23 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       });
     }
 
-    it('nothing within the timeout', async () => {
+    it('nothing within the timeout', async (t) => {
       handler = () => undefined; // never answers
-      const started = Date.now();
+      const timeout = t.mock.method(AbortSignal, 'timeout');
       await rejects(client({ timeoutMs: 150 }).client.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb' }), {
         code: 'ERR_TIMEOUT',
         message: /timed out after 150 ms/,
       });
-      assert.ok(Date.now() - started < 2000);
+      assert.deepEqual(timeout.mock.calls.map((call) => call.arguments[0]), [150], 'the real timer that ended the call was the 150 ms one');
     });
 
     it('headers in time, then a body that stalls past the timeout', async () => {
-      handler = (_q, res) => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.write('{"access_token":');
-      };
-      // The headers come at once; the timeout leaves room for them on a busy machine.
-      await rejects(client({ timeoutMs: 1_000 }).client.refresh('rt'), { code: 'ERR_TIMEOUT', status: 200, message: /while reading the body/ });
+      // The headers are there before the call's timer starts, whatever the machine's speed; the body never ends.
+      const stalling: typeof fetch = async () =>
+        new Response(new ReadableStream({ start: (body) => body.enqueue(new TextEncoder().encode('{"access_token":')) }), {
+          headers: { 'content-type': 'application/json' },
+        });
+      await rejects(client({ fetch: stalling, timeoutMs: 100 }).client.refresh('rt'), { code: 'ERR_TIMEOUT', status: 200, message: /while reading the body/ });
     });
 
     it("puts the marketplace's words into the message on one line and cut short, whatever it sends", async () => {
@@ -547,10 +547,9 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
     });
 
     it('closes the connection of an answer that declares a body over 1 MB, also for a caller with a signal of its own', async () => {
-      const open = new Set<import('node:net').Socket>();
+      const closed: Promise<unknown>[] = [];
       handler = (req, res) => {
-        open.add(req.socket);
-        req.socket.on('close', () => open.delete(req.socket));
+        closed.push(new Promise((resolve) => req.socket.once('close', resolve))); // reset by the client: 'error' first
         // Headers and a first chunk, then nothing: a slow 50 MB body.
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(50_000_000) });
         res.write(Buffer.alloc(64 * 1024, 0x20));
@@ -559,24 +558,23 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
       const { client: c } = client({ timeoutMs: 30_000 });
       const results = await Promise.allSettled([1, 2, 3].map((n) => c.whoami({ userId: `usr_${n}`, signal: app.signal })));
       assert.deepEqual(results.map((result) => result.status === 'rejected' && (result.reason as MarketplaceApiError).code), Array(3).fill('ERR_RESPONSE_INVALID'));
-      const until = Date.now() + 2_000;
-      while (open.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
-      assert.equal(open.size, 0, 'connections still open 2 s after their calls failed');
+      assert.equal(closed.length, 3);
+      await within(Promise.all(closed), HANG_MS, 'connections still open after their calls failed');
     });
 
     it('waits 10 s by default', async (t) => {
       // The timer itself is faked: a test cannot wait 10 s, and node:test's mock timers do not
       // reach AbortSignal.timeout.
-      const asked: number[] = [];
       const expire = new AbortController();
+      let asked!: (ms: number) => void;
+      const timerAsked = new Promise<number>((resolve) => (asked = resolve));
       t.mock.method(AbortSignal, 'timeout', (ms: number) => {
-        asked.push(ms);
+        asked(ms);
         return expire.signal;
       });
       const never: typeof fetch = () => new Promise(() => undefined);
       const pending = client({ fetch: never }).client.whoami({ userId: 'usr_1' });
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      assert.deepEqual(asked, [10_000]);
+      assert.equal(await timerAsked, 10_000);
       expire.abort(new DOMException('timed out', 'TimeoutError'));
       await rejects(pending, { code: 'ERR_TIMEOUT', message: /timed out after 10000 ms/ });
     });
@@ -587,9 +585,9 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
     });
 
     it('a caller abort', async () => {
-      handler = () => undefined;
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 30);
+      handler = () => controller.abort(); // once the request is under way; never answered
+
       await rejects(client().client.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb', signal: controller.signal }), {
         code: 'ERR_ABORTED',
         message: /aborted/,
@@ -1233,8 +1231,9 @@ describe('rate limits (seed §8; DESIGN C)', () => {
   });
 
   it('a live_ key sends 1,000 per minute before it waits', async () => {
-    const { client: c, clock } = client({ apiKey: 'live_key', entitlementTtlMs: 0, maxQueueWaitMs: 60_000 });
-    handler = (_req, res) => sendJson(res, 200, USER);
+    // Answered at once: a thousand real round trips would test the machine, not the pacing.
+    const immediate: typeof fetch = async () => new Response(JSON.stringify(USER), { headers: { 'content-type': 'application/json' } });
+    const { client: c, clock } = client({ apiKey: 'live_key', entitlementTtlMs: 0, maxQueueWaitMs: 60_000, fetch: immediate });
     await Promise.all(Array.from({ length: 1000 }, () => c.whoami({ userId: 'usr_1' })));
     assert.equal(clock.now(), NOW);
     await c.whoami({ userId: 'usr_1' });
@@ -1243,22 +1242,23 @@ describe('rate limits (seed §8; DESIGN C)', () => {
 
   it('refuses with ERR_RATE_LIMITED (429) instead of queueing longer than maxQueueWaitMs (default: timeoutMs)', async () => {
     handler = (_req, res) => sendJson(res, 200, USER);
-    const { client: c, clock } = client({ rateLimit: { limit: 2, windowMs: 60_000 }, timeoutMs: 5_000 });
+    // timeoutMs also bounds the real round trips: a minute, as no answer on loopback takes.
+    const { client: c, clock } = client({ rateLimit: { limit: 2, windowMs: 600_000 }, timeoutMs: 60_000 });
     await Promise.all([c.whoami({ userId: 'usr_1' }), c.whoami({ userId: 'usr_1' })]);
-    clock.advance(50_000);
+    clock.advance(500_000);
     await assert.rejects(c.whoami({ userId: 'usr_1' }), (error: MarketplaceApiError) => {
       assert.ok(error instanceof MarketplaceApiError);
       assert.equal(error.code, 'ERR_RATE_LIMITED');
       assert.equal(error.status, 429);
-      assert.equal(error.retryAfterMs, 10_000);
-      assert.match(error.message, /not sent.*2 requests per 60 s.*5000 ms/);
+      assert.equal(error.retryAfterMs, 100_000);
+      assert.match(error.message, /not sent.*2 requests per 600 s.*60000 ms/);
       return true;
     });
     assert.equal(server.requests.length, 2, 'nothing was sent');
     assert.deepEqual(clock.sleeps, [], 'and nobody waited');
-    clock.advance(5_000);
+    clock.advance(40_000);
     assert.deepEqual(await c.whoami({ userId: 'usr_1' }), USER, 'a wait within the cap is taken');
-    assert.deepEqual(clock.sleeps, [5_000]);
+    assert.deepEqual(clock.sleeps, [60_000]);
   });
 
   it('counts the time spent queued behind earlier callers against maxQueueWaitMs', async () => {
@@ -1305,7 +1305,7 @@ describe('rate limits (seed §8; DESIGN C)', () => {
       granted = true;
       return release;
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await eventLoopTurns(10); // the virtual clock's sleeps each take one turn: room for a wrong grant to show
     assert.equal(granted, false, 'no slot while the first request is in flight');
     clock.advance(500);
     first();
@@ -1364,15 +1364,15 @@ describe('rate limits (seed §8; DESIGN C)', () => {
 describe('abort before the call', () => {
   it('rejects with ERR_ABORTED and sends nothing', async () => {
     handler = (_req, res) => sendJson(res, 200, USER);
-    const { client: c } = client();
+    let fetched = 0;
+    const { client: c } = client({ fetch: (input, init) => (fetched++, fetch(input, init)) });
     const signal = AbortSignal.abort();
     await rejects(c.whoami({ userId: 'usr_1', signal }), { code: 'ERR_ABORTED', message: /aborted/ });
     await rejects(c.entitlements({ userId: 'usr_1', signal }), { code: 'ERR_ABORTED', message: /aborted/ });
     await rejects(c.refresh('rt', { signal }), { code: 'ERR_ABORTED', message: /aborted/ });
     await rejects(c.whoami({ accessToken: 'at', signal }), { code: 'ERR_ABORTED', message: /aborted/ });
     await rejects(c.exchangeCode({ code: 'c', redirectUri: 'https://app.example/cb', signal }), { code: 'ERR_ABORTED', message: /aborted/ });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.ok(server.requests.every((r) => !r.url.includes('whoami')), 'no whoami was sent');
+    assert.equal(fetched, 0, 'nothing was sent');
   });
 
   it('never calls a custom fetch, even one that ignores the signal', async () => {

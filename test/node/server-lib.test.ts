@@ -21,6 +21,7 @@ import { MarketplaceApiError } from '../../src/server/api-error.js';
 import { systemClock } from '../../src/server/lib/clock.js';
 import { nowOption, wholeSecondsOption } from '../../src/server/lib/time-options.js';
 import { NOW, createVirtualClock } from '../support/server-http.js';
+import { HANG_MS } from '../support/waiting.js';
 
 describe('isKitError', () => {
   it('tells kit errors by code, and narrows code to the one asked for (checked by tsc)', () => {
@@ -174,7 +175,7 @@ describe('send: redirects', () => {
       await once(server, 'listening');
       try {
         const { port } = server.address() as AddressInfo;
-        const answer = await send({ fetch, timeoutMs: 5000, clock: systemClock }, 'token', `http://127.0.0.1:${port}/oauth/token`, {
+        const answer = await send({ fetch, timeoutMs: HANG_MS, clock: systemClock }, 'token', `http://127.0.0.1:${port}/oauth/token`, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
           body: 'grant_type=authorization_code&client_secret=s3cret',

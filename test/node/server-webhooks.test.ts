@@ -13,10 +13,10 @@ import {
 } from '../../src/server/index.js';
 import { parseWebhookDelivery } from '../../src/shared/schemas.js';
 import { isKitError } from '../../src/shared/errors.js';
-import { NOW, WEBHOOK_SECRET, asyncReplayStore } from '../support/server-http.js';
+import { NOW, WEBHOOK_SECRET, asyncReplayStore, at } from '../support/server-http.js';
 
 const body = (overrides: Record<string, unknown> = {}) =>
-  JSON.stringify({ event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: 'pro' }, ...overrides });
+  JSON.stringify({ event: 'subscription.created', timestamp: at(0), data: { user_id: 'usr_1', plan: 'pro' }, ...overrides });
 
 /** The memory store, listing every key it is asked to claim: rejected deliveries must not reach it. */
 function countingStore(): ReplayStore & { claims: string[]; releases: string[] } {
@@ -259,7 +259,7 @@ describe('verifyWebhook (DESIGN D)', () => {
       {
         name: 'stale timestamp (301 s old)',
         run: (o) => {
-          const text = body({ timestamp: '2026-05-01T11:54:59Z' });
+          const text = body({ timestamp: at(-301) });
           return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), o);
         },
         code: 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE',
@@ -269,7 +269,7 @@ describe('verifyWebhook (DESIGN D)', () => {
       {
         name: 'future timestamp (301 s ahead)',
         run: (o) => {
-          const text = body({ timestamp: '2026-05-01T12:05:01Z' });
+          const text = body({ timestamp: at(301) });
           return verifyWebhook(text, signWebhookBody(text, WEBHOOK_SECRET), o);
         },
         code: 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE',
@@ -354,7 +354,7 @@ describe('verifyWebhook (DESIGN D)', () => {
   });
 
   it('honours a custom tolerance, at its edges', async () => {
-    const text = body({ timestamp: '2026-05-01T11:59:00Z' });
+    const text = body({ timestamp: at(-60) });
     const signature = signWebhookBody(text, WEBHOOK_SECRET);
     await verifyWebhook(text, signature, options(undefined, { toleranceSeconds: 60 }));
     await rejects(verifyWebhook(text, signature, options(undefined, { toleranceSeconds: 59 })), 'ERR_WEBHOOK_TIMESTAMP_OUT_OF_TOLERANCE', /tolerance 59 s/, 400);
@@ -376,7 +376,7 @@ describe('verifyWebhook (DESIGN D)', () => {
 
   it('refuses a tolerance or clock that is not a finite number with ERR_CONFIG, before looking at the delivery', async () => {
     // Number(process.env.X) of an unset or "5m" variable: NaN would turn the window and the replay claim off.
-    const old = body({ timestamp: '2025-01-01T00:00:00Z' });
+    const old = body({ timestamp: at(-365 * 86_400) });
     const signature = signWebhookBody(old, WEBHOOK_SECRET);
     for (const extra of [{ toleranceSeconds: Number.NaN }, { toleranceSeconds: Infinity }, { toleranceSeconds: -1 }, { now: Number.NaN }, { now: new Date('no') }, { now: '1767225600000' as unknown as number }]) {
       const store = countingStore();
@@ -412,7 +412,7 @@ describe('verifyWebhook (DESIGN D)', () => {
     assert.equal(new Set(store.claims).size, 1, 'every copy names the same delivery');
 
     // A forged copy (bad signature) of a new delivery must not poison the store for the real one.
-    const next = body({ timestamp: '2026-05-01T12:00:01Z' });
+    const next = body({ timestamp: at(1) });
     await rejects(verifyWebhook(next, signWebhookBody(next, 'forger'), options(store)), 'ERR_WEBHOOK_SIGNATURE_MISMATCH', /match/, 401);
     assert.equal(store.claims.length, 4, 'the forgery did not reach the store');
     await verifyWebhook(next, signWebhookBody(next, WEBHOOK_SECRET), options(store));
@@ -421,7 +421,7 @@ describe('verifyWebhook (DESIGN D)', () => {
   it('holds a delivery dated in the future until its timestamp has left the window, not now', async () => {
     // Sent at NOW + 240 s: acceptable until NOW + 540 s, so still held at NOW + 302 s.
     const store = createMemoryReplayStore();
-    const raw = body({ timestamp: '2026-05-01T12:04:00Z' });
+    const raw = body({ timestamp: at(240) });
     const signature = signWebhookBody(raw, WEBHOOK_SECRET);
     await verifyWebhook(raw, signature, options(store));
     await rejects(verifyWebhook(raw, signature, options(store, { now: NOW + 302_000 })), 'ERR_WEBHOOK_DUPLICATE', /already received/, 409);
@@ -438,7 +438,7 @@ describe('verifyWebhook (DESIGN D)', () => {
 
   it('an empty delivery id names no delivery: two different deliveries with id "" are both handled', async () => {
     const store = countingStore();
-    for (const raw of [body({ id: '' }), body({ id: '', timestamp: '2026-05-01T12:00:01Z' })]) {
+    for (const raw of [body({ id: '' }), body({ id: '', timestamp: at(1) })]) {
       const delivery = await verifyWebhook(raw, signWebhookBody(raw, WEBHOOK_SECRET), options(store));
       assert.equal(delivery.id, '');
     }
@@ -448,7 +448,7 @@ describe('verifyWebhook (DESIGN D)', () => {
   it('treats re-signed retries carrying the same delivery id as duplicates', async () => {
     const store = countingStore();
     const first = body({ id: 'dlv_1' });
-    const retry = body({ id: 'dlv_1', timestamp: '2026-05-01T12:00:30Z' });
+    const retry = body({ id: 'dlv_1', timestamp: at(30) });
     const firstSignature = signWebhookBody(first, WEBHOOK_SECRET);
     const retrySignature = signWebhookBody(retry, WEBHOOK_SECRET);
     await verifyWebhook(first, firstSignature, options(store));
@@ -480,7 +480,7 @@ describe('verifyWebhook (DESIGN D)', () => {
     // first copy leaves the window (NOW + 300 s); the retry's own copy is acceptable until NOW + 360 s.
     const store = createMemoryReplayStore();
     const first = body({ id: 'dlv_9' });
-    const retry = body({ id: 'dlv_9', timestamp: '2026-05-01T12:01:00Z' });
+    const retry = body({ id: 'dlv_9', timestamp: at(60) });
     const retrySignature = signWebhookBody(retry, WEBHOOK_SECRET);
     await verifyWebhook(first, signWebhookBody(first, WEBHOOK_SECRET), options(store));
     await rejects(verifyWebhook(retry, retrySignature, options(store, { now: NOW + 61_000 })), 'ERR_WEBHOOK_DUPLICATE', /already/, 409);
@@ -661,16 +661,17 @@ describe('verifyWebhook (DESIGN D)', () => {
 
 describe('verifyWebhook parses exactly like parseWebhookDelivery', () => {
   const samples: unknown[] = [
-    { event: 'user.authorized', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', extra: [1] } },
-    { event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: 'pro' }, id: 'd1' },
-    { event: 'subscription.cancelled', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_2', plan: 'pro' } },
-    { event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_3' } },
-    { event: 'something.new', timestamp: '2026-05-01T12:00:00Z', data: { any: 'thing' } },
+    { event: 'user.authorized', timestamp: at(0), data: { user_id: 'usr_1', extra: [1] } },
+    { event: 'subscription.created', timestamp: at(0), data: { user_id: 'usr_1', plan: 'pro' }, id: 'd1' },
+    { event: 'subscription.cancelled', timestamp: at(0), data: { user_id: 'usr_2', plan: 'pro' } },
+    { event: 'user.revoked', timestamp: at(0), data: { user_id: 'usr_3' } },
+    { event: 'something.new', timestamp: at(0), data: { any: 'thing' } },
     // Unknown top-level keys are dropped, unknown data keys kept (a "__proto__" key never is).
-    { event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_3', nested: { deep: [1, { x: null }] } }, extra: true },
+    { event: 'user.revoked', timestamp: at(0), data: { user_id: 'usr_3', nested: { deep: [1, { x: null }] } }, extra: true },
+    // NOW, written with an offset and with milliseconds.
     { event: 'subscription.created', timestamp: '2026-05-01T14:00:00+02:00', data: JSON.parse('{"user_id":"usr_4","plan":"p","__proto__":"x"}'), id: '' },
     { event: 'subscription.cancelled', timestamp: '2026-05-01T12:00:00.123Z', data: { plan: 'pro', user_id: 'usr_5' } },
-    { event: 'user.authorized ', timestamp: '2026-05-01T12:00:00Z', data: {} },
+    { event: 'user.authorized ', timestamp: at(0), data: {} },
   ];
   for (const sample of samples) {
     it((sample as { event: string }).event, async () => {
@@ -679,13 +680,13 @@ describe('verifyWebhook parses exactly like parseWebhookDelivery', () => {
     });
   }
   const invalid: Array<[string, unknown]> = [
-    ['a known kind with bad data', { event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 7 } }],
-    ['an empty plan', { event: 'subscription.created', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1', plan: '' } }],
-    ['a null id', { event: 'user.revoked', timestamp: '2026-05-01T12:00:00Z', data: { user_id: 'usr_1' }, id: null }],
-    ['data as an array', { event: 'user.authorized', timestamp: '2026-05-01T12:00:00Z', data: ['usr_1'] }],
+    ['a known kind with bad data', { event: 'user.revoked', timestamp: at(0), data: { user_id: 7 } }],
+    ['an empty plan', { event: 'subscription.created', timestamp: at(0), data: { user_id: 'usr_1', plan: '' } }],
+    ['a null id', { event: 'user.revoked', timestamp: at(0), data: { user_id: 'usr_1' }, id: null }],
+    ['data as an array', { event: 'user.authorized', timestamp: at(0), data: ['usr_1'] }],
     ['a numeric timestamp', { event: 'user.revoked', timestamp: 1, data: { user_id: 'usr_1' } }],
-    ['an unknown kind without data', { event: 'plan.renamed', timestamp: '2026-05-01T12:00:00Z' }],
-    ['an empty event', { event: '', timestamp: '2026-05-01T12:00:00Z', data: {} }],
+    ['an unknown kind without data', { event: 'plan.renamed', timestamp: at(0) }],
+    ['an empty event', { event: '', timestamp: at(0), data: {} }],
   ];
   for (const [name, value] of invalid) {
     it(`reports the same message for ${name}`, async () => {

@@ -12,6 +12,7 @@ import { createMarketplaceClient } from '../../src/server/index.js';
 import { Profile } from '../../src/shared/schemas.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { codeFor } from '../support/simulator-harness.js';
+import { HANG_MS } from '../support/waiting.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
@@ -19,8 +20,8 @@ function start(args: string[], nodeArgs: string[] = []): ChildProcessWithoutNull
   return spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, CLI, ...args], { stdio: 'pipe' });
 }
 
-/** Each test that keeps a simulator running gets at most this long, so a regression fails instead of hanging. */
-const RUNNING = { timeout: 20_000 };
+/** Each test that keeps a simulator running: a hang guard, so that a regression fails instead of hanging. */
+const RUNNING = { timeout: 3 * HANG_MS };
 
 /**
  * Starts the CLI for one test and stops it however the test ends: `finally` covers a failed
@@ -41,7 +42,7 @@ async function withCli(t: TestContext, args: string[], use: (child: ChildProcess
   }
 }
 
-/** Runs the CLI to its end; one still running after 10 s is stopped, so a test expecting an exit fails instead of hanging. */
+/** Runs the CLI to its end; one still running after a hang guard is stopped, so a test expecting an exit fails instead of hanging. */
 async function run(args: string[], nodeArgs: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = start(args, nodeArgs);
   let stdout = '';
@@ -49,17 +50,14 @@ async function run(args: string[], nodeArgs: string[] = []): Promise<{ code: num
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
   let timedOut = false;
-  const deadline = setTimeout(() => ((timedOut = true), child.kill('SIGTERM')), 10_000);
+  const deadline = setTimeout(() => ((timedOut = true), child.kill('SIGTERM')), HANG_MS);
   const [code] = await once(child, 'exit');
   clearTimeout(deadline);
-  assert.ok(!timedOut, `mpkit ${args.join(' ')} was still running after 10 s: ${stdout}${stderr}`);
+  assert.ok(!timedOut, `mpkit ${args.join(' ')} was still running after ${HANG_MS / 1000} s: ${stdout}${stderr}`);
   return { code, stdout, stderr };
 }
 
-/**
- * Runs `each` on every case, four at a time: a process per case all at once (19 tsx start-ups)
- * ran past `run`'s 10 s on a loaded 2-core machine.
- */
+/** Runs `each` on every case, four at a time: a process per case all at once is 19 tsx start-ups. */
 async function fourAtATime<T>(cases: T[], each: (item: T) => Promise<void>): Promise<void> {
   const queue = [...cases];
   const worker = async () => {

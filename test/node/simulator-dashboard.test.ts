@@ -27,6 +27,24 @@ describe('simulator dashboard page (HTTP)', () => {
     assert.doesNotMatch(html, /id="notice"/);
   });
 
+  it('serves its own script, the type-checked dashboard-app.ts as the build made it (needs npm run build)', async () => {
+    const sim = await startTestSimulator({ appUrl: 'http://127.0.0.1:5999/embed', hostBundle: new URL(import.meta.url) });
+    try {
+      const html = await (await fetch(sim.dashboardUrl)).text();
+      assert.match(html, /<script src="\/_simulator\/host\.js"><\/script>\n<script src="\/_simulator\/dashboard\.js"><\/script>/);
+      assert.doesNotMatch(html, /<script nonce=/, 'no inline script: the page runs only files');
+      const script = await fetch(`${sim.siteUrl}/_simulator/dashboard.js`);
+      assert.equal(script.status, 200);
+      assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
+      const text = await script.text();
+      assert.match(text, /connectApp/);
+      assert.match(text, /\/_simulator\/stream/);
+      assert.equal((await fetch(`${sim.siteUrl}/_simulator/dashboard.js`, { method: 'POST' })).status, 405);
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('names the hostBundle file removed after the start, on the dashboard and in the 404 of its script', async () => {
     // A missing file is refused at start (ERR_CONFIG); one removed later (a rebuild) is named here.
     // The package's own bundle missing (before a build) says "run npm run build"; a path the

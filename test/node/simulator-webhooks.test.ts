@@ -7,7 +7,7 @@ import { createMemoryReplayStore, isKitError, verifyWebhook, type WebhookDeliver
 import { signWebhookBody } from '../../src/server/signers.js';
 import type { Simulator, SimulatorEvent } from '../../src/simulator/index.js';
 import { exponentialBackoff } from '../../src/simulator/webhooks.js';
-import { within } from '../support/server-http.js';
+import { HANG_MS, within } from '../support/waiting.js';
 import { FIXED, postJson, startReceiver, startTestSimulator, virtualClock, type Receiver } from '../support/simulator-harness.js';
 
 /** Closes the simulator and the receiver when the test ends, also when it times out (its finally block does not run then). */
@@ -82,17 +82,15 @@ describe('simulator: webhook deliveries', () => {
     const authorized = await sim.sendEvent('user.authorized', { user_id: 'usr_alan' });
     assert.equal(authorized.outcome, 'delivered');
     assert.equal(sim.entitlement('usr_alan'), null);
-    // A plan the simulator does not know: active, no features, the free limit, no expiry.
-    const unknownPlan = await sim.sendEvent('subscription.created', { user_id: 'usr_alan', plan: 'enterprise' });
-    assert.deepEqual(unknownPlan.entitlement, {
-      user_id: 'usr_alan',
-      app_id: sim.appId,
-      plan: 'enterprise',
-      status: 'active',
-      features: [],
-      usage: { api_calls: 0, limit: 100 },
-      expires_at: null,
-    });
+    // A plan outside the catalogue is refused, naming the catalogue's plans: nothing is sent or changed.
+    const delivered = sim.state().deliveries.length;
+    const listed = "\"enterprise\" is not a plan of the simulator's catalogue; its plans are free, pro_monthly, pro_annual, lifetime.";
+    await assert.rejects(sim.sendEvent('subscription.created', { user_id: 'usr_alan', plan: 'enterprise' }), { code: 'ERR_INVALID_INPUT', message: listed });
+    const refused = await postJson(`${sim.siteUrl}/_simulator/events`, { event: 'subscription.created', data: { user_id: 'usr_alan', plan: 'enterprise' } });
+    assert.equal(refused.status, 400);
+    assert.deepEqual(await refused.json(), { error: { code: 'unknown_plan', message: listed } });
+    assert.equal(sim.state().deliveries.length, delivered);
+    assert.equal(sim.entitlement('usr_alan'), null);
     const monthly = await sim.sendEvent('subscription.created', { user_id: 'usr_alan', plan: 'pro_monthly' });
     assert.equal(monthly.entitlement?.status, 'active');
     assert.match(monthly.entitlement?.expires_at ?? '', /Z$/);
@@ -256,32 +254,28 @@ describe('simulator: webhook deliveries', () => {
 });
 
 describe('simulator: webhook retries', () => {
-  it('retries a failing receiver with backoff, re-stamping and re-signing each attempt', async () => {
+  it('retries a failing receiver with backoff by the simulator\'s clock, re-stamping and re-signing each attempt', async () => {
     const clock = virtualClock();
     let calls = 0;
-    const arrivals: number[] = [];
     const receiver = await startReceiver((_request, res) => {
       calls += 1;
-      arrivals.push(performance.now());
-      clock.advance(1000);
       res.writeHead(calls < 3 ? 503 : 200).end(calls < 3 ? 'busy' : 'ok');
     });
-    const sim = await startTestSimulator({ webhookUrl: receiver.url, clock: clock.now, webhookBackoffMs: 500 });
+    // Backoffs of 200 s then 400 s: waited in real time, they would outlast the test's hang guard.
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, clock, webhookBackoffMs: 200_000 });
     try {
-      const started = Date.now();
+      const sent = clock.now();
       const result = await sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
       assert.equal(result.outcome, 'delivered');
       assert.equal(result.attempts, 3);
       assert.deepEqual(result.delivery.attempts.map((a) => a.status), [503, 503, 200]);
       assert.equal(result.delivery.attempts[0]?.body, 'busy');
-      // Backoff 500 ms then 1 s: each wait at least that, and short of the next one's length (a
-      // doubling counted from the wrong attempt waits 1 s then 2 s); half a second of slack for a busy machine.
-      assert.ok(Date.now() - started >= 1500);
-      const waits = [arrivals[1]! - arrivals[0]!, arrivals[2]! - arrivals[1]!];
-      assert.ok(waits[0]! >= 499 && waits[0]! < 1000, `first wait ${waits[0]} ms`);
-      assert.ok(waits[1]! >= 999 && waits[1]! < 2000, `second wait ${waits[1]} ms`);
+      // A doubling counted from the wrong attempt would wait 400 s then 800 s.
+      assert.deepEqual(clock.waits, [200_000, 400_000]);
+      // Each attempt is stamped when it is made, by that clock, and signed again.
       const bodies = receiver.received.map((r) => JSON.parse(r.body) as { timestamp: string });
-      assert.equal(new Set(bodies.map((b) => b.timestamp)).size, 3);
+      assert.deepEqual(bodies.map((b) => Date.parse(b.timestamp) - sent), [0, 200_000, 600_000]);
+      assert.deepEqual(result.delivery.attempts.map((a) => Date.parse(a.at) - sent), [0, 200_000, 600_000]);
       for (const r of receiver.received) assert.equal(r.headers['x-service-signature'], signWebhookBody(r.body, FIXED.webhookSecret));
       assert.equal(new Set(receiver.received.map((r) => r.headers['x-service-signature'])).size, 3);
     } finally {
@@ -292,19 +286,33 @@ describe('simulator: webhook retries', () => {
 
   it('waits 1 s, 2 s, 4 s, 8 s between the five attempts by default', async () => {
     assert.deepEqual([1, 2, 3, 4].map(exponentialBackoff(1000)), [1000, 2000, 4000, 8000]);
+    const receiver = await startReceiver((_request, res) => void res.writeHead(503).end());
+    const clock = virtualClock();
+    // No webhookBackoffMs nor webhookMaxAttempts: the simulator's own defaults.
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: undefined, clock });
+    try {
+      const result = await sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
+      assert.deepEqual([result.outcome, result.attempts], ['failed', 5]);
+      assert.deepEqual(clock.waits, [1000, 2000, 4000, 8000]);
+    } finally {
+      await sim.close();
+      await receiver.close();
+    }
+  });
+
+  it('with a clock that is only a function, still waits its backoff in real time', async () => {
     const arrivals: number[] = [];
     const receiver = await startReceiver((_request, res) => {
       arrivals.push(performance.now());
       res.writeHead(arrivals.length === 1 ? 503 : 204).end();
     });
-    // No webhookBackoffMs: the simulator's own default.
-    const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: undefined });
+    const clock = virtualClock();
+    const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: 200, clock: clock.now });
     try {
       const result = await sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
-      assert.equal(result.outcome, 'delivered');
-      assert.equal(result.attempts, 2);
+      assert.deepEqual([result.outcome, result.attempts], ['delivered', 2]);
       const waited = arrivals[1]! - arrivals[0]!;
-      assert.ok(waited >= 990, `waited ${waited} ms`);
+      assert.ok(waited >= 190, `waited ${waited} ms`);
     } finally {
       await sim.close();
       await receiver.close();
@@ -338,12 +346,12 @@ describe('simulator: webhook retries', () => {
     }
   });
 
-  it('gives up on an attempt the receiver does not answer within webhookTimeoutMs', { timeout: 10_000 }, async (t) => {
+  it('gives up on an attempt the receiver does not answer within webhookTimeoutMs', async (t) => {
     const receiver = await startReceiver(() => new Promise<void>(() => {}));
     const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookTimeoutMs: 100, webhookMaxAttempts: 1 });
     const cleanUp = closedAtEnd(t, sim, receiver);
     try {
-      const result = await within(sim.sendEvent('user.authorized', { user_id: 'usr_ada' }), 3_000, 'the attempt was still waiting 3 s after its 100 ms timeout');
+      const result = await within(sim.sendEvent('user.authorized', { user_id: 'usr_ada' }), HANG_MS, 'the attempt was still waiting long after its 100 ms timeout');
       assert.equal(result.outcome, 'failed');
       assert.equal(result.status, null);
       assert.equal(result.attempts, 1);
@@ -397,22 +405,22 @@ describe('simulator: webhook retries', () => {
     }
   });
 
-  it('stops retrying when the simulator closes', { timeout: 10_000 }, async (t) => {
+  it('stops retrying when the simulator closes', async (t) => {
     let answered!: () => void;
     const firstAttempt = new Promise<void>((resolve) => (answered = resolve));
     const receiver = await startReceiver((_request, res) => {
       res.writeHead(500).end();
       answered();
     });
-    // Two attempts 5 s apart: a close that does not end the wait is seen within 2 s below, and the
-    // retry it leaves behind is over 5 s later, so a regression neither hangs the run nor lingers.
+    // Two attempts 5 s apart: a close that did not end the wait would let the retry through (two
+    // attempts, below) instead of ending the delivery at once.
     const sim = await startTestSimulator({ webhookUrl: receiver.url, webhookBackoffMs: 5_000, webhookMaxAttempts: 2 });
     const cleanUp = closedAtEnd(t, sim, receiver);
     try {
       const sent = sim.sendEvent('user.authorized', { user_id: 'usr_ada' });
       await firstAttempt;
       await sim.close();
-      const result = await within(sent, 2_000, 'the delivery was still waiting to retry 2 s after close()');
+      const result = await within(sent, HANG_MS, 'the delivery was still waiting to retry after close()');
       assert.equal(result.outcome, 'failed');
       assert.equal(result.attempts, 1);
       assert.equal(receiver.received.length, 1);
@@ -421,7 +429,7 @@ describe('simulator: webhook retries', () => {
     }
   });
 
-  it('records an attempt that close() cuts short as stopped by the shutdown, not as a failure of the receiver', { timeout: 10_000 }, async (t) => {
+  it('records an attempt that close() cuts short as stopped by the shutdown, not as a failure of the receiver', async (t) => {
     let arrived!: () => void;
     const waiting = new Promise<void>((resolve) => (arrived = resolve));
     const receiver = await startReceiver(() => {
@@ -434,7 +442,7 @@ describe('simulator: webhook retries', () => {
       const sent = sim.sendEvent('subscription.created', { user_id: 'usr_ada', plan: 'pro_monthly' });
       await waiting;
       await sim.close();
-      const result = await within(sent, 2_000, 'the attempt was still waiting 2 s after close()');
+      const result = await within(sent, HANG_MS, 'the attempt was still waiting after close()');
       assert.equal(result.outcome, 'failed');
       assert.deepEqual(result.delivery.attempts.map((attempt) => [attempt.status, attempt.error]), [[null, 'stopped: the simulator is shutting down']]);
     } finally {

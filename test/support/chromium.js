@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 export function chromiumPath() {
   const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(Boolean);
   const found = candidates.find((path) => existsSync(path));
-  if (!found) throw new Error(`Chromium not found (looked at ${candidates.join(', ')}). Run: bash test/setup/ensure-chromium.sh`);
+  if (!found) throw new Error(`Chromium not found (looked at ${candidates.join(', ')}). Run: bash test/setup/ensure-tools.sh`);
   return found;
 }
 

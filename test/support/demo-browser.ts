@@ -1,14 +1,9 @@
 // The demo's end-to-end harness: the servers started by `startDemo` (what `npm start` runs, on
 // free ports), one Debian Chromium, and small helpers to reach the app inside the dashboard.
-import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { startDemo, type Demo, type StartDemoOptions } from '../../demo/launch.js';
-import { PHONE_320 } from './simulator-browser.js';
-
-// chromium.js is plain JS without declarations; a computed specifier keeps its import typed by hand.
-const { chromiumPath, chromiumArgs } = (await import(new URL('./chromium.js', import.meta.url).href)) as {
-  chromiumPath(): string;
-  chromiumArgs: string[];
-};
+import { PHONE_320, launchChromium } from './browser.js';
+import { HANG_MS } from './waiting.js';
 
 export interface DemoHarness {
   demo: Demo;
@@ -30,7 +25,7 @@ export async function startDemoHarness(options: Omit<StartDemoOptions, 'ports' |
   });
   let browser: Browser;
   try {
-    browser = await chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
+    browser = await launchChromium();
   } catch (error) {
     await demo.close();
     throw error;
@@ -93,7 +88,7 @@ export async function openDashboard(harness: DemoHarness, options: DashboardOpti
 }
 
 /** Waits until the app's kit (window.fieldNotes.kit) reaches `state`; says where it is otherwise. */
-export async function waitForKit(app: Frame, state: string, timeout = 15_000): Promise<void> {
+export async function waitForKit(app: Frame, state: string, timeout = HANG_MS): Promise<void> {
   try {
     await app.waitForFunction((want) => window.fieldNotes?.kit.state === want, state, { timeout });
   } catch (error) {

@@ -2,9 +2,10 @@
 // output, for the tests of the start script.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { HANG_MS } from './waiting.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const OUTPUT_TIMEOUT_MS = 30_000;
+const OUTPUT_TIMEOUT_MS = HANG_MS;
 
 export interface StartProcess {
   /** Resolves with everything printed so far once `pattern` shows up in stdout or stderr. */

@@ -1,6 +1,7 @@
 // Small helpers shared by the element tests.
-import { aTimeout } from '@open-wc/testing';
+import { aTimeout, waitUntil } from '@open-wc/testing';
 import type { LitElement } from 'lit';
+import { HANG_MS } from './waiting.js';
 
 /** The first shadow node with `part` among its parts. */
 export function part(element: Element, name: string): HTMLElement | null {
@@ -17,6 +18,11 @@ export async function settle(element: LitElement): Promise<void> {
   await element.updateComplete;
   await aTimeout(0);
   await element.updateComplete;
+}
+
+/** Waits until `check()` holds (polled); only a hang guard, `HANG_MS`, ends the wait otherwise. */
+export function until(check: () => boolean, message: string): Promise<void> {
+  return waitUntil(check, message, { timeout: HANG_MS });
 }
 
 /** A promise with its resolve function, to hold an action open. */

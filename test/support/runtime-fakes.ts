@@ -4,11 +4,13 @@
  * `KitEnvironment` whose URL, clock and document height the test controls.
  */
 import { expect } from '@open-wc/testing';
-import { bridgeSchemas, openBridge, type AppMethods, type Bridge, type HandlerTable, type HostMethods, type MessagePeer, type MessageSource } from '../../src/shared/bridge.js';
+import { openBridge, type Bridge, type HandlerTable, type MessagePeer, type MessageSource } from '../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../src/shared/errors.js';
 import type { EarlyLaunch } from '../../src/shared/early-launch.js';
-import type { KitEnvironment } from '../../src/runtime/kit.js';
+import type { KitEnvironment, TimerId } from '../../src/runtime/environment.js';
+import * as hostLink from '../../src/runtime/host-link.js';
 import type { Entitlement, Profile, SessionResponse } from '../../src/shared/schemas.js';
+import { utcSeconds } from './dates.js';
 
 export const HOST_ORIGIN = 'https://dashboard.example';
 export const APP_ORIGIN = 'https://app.example';
@@ -65,16 +67,14 @@ export function windowPair(originA = HOST_ORIGIN, originB = APP_ORIGIN): [FakeWi
   return [a, b];
 }
 
-const SCHEMAS = bridgeSchemas();
-
 /** The dashboard's end of the bridge, in `host`, talking to the app in `app` (at the app's origin). */
-export function openHostEnd(host: FakeWindow, app: FakeWindow, handlers: HandlerTable<HostMethods>, timeoutMs?: number): Bridge<AppMethods> {
-  return openBridge({ self: host.self, peer: app.handle, origin: app.origin, local: SCHEMAS.host, remote: SCHEMAS.app, handlers, timeoutMs });
+export function openHostEnd(host: FakeWindow, app: FakeWindow, handlers: HandlerTable<'host'>, timeoutMs?: number): Bridge<'host'> {
+  return openBridge({ side: 'host', self: host.self, peer: app.handle, origin: app.origin, handlers, timeoutMs });
 }
 
 /** The app's end of the bridge, in `app`, talking to the dashboard in `host` (at the dashboard's origin). */
-export function openAppEnd(app: FakeWindow, host: FakeWindow, handlers: HandlerTable<AppMethods> = {}, timeoutMs?: number, onPeerRestart?: () => void): Bridge<HostMethods> {
-  return openBridge({ self: app.self, peer: host.handle, origin: host.origin, local: SCHEMAS.app, remote: SCHEMAS.host, handlers, timeoutMs, onPeerRestart });
+export function openAppEnd(app: FakeWindow, host: FakeWindow, handlers: HandlerTable<'app'> = {}, timeoutMs?: number, onPeerRestart?: () => void): Bridge<'app'> {
+  return openBridge({ side: 'app', self: app.self, peer: host.handle, origin: host.origin, handlers, timeoutMs, onPeerRestart });
 }
 
 export const USER: Profile = { id: 'usr_1', email: 'ada@example.com', name: 'Ada', avatar_url: 'https://example.com/a.png' };
@@ -89,7 +89,7 @@ export const ENTITLEMENT: Entitlement = {
 };
 
 export function sessionBody(token: string, lifetimeMs: number, entitlement: Entitlement | null = ENTITLEMENT, now = Date.now()): SessionResponse {
-  const expires = new Date(now + lifetimeMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const expires = utcSeconds(now + lifetimeMs);
   return { session: { token, expires_at: expires }, user: USER, entitlement, host: HOST_ORIGIN };
 }
 
@@ -114,7 +114,7 @@ export function scriptedFetch(route: (call: FetchCall) => Response | Promise<Res
       method: request.method,
       url: request.url,
       authorization: request.headers.get('authorization'),
-      credentials: init?.credentials,
+      credentials: request.credentials,
       referrerPolicy: request.referrerPolicy,
       body: null,
     };
@@ -131,8 +131,16 @@ export interface FakeEnvironment extends KitEnvironment {
   replaced: string[];
   navigated: string[];
   height: number;
-  /** Moves the clock. */
+  /**
+   * Moves the kit's clock by `ms` and fires, in order, the kit's timers that fall due (timeouts,
+   * renewals, the entitlement's end, the bridge opening): tests drive time instead of waiting.
+   * A timer of no delay means "the next task" and runs in the next real task.
+   */
   advance(ms: number): void;
+  /** Every delay the kit asked of its timers, in order (a delay of 0 left out). */
+  delays: number[];
+  /** The delays of the kit's timers that have not fired yet. */
+  pending(): number[];
   /** Reports a new document height to the kit's observer. */
   resizeTo(height: number): void;
   /** How many times the kit asked for the bridge's code. */
@@ -155,12 +163,21 @@ export function fakeEnvironment(
     self?: FakeWindow;
     parentOrigin?: string;
     earlyLaunch?: EarlyLaunch;
-    /** Loads the bridge's code (default: the real module, counted in `hostLinkLoads`). */
+    /** Loads the bridge's code (default: the real module, already loaded; counted in `hostLinkLoads`). */
     loadHostLink?: KitEnvironment['loadHostLink'];
   } = {},
 ): FakeEnvironment {
   let early = options.earlyLaunch;
+  const startedAt = Date.now();
   let offset = 0;
+  // Fake timers have negative ids, real ones (of no delay) positive.
+  let lastTimer = 0;
+  const timers = new Map<TimerId, { due: number; ms: number; run: () => void; signal: boolean }>();
+  const fakeTimer = (run: () => void, ms: number, signal: boolean) => {
+    const id = --lastTimer as unknown as TimerId;
+    timers.set(id, { due: env.now() + ms, ms, run, signal });
+    return id;
+  };
   let observer: ((height: number) => void) | null = null;
   let preferencesChanged: (() => void) | null = null;
   let woken: (() => void) | null = null;
@@ -213,8 +230,34 @@ export function fakeEnvironment(
       };
     },
     wake: () => woken?.(),
-    now: () => Date.now() + offset,
-    advance: (ms) => void (offset += ms),
+    // Stands still unless the test moves it: no real time passes on the kit's clock.
+    now: () => startedAt + offset,
+    advance(ms) {
+      offset += ms;
+      for (;;) {
+        const due = [...timers].filter(([, timer]) => timer.due <= env.now()).sort(([, a], [, b]) => a.due - b.due)[0];
+        if (!due) return;
+        timers.delete(due[0]);
+        due[1].run();
+      }
+    },
+    delays: [],
+    pending: () => [...timers.values()].filter((timer) => !timer.signal).map((timer) => timer.ms),
+    setTimeout(callback, ms) {
+      if (!(ms > 0)) return window.setTimeout(callback, 0) as unknown as TimerId;
+      env.delays.push(ms);
+      return fakeTimer(callback, ms, false);
+    },
+    clearTimeout(timer) {
+      if (timer === undefined) return;
+      if (!timers.delete(timer)) window.clearTimeout(timer);
+    },
+    // Runs on the same clock; not counted among `pending()` timers, as nobody clears a timeout signal.
+    timeoutSignal(ms) {
+      const controller = new AbortController();
+      fakeTimer(() => controller.abort(new DOMException('signal timed out', 'TimeoutError')), ms, true);
+      return controller.signal;
+    },
     takeEarlyLaunch() {
       const taken = early;
       early = undefined;
@@ -223,7 +266,9 @@ export function fakeEnvironment(
     hostLinkLoads: 0,
     loadHostLink() {
       env.hostLinkLoads++;
-      return options.loadHostLink ? options.loadHostLink() : import('../../src/runtime/host-link.js');
+      // Already loaded: the default load ends within the task, so a test that moves the kit's clock
+      // never finds it still on the wire (its load timeout would fire).
+      return options.loadHostLink ? options.loadHostLink() : Promise.resolve(hostLink);
     },
     resizeTo(height) {
       env.height = height;
@@ -235,6 +280,18 @@ export function fakeEnvironment(
 
 /** Waits for pending postMessage deliveries and promise chains. */
 export const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Lets every message posted between the fake windows arrive, and what each starts run, without
+ * moving any clock: done once no message has waited for three tasks in a row. Where a test used
+ * to sleep "to give something time to show", it waits for this instead.
+ */
+export async function settled(): Promise<void> {
+  for (let quiet = 0; quiet < 3; ) {
+    await tick();
+    quiet = posted.length === 0 ? quiet + 1 : 0;
+  }
+}
 
 /** Resolves once `check()` is true (polled; the test's own timeout bounds the wait). */
 export async function until(check: () => boolean): Promise<void> {

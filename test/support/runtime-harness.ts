@@ -9,23 +9,18 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { build } from 'vite';
 import { createAppBackend, earlyLaunchScript, toNodeHandler, type AppBackend } from '../../src/server/index.js';
 import { signContextToken } from '../../src/server/signers.js';
 import type { Entitlement, Profile } from '../../src/shared/schemas.js';
+import { closeServer, listenOnLoopback } from './loopback.js';
+import { launchChromium } from './browser.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-// chromium.js is plain JS without declarations; a computed specifier keeps its import typed by hand.
-const { chromiumPath, chromiumArgs } = (await import(new URL('./chromium.js', import.meta.url).href)) as {
-  chromiumPath(): string;
-  chromiumArgs: string[];
-};
-
 export const CLIENT_ID = 'cli_runtime_e2e';
 export const CLIENT_SECRET = 'client-secret-for-the-runtime-e2e-tests-0123456789';
 const SESSION_SECRET = 'session-secret-for-the-runtime-e2e-tests-0123456789';
@@ -99,14 +94,10 @@ interface Listening {
 
 export async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Listening> {
   const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return { server, origin: await listenOnLoopback(server) };
 }
 
-export async function stop(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
+export const stop = closeServer;
 
 /** Builds the runtime alone as an IIFE with the global `MarketplaceRuntime` into `dir`; returns its code. */
 export async function buildRuntimeBundle(dir: string): Promise<string> {
@@ -199,11 +190,6 @@ window.kitDone = MarketplaceRuntime.createKit(${json(options)}).then((kit) => {
   return kit.state;
 }, (error) => 'rejected:' + error.code);
 </script>`;
-}
-
-/** Debian's Chromium, headless (never a downloaded browser). */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: chromiumPath(), args: chromiumArgs, headless: true });
 }
 
 export async function startRuntimeHarness(): Promise<RuntimeHarness> {
@@ -302,7 +288,7 @@ export async function startRuntimeHarness(): Promise<RuntimeHarness> {
     return serveCross(req, res);
   });
 
-  const browser = await launchBrowser();
+  const browser = await launchChromium();
 
   const contextToken = (options: { host?: string; ttlSeconds?: number } = {}) =>
     signContextToken({

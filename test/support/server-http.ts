@@ -4,8 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Entitlement, Profile } from '../../src/shared/schemas.js';
+import { daysFrom, utcSeconds } from './dates.js';
+import { closeServer, listenOnLoopback } from './loopback.js';
 import type { AppBackendOptions, Clock, ReplayStore } from '../../src/server/index.js';
 
 export interface RecordedRequest {
@@ -39,18 +40,7 @@ export async function startHttpServer(handle: RawHandler): Promise<TestServer> {
       });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: await listenOnLoopback(server), requests, server, close: () => closeServer(server) };
 }
 
 /**
@@ -101,7 +91,10 @@ export function createVirtualClock(start: number): Clock & { sleeps: number[]; a
   };
 }
 
+/** The frozen clock of the server tests; every fixture time is written relative to it with `at`. */
 export const NOW = Date.parse('2026-05-01T12:00:00Z');
+/** `NOW` moved by `seconds`, as a marketplace timestamp. */
+export const at = (seconds: number): string => utcSeconds(NOW + seconds * 1000);
 export const CLIENT_ID = 'client_test_app';
 export const CLIENT_SECRET = 'client-secret-0123456789-abcdefghij';
 export const SESSION_SECRET = 'session-secret-0123456789-abcdefghijklmnop';
@@ -118,7 +111,7 @@ export const ENTITLEMENT: Entitlement = {
   features: ['export'],
   usage: { api_calls: 10, limit: 1000 },
   // A year past both clocks the tests use (the frozen NOW and the real one), so that it never lapses.
-  expires_at: new Date(Math.max(NOW, Date.now()) + 365 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  expires_at: daysFrom(365, Math.max(NOW, Date.now())),
 };
 
 /** The required options of `createAppBackend` with the test credentials, for a marketplace at `siteUrl`. */
@@ -224,11 +217,4 @@ export function asyncReplayStore(): ReplayStore & { keys: Map<string, number> } 
       keys.delete(key);
     },
   };
-}
-
-/** What `work` settles with, or a rejection saying `what` after `ms`. */
-export async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let deadline: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => (deadline = setTimeout(() => reject(new Error(what)), ms)));
-  return Promise.race([work, late]).finally(() => clearTimeout(deadline));
 }

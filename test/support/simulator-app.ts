@@ -7,12 +7,12 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAppBackend, toNodeHandler, type AppBackend, type AppBackendOptions } from '../../src/server/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { buildRuntimeBundle } from './runtime-harness.js';
+import { closeServer, listenOnLoopback } from './loopback.js';
 
 /** Builds `src/runtime/index.ts` as an IIFE (the runtime imports a CommonJS package: it needs bundling). */
 export async function buildRuntime(): Promise<string> {
@@ -79,11 +79,7 @@ export async function startTestApp(sim: Simulator, runtime: string): Promise<Tes
     sessionExchanges: 0,
     refuseNext: false,
     events: [],
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
   const backend = createSimulatedAppBackend(sim, { onEvent: (delivery) => void app.events.push(delivery.event) });
   server = createServer(
@@ -106,8 +102,7 @@ export async function startTestApp(sim: Simulator, runtime: string): Promise<Tes
       return new Response(page(sim.siteUrl), { headers: { 'content-type': 'text/html; charset=utf-8' } });
     }),
   );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  app.origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  app.origin = await listenOnLoopback(server);
   sim.configure({ app_url: `${app.origin}/embed`, webhook_url: `${app.origin}/api/marketplace/webhooks` });
   return app;
 }

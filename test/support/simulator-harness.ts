@@ -4,8 +4,8 @@
  * webhook receiver on its own loopback port.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { closeServer, listenOnLoopback } from './loopback.js';
 
 export const CALLBACK = 'http://127.0.0.1:9/callback';
 
@@ -17,13 +17,24 @@ export const FIXED = {
   webhookSecret: 'whsec_test_0123456789',
 } as const;
 
-/** A clock the test moves by hand. */
+/**
+ * A clock the test moves by hand (`advance`). Its `sleep` takes no real time: it moves the clock
+ * by the wait at once, and records the wait in `waits`.
+ */
 export function virtualClock(start = Date.parse('2026-11-21T10:00:00Z')) {
   let now = start;
+  const waits: number[] = [];
   return {
     now: () => now,
     advance(ms: number) {
       now += ms;
+    },
+    waits,
+    sleep(ms: number, signal?: AbortSignal): Promise<void> {
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      waits.push(ms);
+      now += ms;
+      return new Promise((resolve) => setImmediate(resolve));
     },
   };
 }
@@ -122,15 +133,5 @@ export async function startReceiver(handle: (request: ReceivedRequest, res: Serv
       res.writeHead(500).end(String(error));
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/webhooks`,
-    received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: `${await listenOnLoopback(server)}/webhooks`, received, close: () => closeServer(server) };
 }

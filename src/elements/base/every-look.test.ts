@@ -3,17 +3,18 @@
 // - it documents exactly the `--mp-*` custom properties that change how it looks: each property is
 //   set on the element in each of its looks, and any change in the computed styles of its shadow
 //   tree counts.
-import { expect, fixture, waitUntil } from '@open-wc/testing';
+import { expect, fixture } from '@open-wc/testing';
 import type { CSSResult } from 'lit';
 import { html, unsafeStatic } from 'lit/static-html.js';
 import { elements } from '../index.js';
 import { MarketplaceElement } from './marketplace-element.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { daysFrom } from '../../../test/support/dates.js';
 import { ELEMENT_API } from '../../../test/support/element-api.js';
-import { deferred, next, part, settle, text } from '../../../test/support/element-helpers.js';
+import { deferred, next, part, settle, text, until } from '../../../test/support/element-helpers.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 
-const PAST = '2020-01-01T00:00:00Z';
+const PAST = daysFrom(-365);
 
 /** Kits that between them bring every element into each of its looks. */
 const kits = (): FakeKit[] => [
@@ -120,7 +121,7 @@ describe('every element in every look', () => {
           const kit = new FakeKit().setSession().setTheme(theme);
           const el = await render(tag, kit, variants(tag)[0]!);
           kit.destroy();
-          await waitUntil(() => el.state === 'not-connected', 'shows not connected');
+          await until(() => el.state === 'not-connected', 'shows not connected');
           await settle(el);
           expect(text(el)).to.contain('Not connected to Marketplace');
           expect(el.getAttribute('theme')).to.equal(theme);

@@ -1,9 +1,10 @@
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
 import { elements, defineElements, MarketplaceElement, MpGate, type MpPlanBadge, type MpSignInButton, type MpUsageMeter, type MpUpgradeButton, type MpUserBadge } from '../index.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { daysFrom } from '../../../test/support/dates.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import type { MpErrorEvent } from '../events.js';
-import { part, settle, text } from '../../../test/support/element-helpers.js';
+import { part, settle, text, until } from '../../../test/support/element-helpers.js';
 import { isolated } from './bidi.js';
 
 const tags = Object.keys(elements) as (keyof typeof elements)[];
@@ -30,7 +31,7 @@ describe('finding the kit', () => {
   it('without a kit: every element shows "not connected", and one warning with a code is logged', async () => {
     const container = await fixture(html`<div>${tags.map((tag) => document.createElement(tag))}</div>`);
     const els = [...container.children] as MarketplaceElement[];
-    await waitUntil(() => els.every((el) => el.state === 'not-connected'), 'elements never gave up waiting');
+    await until(() => els.every((el) => el.state === 'not-connected'), 'elements never gave up waiting');
     for (const el of els) {
       await settle(el);
       expect(text(el), el.localName).to.contain('Not connected to Marketplace');
@@ -65,7 +66,7 @@ describe('finding the kit', () => {
     // Updates only, no task in between: the 50 ms wait for a kit must not run out before the check.
     await Promise.all([found.updateComplete, given.updateComplete]);
     expect([found.state, found.access, given.state, given.access]).to.deep.equal(['loading', undefined, 'loading', undefined]);
-    await waitUntil(() => found.state === 'not-connected' && given.state === 'not-connected');
+    await until(() => found.state === 'not-connected' && given.state === 'not-connected', 'both elements give up waiting for a kit');
     const second = register(new FakeKit().setSession());
     await settle(found);
     expect([found.state, found.access, given.state]).to.deep.equal(['ready', 'granted', 'not-connected']);
@@ -76,7 +77,7 @@ describe('finding the kit', () => {
 
   it('finds a kit created later through mp-kit-created, even after giving up', async () => {
     const el = await fixture<MpUserBadge>(html`<mp-user-badge></mp-user-badge>`);
-    await waitUntil(() => el.state === 'not-connected');
+    await until(() => el.state === 'not-connected', 'the element gives up waiting for a kit');
     register(new FakeKit().setSession());
     await settle(el);
     expect(el.state).to.equal('ready');
@@ -353,7 +354,7 @@ describe('moved to another document (an iframe, a Picture-in-Picture window)', (
       part(el, 'action')!.focus();
       expect(el.shadowRoot!.activeElement === part(el, 'action'), "the card's button has the focus").to.equal(true);
       part(el, 'action')!.click();
-      await waitUntil(() => el.access === 'granted', 'the upgrade unlocks the gate');
+      await until(() => el.access === 'granted', 'the upgrade unlocks the gate');
       await settle(el);
       expect(doc.activeElement === el, 'the gate has the focus in the frame').to.equal(true);
     } finally {
@@ -388,13 +389,14 @@ describe('data in a sentence (bidi isolation)', () => {
   });
 
   // As the user's locale writes them, with the neutral characters a right-to-left sentence would move.
+  const ENDS = daysFrom(30);
   for (const [what, locale, strings, partName, tag] of [
     ['a figure', 'de-CH', { value: '{used} מתוך {limit}' }, 'value', 'mp-usage-meter'],
     ['a percentage', 'de', { warningText: 'מתקרבים למגבלה ({percent})' }, 'message', 'mp-usage-meter'],
     ['a date', 'ko', { until: 'עד {date}' }, 'expiry', 'mp-plan-badge'],
   ] as const) {
     it(`in a right-to-left sentence, ${what} in the user's locale (${locale}) keeps its order`, async () => {
-      const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 1200, limit: 1500 }, expires_at: '2026-12-21T12:00:00Z' })).setLocale(locale);
+      const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 1200, limit: 1500 }, expires_at: ENDS })).setLocale(locale);
       const box = await fixture<HTMLElement>(html`<div dir="rtl" lang="he"></div>`);
       const el = Object.assign(document.createElement(tag), { kit, strings });
       box.append(el);
@@ -404,7 +406,7 @@ describe('data in a sentence (bidi isolation)', () => {
           ? new Intl.NumberFormat(locale).format(1200)
           : partName === 'message'
             ? new Intl.NumberFormat(locale, { style: 'percent' }).format(0.8)
-            : new Intl.DateTimeFormat(locale, { dateStyle: 'medium' }).format(Date.parse('2026-12-21T12:00:00Z'));
+            : new Intl.DateTimeFormat(locale, { dateStyle: 'medium' }).format(Date.parse(ENDS));
       const node = part(el, partName)!;
       expect(node.textContent).to.contain(formatted);
       // "1'200", "80 %", "2026. 12. 21.": first character left of the last, as the formatter wrote them.

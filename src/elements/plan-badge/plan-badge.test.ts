@@ -3,6 +3,12 @@ import '../index.js';
 import { MpPlanBadge } from '../index.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
 import { HOSTILE, part, settle, text } from '../../../test/support/element-helpers.js';
+import { daysFrom, calendarDay } from '../../../test/support/dates.js';
+
+// Future days the badge spells out, and a day already past, all from the test's clock.
+const DEC_21 = calendarDay(4, 12, 21);
+const JAN_5 = calendarDay(4, 1, 5);
+const PAST = daysFrom(-365);
 
 const withEntitlement = (overrides: Parameters<typeof sampleEntitlement>[0]) => new FakeKit().setSession(sampleUser, sampleEntitlement(overrides));
 
@@ -14,14 +20,14 @@ async function badge(kit: FakeKit) {
 
 const states = [
   { name: 'loading', kit: () => new FakeKit(), text: 'Loading…' },
-  { name: 'active', kit: () => withEntitlement({ expires_at: '2030-12-21T00:00:00Z' }), status: 'active', text: 'pro Active until Dec 21, 2030' },
+  { name: 'active', kit: () => withEntitlement({ expires_at: DEC_21.iso }), status: 'active', text: `pro Active until Dec 21, ${DEC_21.year}` },
   { name: 'lifetime', kit: () => withEntitlement({ expires_at: null }), status: 'active', text: 'pro Active' },
-  { name: 'trialing', kit: () => withEntitlement({ status: 'trialing', expires_at: '2030-01-05T00:00:00Z' }), status: 'trialing', text: 'pro Trial until Jan 5, 2030' },
+  { name: 'trialing', kit: () => withEntitlement({ status: 'trialing', expires_at: JAN_5.iso }), status: 'trialing', text: `pro Trial until Jan 5, ${JAN_5.year}` },
   { name: 'past due', kit: () => withEntitlement({ status: 'past_due' }), status: 'past_due', text: 'pro Past due' },
   { name: 'cancelled', kit: () => withEntitlement({ status: 'cancelled' }), status: 'cancelled', text: 'pro Cancelled' },
   { name: 'expired status', kit: () => withEntitlement({ status: 'expired' }), status: 'expired', text: 'pro Expired' },
-  { name: 'active but past its end', kit: () => withEntitlement({ expires_at: '2020-01-01T00:00:00Z' }), status: 'expired', text: 'pro Expired' },
-  { name: 'cancelled and past its end', kit: () => withEntitlement({ status: 'cancelled', expires_at: '2020-01-01T00:00:00Z' }), status: 'cancelled', text: 'pro Cancelled' },
+  { name: 'active but past its end', kit: () => withEntitlement({ expires_at: PAST }), status: 'expired', text: 'pro Expired' },
+  { name: 'cancelled and past its end', kit: () => withEntitlement({ status: 'cancelled', expires_at: PAST }), status: 'cancelled', text: 'pro Cancelled' },
   { name: 'unknown status', kit: () => withEntitlement({ status: 'paused' }), status: 'paused', text: 'pro paused' },
   { name: 'no entitlement', kit: () => new FakeKit().setSession(sampleUser, null), status: 'none', text: 'No plan' },
   { name: 'signed out', kit: () => new FakeKit().setSignedOut(), text: 'Not signed in' },
@@ -54,8 +60,8 @@ describe('<mp-plan-badge>', () => {
   });
 
   it('formats the date in the user locale', async () => {
-    const el = await badge(withEntitlement({ expires_at: '2030-12-21T00:00:00Z' }).setLocale('fr-FR'));
-    expect(part(el, 'expiry')!.textContent).to.equal('until 21 déc. 2030');
+    const el = await badge(withEntitlement({ expires_at: DEC_21.iso }).setLocale('fr-FR'));
+    expect(part(el, 'expiry')!.textContent).to.equal(`until 21 déc. ${DEC_21.year}`);
   });
 
   it('falls back to the browser locale when the kit’s is not a valid tag', async () => {
@@ -131,12 +137,12 @@ describe('<mp-plan-badge>', () => {
   });
 
   it('wraps a long plan name inside a narrow container', async () => {
-    const kit = withEntitlement({ plan: 'enterprise', expires_at: '2030-12-21T00:00:00Z' }).setPlanNames({ enterprise: 'Enterprise_unlimited_plan_for_very_large_organisations_worldwide_2026' });
+    const kit = withEntitlement({ plan: 'enterprise', expires_at: DEC_21.iso }).setPlanNames({ enterprise: 'Enterprise_unlimited_plan_for_very_large_organisations_worldwide_2026' });
     const box = await fixture<HTMLElement>(html`<div style="width: 300px"><mp-plan-badge .kit=${kit}></mp-plan-badge></div>`);
     const el = box.querySelector('mp-plan-badge')!;
     await settle(el);
     expect(el.getBoundingClientRect().width).to.be.at.most(300);
-    // The date stays on one line: "until Dec 21, 2030" is not broken word by word.
+    // The date stays on one line: "until Dec 21, <year>" is not broken word by word.
     const expiry = part(el, 'expiry')!;
     expect(expiry.getBoundingClientRect().height).to.be.below(parseFloat(getComputedStyle(expiry).lineHeight) * 1.5);
   });

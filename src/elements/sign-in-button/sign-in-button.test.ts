@@ -1,11 +1,11 @@
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import '../index.js';
 import { MpSignInButton } from '../index.js';
 import { SIGN_IN_NAVIGATION_MS } from '../base/marketplace-element.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { FakeKit } from '../../../test/support/fake-kit.js';
-import { HOSTILE, deferred, focusThroughChange, next, part, settle, unavailable } from '../../../test/support/element-helpers.js';
+import { HOSTILE, deferred, focusThroughChange, next, part, settle, unavailable, until } from '../../../test/support/element-helpers.js';
 import { contrast } from '../../../test/support/contrast.js';
 
 async function button(kit: FakeKit, template = html`<mp-sign-in-button .kit=${kit}></mp-sign-in-button>`) {
@@ -97,8 +97,7 @@ describe('<mp-sign-in-button>', () => {
 
     it('stays busy after kit.signIn() returns, until the page is back from the back-forward cache', async () => {
       const { kit, el } = await clicked();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      await settle(el);
+      await settle(el); // kit.signIn() has returned: the element went on in a microtask
       expect([busy(el), part(el, 'label')!.textContent]).to.deep.equal(['true', 'Signing in…']);
       part(el, 'base')!.click();
       expect(kit.calls.signIn.length).to.equal(1);
@@ -289,7 +288,7 @@ describe('<mp-sign-in-button>: what mutation testing found unchecked', () => {
     MpSignInButton.kitTimeoutMs = 20;
     try {
       const el = await fixture<MpSignInButton>(html`<mp-sign-in-button></mp-sign-in-button>`);
-      await waitUntil(() => el.state === 'not-connected', 'the button never gave up waiting for a kit');
+      await until(() => el.state === 'not-connected', 'the button never gave up waiting for a kit');
       await settle(el);
       let clicks = 0;
       el.addEventListener('click', () => clicks++);

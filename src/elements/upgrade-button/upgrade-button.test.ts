@@ -5,9 +5,10 @@ import type { MpUpgradeButton } from '../index.js';
 import { parseFeature, parsePlanList } from '../base/plans.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { daysFrom } from '../../../test/support/dates.js';
 import { HOSTILE, deferred, focusThroughChange, next, part, settle, unavailable } from '../../../test/support/element-helpers.js';
 
-const PAST = '2020-01-01T00:00:00Z';
+const PAST = daysFrom(-365);
 const basic = () => sampleEntitlement({ plan: 'basic', features: [] });
 
 async function button(kit: FakeKit, plan = 'pro', feature = 'export') {

@@ -1,8 +1,8 @@
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
 import '../index.js';
 import type { MpUserBadge } from '../index.js';
 import { FakeKit, sampleUser } from '../../../test/support/fake-kit.js';
-import { HOSTILE, part, settle, text } from '../../../test/support/element-helpers.js';
+import { HOSTILE, part, settle, text, until } from '../../../test/support/element-helpers.js';
 
 // A 1×1 PNG, so the avatar loads without a network.
 const PIXEL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
@@ -52,7 +52,7 @@ describe('<mp-user-badge>', () => {
 
   it('falls back to initials when the avatar cannot load', async () => {
     const el = await badge(new FakeKit().setSession({ ...sampleUser, avatar_url: 'http://127.0.0.1:9/missing.png' }));
-    await waitUntil(() => part(el, 'avatar')?.localName === 'span', 'no initials', { timeout: 5000 });
+    await until(() => part(el, 'avatar')?.localName === 'span', 'no initials');
     expect(part(el, 'avatar')!.textContent).to.equal('AL');
     await expect(el).to.be.accessible();
   });
@@ -61,7 +61,7 @@ describe('<mp-user-badge>', () => {
     const initials = async (name: string, locale: string) => {
       const kit = new FakeKit().setSession({ ...sampleUser, name, avatar_url: 'http://127.0.0.1:9/missing.png' }).setLocale(locale);
       const el = await badge(kit);
-      await waitUntil(() => part(el, 'avatar')?.localName === 'span', 'no initials', { timeout: 5000 });
+      await until(() => part(el, 'avatar')?.localName === 'span', 'no initials');
       return part(el, 'avatar')!.textContent;
     };
     expect(await initials('𝒜da işık', 'tr-TR')).to.equal('𝒜İ');
@@ -77,7 +77,7 @@ describe('<mp-user-badge>', () => {
       ['— Ada Lovelace', 'AL'],
     ]) {
       const el = await badge(new FakeKit().setSession({ ...sampleUser, name: name!, avatar_url: 'http://127.0.0.1:9/missing.png' }));
-      await waitUntil(() => part(el, 'avatar')?.localName === 'span', 'no initials', { timeout: 5000 });
+      await until(() => part(el, 'avatar')?.localName === 'span', 'no initials');
       expect(part(el, 'avatar')!.textContent, name).to.equal(expected);
     }
   });
@@ -119,7 +119,7 @@ describe('<mp-user-badge>: what mutation testing found unchecked', () => {
   const MISSING = 'http://127.0.0.1:9/missing.png';
   const initialsOf = async (kit: FakeKit) => {
     const el = await badge(kit);
-    await waitUntil(() => part(el, 'avatar')?.localName === 'span', 'no initials', { timeout: 5000 });
+    await until(() => part(el, 'avatar')?.localName === 'span', 'no initials');
     return { el, initials: part(el, 'avatar')!.textContent };
   };
 

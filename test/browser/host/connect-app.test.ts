@@ -112,13 +112,13 @@ describe('connectApp', () => {
     const sent: unknown[] = [];
     (iframe.contentWindow as Window).postMessage = (message: unknown) => void sent.push(message);
     const connection = connect(iframe, { getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(sent).to.deep.equal([]);
     // The app's page then arrives and the handshake happens as usual.
     iframe.srcdoc = frameThatPosts([packet(-1, 'ready', { protocolVersion: '1' }), packet(1, 'setTitle', { title: 'Reports' })]).srcdoc;
     await connection.ready;
     await until(() => repliesIn(iframe).some((r) => r.id === 1));
     expect(titles).to.deep.equal(['Reports']);
+    // `sent` is the empty document's: whatever went there went before the app's page arrived.
+    expect(sent).to.deep.equal([]);
   });
 
   it('a second connectApp on the same iframe closes the first, also when both come before the app\'s page', async () => {
@@ -128,11 +128,11 @@ describe('connectApp', () => {
     const first = connect(iframe, { getContext: () => ({ context: 'c' }), setTitle: () => void answered.push('first') });
     const second = connect(iframe, { getContext: () => ({ context: 'c' }), setTitle: () => void answered.push('second') });
     expect(await first.ready.catch((error: MarketplaceKitError) => error.code)).to.equal('ERR_BRIDGE_CLOSED');
-    iframe.srcdoc = frameThatPosts([packet(-1, 'ready', { protocolVersion: '1' }), packet(1, 'setTitle', { title: 'Reports' })]).srcdoc;
+    iframe.srcdoc = frameThatPosts([packet(-1, 'ready', { protocolVersion: '1' }), packet(1, 'setTitle', { title: 'Reports' }), packet(2, 'setTitle', { title: 'Reports' })]).srcdoc;
     await second.ready;
-    await until(() => repliesIn(iframe).some((r) => r.id === 1));
-    await new Promise((resolve) => setTimeout(resolve, 50)); // a second reply would come now
-    expect(answered).to.deep.equal(['second']);
+    // Call 2 is handled after call 1: once it is answered, a second answer to call 1 would be there.
+    await until(() => repliesIn(iframe).some((r) => r.id === 2));
+    expect(answered).to.deep.equal(['second', 'second']);
     expect(repliesIn(iframe).filter((r) => r.id === 1)).to.have.length(1, 'one reply to the call');
   });
 

@@ -1,6 +1,6 @@
 import { expect } from '@open-wc/testing';
 import * as z from 'zod/mini';
-import { bridgeSchemas } from '../../../src/shared/bridge.js';
+import { BRIDGE_PACKET, BRIDGE_PROTOCOL } from '../../../src/shared/bridge.js';
 import { Usage, describeFailure, length, matches } from '../../../src/shared/schemas.js';
 
 // The shared schemas use refinements where zod has dedicated checks (minLength, maxLength, regex,
@@ -53,10 +53,10 @@ describe('schema refinements match zod\'s own checks', () => {
   });
 
   it('bridge heights and packet ids are what nonnegative/maximum and int() accept', () => {
-    const { host, packet } = bridgeSchemas();
+    const packet = BRIDGE_PACKET;
     const heights = [0, -0, 1, 0.5, 999_999.5, 1_000_000, 1_000_000.5, 1_000_001, -1, -1e-9, NaN, Infinity, '5'];
     const heightOracle = z.object({ height: z.number().check(z.nonnegative(), z.maximum(1_000_000)) });
-    expectSameVerdicts(host.resize[0], heightOracle, heights.map((height) => ({ height })), 'resize');
+    expectSameVerdicts(BRIDGE_PROTOCOL.resize.params, heightOracle, heights.map((height) => ({ height })), 'resize');
     const ids = [0, -1, 3, 2.5, 2 ** 53 - 1, 2 ** 53, NaN, Infinity, '1'];
     const idOracle = z.object({ id: z.number().check(z.int()) });
     const shell = { type: 'method', serviceID: 'marketplace-app-bridge' };
@@ -64,17 +64,17 @@ describe('schema refinements match zod\'s own checks', () => {
   });
 });
 
-describe('bridgeSchemas', () => {
-  it('builds the tables once and hands out the same ones', () => {
-    expect(bridgeSchemas()).to.equal(bridgeSchemas());
-    expect(Object.keys(bridgeSchemas().host)).to.deep.equal(['getContext', 'resize', 'navigate', 'openExternal', 'openUpgrade', 'toast', 'setTitle']);
-    expect(Object.keys(bridgeSchemas().app)).to.deep.equal(['themeChanged', 'localeChanged', 'entitlementsChanged']);
+describe('BRIDGE_PROTOCOL', () => {
+  it('names each method once, with who calls it', () => {
+    const by = (direction: string) => Object.entries(BRIDGE_PROTOCOL).filter(([, method]) => method.direction === direction).map(([name]) => name);
+    expect(by('app-to-host')).to.deep.equal(['getContext', 'resize', 'navigate', 'openExternal', 'openUpgrade', 'toast', 'setTitle']);
+    expect(by('host-to-app')).to.deep.equal(['themeChanged', 'localeChanged', 'entitlementsChanged']);
   });
 });
 
 describe('describeFailure', () => {
   it('names what failed, where, and why', () => {
-    const toast = bridgeSchemas().host.toast[0].safeParse({ message: '' });
+    const toast = BRIDGE_PROTOCOL.toast.params.safeParse({ message: '' });
     expect(!toast.success && describeFailure('toast params', toast.error)).to.equal('Invalid toast params at message: expected 1 to 1000 characters');
     const root = z.string().safeParse(5);
     expect(!root.success && describeFailure('title', root.error)).to.match(/^Invalid title: /);

@@ -1,0 +1,40 @@
+/**
+ * How tests wait: for the event they need, with a hang guard around it (docs/development.md, "Tests
+ * on a busy machine"). A hang guard only stops a hung test or process, so it is generous: a
+ * machine with both cores busy never reaches it. It is never how a test waits for something.
+ */
+
+/** How long one awaited event, process or page may take before the test calls it hung. */
+export const HANG_MS = 60_000;
+
+/** What `work` settles with, or a rejection saying `what` once `ms` (a hang guard) has passed. */
+export async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_resolve, reject) => (deadline = setTimeout(() => reject(new Error(what)), ms)));
+  return Promise.race([work, late]).finally(() => clearTimeout(deadline));
+}
+
+/**
+ * Lets the event loop turn `count` times. Code driven by a virtual clock moves on by turns, not
+ * by wall time, so this gives it the same room on a busy machine as on a quiet one: where a test
+ * asserts that something did not happen, the wrong outcome has had its chance to show.
+ */
+export async function eventLoopTurns(count: number): Promise<void> {
+  for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Resolves with `read()` once it has stayed the same for `turns` turns of the event loop in a row.
+ * Every turn polls for I/O, so a count fed by a connection on this machine (bytes read, say) that
+ * stays put that long has stopped because nothing more comes, not because the machine is slow.
+ */
+export async function steadyValue(read: () => number, turns: number): Promise<number> {
+  let value = read();
+  for (let same = 0; same < turns; ) {
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = read();
+    same = next === value ? same + 1 : 0;
+    value = next;
+  }
+  return value;
+}
