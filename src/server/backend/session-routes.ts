@@ -118,12 +118,18 @@ export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { p
       .catch((error: unknown) => report(error, request));
   }
 
-  /** GET /session: the current session, with the cached (or, with ?refresh=1, reloaded) entitlement. */
+  /**
+   * GET /session: the current session, with the cached (or, with ?refresh=1, reloaded) entitlement.
+   * To the session cookie alone it answers no token: on the developer's own site the HttpOnly
+   * cookie is the credential, and a token in the body would let script on the page carry the
+   * session away (docs/security.md, "Tokens").
+   */
   async function getSession(request: Request, url: URL): Promise<Response> {
     const { session, entitlement } = await sessions.sessionWithEntitlement(request, (found) =>
       url.searchParams.get('refresh') === '1' ? reload(found.userId) : client.entitlements({ userId: found.userId }),
     );
-    return sessionAnswer(session, session.user, entitlement, session.host);
+    const bearer = /^bearer(\s|$)/i.test(request.headers.get('authorization')?.trim() ?? '');
+    return sessionAnswer(bearer ? session : { expiresAt: session.expiresAt }, session.user, entitlement, session.host);
   }
 
   /**

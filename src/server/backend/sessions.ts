@@ -84,10 +84,11 @@ export function sessionChecks(ctx: BackendContext): SessionChecks {
   };
 }
 
-/** The answer of `POST /session` and `GET /session`. */
-export function sessionAnswer(session: { token: string; expiresAt: number }, user: Profile, entitlement: Entitlement | null, host: string | null): Response {
+/** The answer of `POST /session` and `GET /session`; without `session.token` for a request the session cookie authenticated (see `getSession`). */
+export function sessionAnswer(session: { token?: string; expiresAt: number }, user: Profile, entitlement: Entitlement | null, host: string | null): Response {
+  const expires = new Date(session.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const body: SessionResponse = {
-    session: { token: session.token, expires_at: new Date(session.expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z') },
+    session: session.token === undefined ? { expires_at: expires } : { token: session.token, expires_at: expires },
     user,
     entitlement,
     host,
