@@ -5,7 +5,7 @@
  */
 import { MarketplaceKitError } from '../shared/errors.js';
 import { functionOption, numberOption } from '../shared/options.js';
-import { ExpiringRecords } from './lib/expiring-records.js';
+import { ExpiringKeys } from './lib/expiring-records.js';
 
 /**
  * `ERR_REPLAY_STORE_FULL` (503): the memory store holds `maxEntries` unexpired keys. `retryAfterMs`
@@ -76,11 +76,11 @@ export const DEFAULT_REPLAY_STORE_ENTRIES = 200_000;
 export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}): ReplayStore {
   const maxEntries = numberOption(options.maxEntries, DEFAULT_REPLAY_STORE_ENTRIES, 'createMemoryReplayStore: maxEntries', { min: 2 });
   const onFull = functionOption(options.onFull, 'createMemoryReplayStore: onFull') ?? ((message: string) => console.warn(message));
-  const keys = new ExpiringRecords<true>(maxEntries);
+  const keys = new ExpiringKeys(maxEntries);
   let warned = false;
   return {
     claim(key, expiresAt, now) {
-      if (keys.get(key, now)) return false;
+      if (keys.expiresAt(key, now) !== undefined) return false;
       if (keys.isFull(now)) {
         const error = new ReplayStoreFullError(keys.nextExpiry(now) - now);
         if (!warned) {
@@ -90,7 +90,7 @@ export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}):
         throw error;
       }
       warned = false;
-      keys.set(key, true, expiresAt);
+      keys.add(key, expiresAt);
       return true;
     },
     release: (key) => keys.delete(key),

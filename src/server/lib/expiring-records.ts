@@ -10,13 +10,9 @@
 
 const BUCKET_MS = 1_000;
 
-interface Entry<V> {
-  value: V;
-  until: number;
-}
-
-export class ExpiringRecords<V> {
-  private readonly _entries = new Map<string, Entry<V>>();
+/** Keys that expire: the expiry of each live key (a number, no object: a replay store holds 100 000s). */
+export class ExpiringKeys {
+  protected readonly _entries = new Map<string, number>();
   /** Keys by the bucket their expiry falls in; a key re-set later stays in its old bucket too (checked on sweep). */
   private readonly _buckets = new Map<number, string[]>();
   /** Bucket numbers, ascending. Few: one per second of the longest lifetime stored. */
@@ -24,21 +20,15 @@ export class ExpiringRecords<V> {
 
   constructor(readonly maxEntries: number) {}
 
-  /** The value of `key` at `now`, or undefined when it is absent or expired. */
-  get(key: string, now: number): V | undefined {
-    const entry = this._entries.get(key);
-    return entry !== undefined && entry.until > now ? entry.value : undefined;
-  }
-
   /** When `key` expires, or undefined when it is absent or expired at `now`. */
   expiresAt(key: string, now: number): number | undefined {
-    const entry = this._entries.get(key);
-    return entry !== undefined && entry.until > now ? entry.until : undefined;
+    const until = this._entries.get(key);
+    return until !== undefined && until > now ? until : undefined;
   }
 
-  /** Holds `value` for `key` until `until` (ms since the epoch). The caller checks `isFull` first when that matters. */
-  set(key: string, value: V, until: number): void {
-    this._entries.set(key, { value, until });
+  /** Holds `key` until `until` (ms since the epoch). The caller checks `isFull` first when that matters. */
+  add(key: string, until: number): void {
+    this._entries.set(key, until);
     const bucket = Math.ceil(until / BUCKET_MS);
     const keys = this._buckets.get(bucket);
     if (keys) {
@@ -56,6 +46,9 @@ export class ExpiringRecords<V> {
     this._entries.delete(key);
   }
 
+  /** Dropped with its key: see `ExpiringRecords`. */
+  protected _dropped(_key: string): void {}
+
   /**
    * True when `maxEntries` records are still live at `now`. Expired ones are dropped first: whole
    * buckets, and when that is not enough, those of the earliest bucket one by one, so that room
@@ -68,9 +61,10 @@ export class ExpiringRecords<V> {
     if (first === undefined) return true;
     const keys = this._buckets.get(first)!;
     const kept = keys.filter((key) => {
-      const entry = this._entries.get(key);
-      if (entry === undefined || entry.until > now) return entry !== undefined;
+      const until = this._entries.get(key);
+      if (until === undefined || until > now) return until !== undefined;
       this._entries.delete(key);
+      this._dropped(key);
       return false;
     });
     this._buckets.set(first, kept);
@@ -84,7 +78,7 @@ export class ExpiringRecords<V> {
     if (first === undefined) return now;
     let earliest = first * BUCKET_MS;
     for (const key of this._buckets.get(first)!) {
-      const until = this._entries.get(key)?.until;
+      const until = this._entries.get(key);
       if (until !== undefined && until > now && until < earliest) earliest = until;
     }
     return Math.max(now, earliest);
@@ -101,12 +95,40 @@ export class ExpiringRecords<V> {
     while (done < this._order.length && this._order[done]! * BUCKET_MS <= now) {
       const bucket = this._order[done]!;
       for (const key of this._buckets.get(bucket)!) {
-        const entry = this._entries.get(key);
-        if (entry !== undefined && entry.until <= now) this._entries.delete(key);
+        const until = this._entries.get(key);
+        if (until !== undefined && until <= now) {
+          this._entries.delete(key);
+          this._dropped(key);
+        }
       }
       this._buckets.delete(bucket);
       done += 1;
     }
     if (done > 0) this._order = this._order.slice(done);
+  }
+}
+
+/** Keys that expire, each with a value. */
+export class ExpiringRecords<V> extends ExpiringKeys {
+  private readonly _values = new Map<string, V>();
+
+  /** The value of `key` at `now`, or undefined when it is absent or expired. */
+  get(key: string, now: number): V | undefined {
+    return this.expiresAt(key, now) === undefined ? undefined : this._values.get(key);
+  }
+
+  /** Holds `value` for `key` until `until` (ms since the epoch). */
+  set(key: string, value: V, until: number): void {
+    this._values.set(key, value);
+    this.add(key, until);
+  }
+
+  override delete(key: string): void {
+    super.delete(key);
+    this._values.delete(key);
+  }
+
+  protected override _dropped(key: string): void {
+    this._values.delete(key);
   }
 }
