@@ -107,13 +107,12 @@ redis.call('SET', KEYS[1], string.format('%.0f', current), 'PX', math.max(tonumb
 return 1`);
 
 /**
- * KEYS: epoch, cut-off. ARGV: now. → the user's cut-off, or the second before the epoch began,
+ * KEYS: epoch, cut-off. ARGV: now. → the user's cut-off, or the second the epoch began in,
  * whichever is later: sessions from before a loss of data are refused, as a cut-off lost with it might.
  */
 export const REVOKED_AT = script(`${EPOCH}
 local cutoff = tonumber(redis.call('GET', KEYS[2]) or '0')
-local lost = sinceSecond - 1
-if lost > cutoff then cutoff = lost end
+if sinceSecond > cutoff then cutoff = sinceSecond end
 return string.format('%.0f', cutoff)`);
 
 /** KEYS: epoch, user. ARGV: now. → {value or false, expires at, generation}. */

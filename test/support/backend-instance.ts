@@ -11,7 +11,7 @@
  * - `GET /api/paid`: `requireEntitlement` with the feature `export`;
  * - `GET /api/lookup?user=…`: the entitlement of a user, through the client (API key, paced);
  * - `POST /api/refresh` with the refresh token as body: `client.refresh`, answering the token set.
- * A delivery whose `data.plan` is `fail-once` fails the first time it is handled, on any instance.
+ * The first delivery about the user FAIL_ONCE_USER fails, whichever instance handles it.
  */
 import { createServer } from 'node:http';
 import { createClient } from 'redis';
@@ -62,7 +62,7 @@ const backend = createAppBackend({
   onError: () => undefined,
   async onEvent(delivery) {
     const userId = String(delivery.data.user_id);
-    if (delivery.data.plan === 'fail-once' && (await redis.set(`${env('PREFIX')}test-failed:${userId}`, '1', { NX: true })) === 'OK') {
+    if (userId === process.env.FAIL_ONCE_USER && (await redis.set(`${env('PREFIX')}test-failed:${userId}`, '1', { NX: true })) === 'OK') {
       throw new Error('the first handling fails');
     }
     console.log(`handled ${delivery.event} ${userId}`);

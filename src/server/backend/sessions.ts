@@ -41,11 +41,12 @@ export function sessionChecks(ctx: BackendContext): SessionChecks {
 
   /**
    * Sessions are not stored: `user.revoked` leaves a cut-off, and every session of the user issued
-   * up to it is refused (issue times are whole seconds: one from the revoke's own second counts too).
+   * before it is refused. Issue times are whole seconds: a session from the revoke's own second is
+   * kept, so that the new session of a launch right after the revoke is not refused with it.
    */
   async function assertNotRevoked(session: AppSession): Promise<void> {
     const cutoff = await stores.revocations.revokedAt(session.userId, clock.now());
-    if (cutoff !== null && session.issuedAt <= cutoff) {
+    if (cutoff !== null && session.issuedAt < Math.floor(cutoff / 1000) * 1000) {
       throw sessionError('ERR_SESSION_REVOKED', 'The user revoked access to this app after this session began; start a new one');
     }
   }
