@@ -189,8 +189,5 @@ describe('API-key pacing shared by three instances', { timeout: 120_000 }, () =>
       most = Math.max(most, j - i);
     }
     assert.ok(most <= 100, `${most} requests within one 60-second window`);
-    // Not asserted to be 100: on a busy machine the first hundred may arrive over more than 3 s of
-    // real time, a minute of this clock.
-    assert.ok(most > 0);
   });
 });
