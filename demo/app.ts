@@ -22,8 +22,9 @@ interface ActivityEntry {
 const $ = <T extends HTMLElement>(selector: string) => document.querySelector<T>(selector)!;
 const hostOrigins = $<HTMLMetaElement>('meta[name="mp-host-origins"]').content.split(/\s+/).filter(Boolean);
 
-// The names the plans have in the Developer Console (here, the simulator's), for the elements' texts.
-const planNames = { free: 'Free', pro_monthly: 'Pro monthly', pro_annual: 'Pro annual', lifetime: 'Lifetime' };
+// The names the plans have in the Developer Console (here, the simulator's catalogue, which the
+// demo server writes into the page), for the elements' texts: "Your Pro monthly plan", not pro_monthly.
+const planNames = JSON.parse($<HTMLMetaElement>('meta[name="mp-plan-names"]').content || '{}') as Record<string, string>;
 const kit = await createKit({ backend: '/api/marketplace', hostOrigins, planNames });
 
 /** The app's own API. Open the console: `fieldNotes.api('/notes/export.csv')` on the free plan

@@ -6,7 +6,7 @@
 import 'marketplace-app-kit/elements';
 import type { Entitlement } from '../src/shared/schemas.js';
 import { MarketplaceKitError } from '../src/shared/errors.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../test/support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../src/testing/fake-kit.js';
 
 type Theme = 'light' | 'dark';
 

@@ -164,7 +164,7 @@ export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
 
     // 2. Vite. The dashboard origin is only known once the simulator runs; the plugin reads it
     //    per request.
-    const wiring: Wiring = { hostOrigins: [], dashboardUrl: '', recordReferer };
+    const wiring: Wiring = { hostOrigins: [], dashboardUrl: '', planNames: {}, recordReferer };
     const vite = await startVite(ports.vite, backendUrl, wiring, options.viteLogLevel ?? 'warn');
     closers.push(() => vite.close());
     const viteUrl = `http://${DEMO_HOST}:${(vite.httpServer!.address() as AddressInfo).port}`;
@@ -183,6 +183,7 @@ export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
     const dashboardOrigin = new URL(simulator.dashboardUrl).origin;
     wiring.hostOrigins = [dashboardOrigin];
     wiring.dashboardUrl = simulator.dashboardUrl;
+    wiring.planNames = simulator.planNames;
 
     // 4. The backend itself, with the simulator's credentials: one instance, or with Redis two,
     //    each on a connection of its own. They share one session secret (a session one mints,
@@ -246,6 +247,8 @@ export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
 interface Wiring {
   hostOrigins: string[];
   dashboardUrl: string;
+  /** The simulator's plans' display names, for `createKit({ planNames })` (docs/runtime.md). */
+  planNames: Readonly<Record<string, string>>;
   recordReferer(referer: string): void;
 }
 
@@ -310,8 +313,8 @@ function servedPath(path: string): string {
  * - the embed page's headers on the app page (`applyEmbedPageHeaders`): only the dashboard may
  *   frame it, and nothing it loads is sent its address, which holds the context token;
  * - every `Referer` is recorded (`Demo.referers`);
- * - `%MP_HOST_ORIGINS%` and `%MP_DASHBOARD_URL%` in the pages become the dashboard's origin and
- *   address, known only at start-up;
+ * - `%MP_HOST_ORIGINS%`, `%MP_DASHBOARD_URL%` and `%MP_PLAN_NAMES%` in the pages become the
+ *   dashboard's origin and address and the plans' names (JSON), known only at start-up;
  * - `/cdn/*` serves the script-tag bundle built into dist/cdn by `npm run build`.
  */
 function demoPages(wiring: Wiring): Plugin {
@@ -338,7 +341,9 @@ function demoPages(wiring: Wiring): Plugin {
     transformIndexHtml(html) {
       return html
         .replaceAll('%MP_HOST_ORIGINS%', wiring.hostOrigins.join(' '))
-        .replaceAll('%MP_DASHBOARD_URL%', wiring.dashboardUrl);
+        .replaceAll('%MP_DASHBOARD_URL%', wiring.dashboardUrl)
+        // In an attribute: its quotes and ampersands escaped.
+        .replaceAll('%MP_PLAN_NAMES%', JSON.stringify(wiring.planNames).replaceAll('&', '&amp;').replaceAll('"', '&quot;'));
     },
   };
 }

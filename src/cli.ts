@@ -1,20 +1,28 @@
 #!/usr/bin/env node
 /**
- * `mpkit`: the kit's command line. One command today, `mpkit simulate`, which starts the local
- * marketplace simulator (DESIGN G) and prints where it runs and the credentials it made up.
+ * `mpkit`: the kit's command line. `mpkit simulate` starts the local marketplace simulator
+ * (docs/decisions.md#simulator) and prints where it runs and its credentials; `mpkit init <dir>`
+ * writes a starter app (docs/guides/embed-an-existing-app.md).
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { isKitError } from './shared/errors.js';
-import { startSimulator, type Simulator, type SimulatorEvent, type SimulatorOptions } from './simulator/index.js';
+import { CONFIG_FILE, loadSimulatorConfig, startSimulator, type Simulator, type SimulatorEvent, type SimulatorOptions } from './simulator/index.js';
 import { resolveOptions } from './simulator/options.js';
 
 const USAGE = `Usage: mpkit simulate [options]
+       mpkit init <dir>
 
-Starts a local marketplace on 127.0.0.1: authorization page, token endpoint, /whoami,
-/entitlements, signed webhooks, and a dashboard that embeds your app.
+mpkit simulate starts a local marketplace on 127.0.0.1: authorization page, token endpoint,
+/whoami, /entitlements, signed webhooks, and a dashboard that embeds your app. It reads
+${CONFIG_FILE} from the current directory when there is one: the app's name, its plans,
+fixed credentials and users. Flags win over the file.
+
+mpkit init <dir> writes a starter app into <dir> (a new or empty directory).
 
 Options:
+  --config FILE         Read the simulator's settings from FILE (default: ${CONFIG_FILE}, if present)
   --port N              Port to listen on (default 4010; 0 picks a free port)
   --app-url URL         Your app's embed URL, shown in the dashboard's iframe
   --redirect-uri URL    A registered OAuth Redirect URI (repeat for several; matched exactly)
@@ -34,10 +42,12 @@ Options:
   -v, --version         Show the version of marketplace-app-kit
 
 Commands:
-  mpkit simulate        Start the simulator (the only command)
+  mpkit simulate        Start the simulator
+  mpkit init <dir>      Write a starter app into <dir>
 `;
 
 const OPTIONS = {
+  config: { type: 'string' },
   port: { type: 'string' },
   'app-url': { type: 'string' },
   'redirect-uri': { type: 'string', multiple: true },
@@ -122,7 +132,11 @@ function negativeValuesJoined(args: string[]): string[] {
   return joined;
 }
 
-type Parsed = { help?: true; version?: true; json: boolean; simulator: SimulatorOptions };
+type Parsed =
+  | { command: 'help' }
+  | { command: 'version' }
+  | { command: 'init'; dir: string }
+  | { command: 'simulate'; json: boolean; configFile: string | undefined; simulator: SimulatorOptions };
 
 function options(args: string[]): Parsed {
   let parsed;
@@ -133,13 +147,21 @@ function options(args: string[]): Parsed {
     fail((error as Error).message.replace(/\. To specify a positional argument[\s\S]*$/, '.').replace(/\n/g, ' '));
   }
   const { values, positionals } = parsed;
-  if (values.help) return { help: true, json: false, simulator: {} };
-  if (values.version) return { version: true, json: false, simulator: {} };
+  if (values.help) return { command: 'help' };
+  if (values.version) return { command: 'version' };
   const [command, ...extra] = positionals;
   if (command === undefined) fail('Missing command.');
+  if (command === 'init') {
+    const flag = Object.keys(values)[0];
+    if (flag !== undefined) fail(`mpkit init takes no options, got --${flag}.`);
+    if (extra.length === 0) fail('mpkit init needs a directory, as in: mpkit init my-app');
+    if (extra.length > 1) fail(`Unexpected argument "${extra[1]}".`);
+    return { command: 'init', dir: extra[0]! };
+  }
   if (command !== 'simulate') fail(`Unknown command "${command}".`);
   if (extra.length > 0) fail(`Unexpected argument "${extra[0]}".`);
-  const simulator: SimulatorOptions = { port: parsePort(values.port) };
+  const simulator: SimulatorOptions = {};
+  if (values.port !== undefined) simulator.port = parsePort(values.port);
   const appUrl = parseUrl(values['app-url'], '--app-url');
   const webhookUrl = parseUrl(values['webhook-url'], '--webhook-url');
   if (appUrl) simulator.appUrl = appUrl;
@@ -147,7 +169,7 @@ function options(args: string[]): Parsed {
   if (values['redirect-uri']) simulator.redirectUris = values['redirect-uri'].map((uri) => parseUrl(uri, '--redirect-uri')!);
   // An empty value (`--client-id=$CLIENT_ID` with the variable unset) is refused, not replaced by
   // a made-up credential that the app's .env then does not match.
-  for (const flag of ['client-id', 'client-secret', 'webhook-secret', 'test-api-key', 'live-api-key'] as const) {
+  for (const flag of ['client-id', 'client-secret', 'webhook-secret', 'test-api-key', 'live-api-key', 'config'] as const) {
     if (values[flag] !== undefined && !values[flag].trim()) fail(`--${flag} must not be empty.`);
   }
   if (values['client-id']) simulator.clientId = values['client-id'];
@@ -159,10 +181,29 @@ function options(args: string[]): Parsed {
     const limit = parseRateLimit(values['rate-limit']);
     simulator.rateLimits = { test: limit, live: limit, bearer: limit };
   }
-  return { json: values.json ?? false, simulator };
+  // Without --config, the file of the working directory, when there is one.
+  const configFile = values.config ?? (existsSync(CONFIG_FILE) ? CONFIG_FILE : undefined);
+  return { command: 'simulate', json: values.json ?? false, configFile, simulator };
 }
 
-function banner(sim: Simulator): string {
+/**
+ * The options from the config file with the flags over them, and how to name each option in a
+ * message: by its flag when a flag gave it, by the file and its field when the file did.
+ */
+function merged(configFile: string | undefined, flags: SimulatorOptions): { simulator: SimulatorOptions; nameOf: (option: string) => string } {
+  const file: SimulatorOptions = configFile ? loadSimulatorConfig(configFile) : {};
+  const simulator: SimulatorOptions = { ...file, ...flags, port: flags.port ?? file.port ?? 4010 };
+  if (flags.rateLimits && file.rateLimits) simulator.rateLimits = { ...file.rateLimits, ...flags.rateLimits };
+  const fromFlags = new Set(Object.keys(flags));
+  const nameOf = (option: string) => {
+    const top = option.replace(/[[.].*$/, '');
+    if (fromFlags.has(top) && FLAGS[option.replace(/\[\d+\]$/, '')]) return flagOf(option);
+    return configFile && top in file ? `${configFile}: ${option}` : option;
+  };
+  return { simulator, nameOf };
+}
+
+function banner(sim: Simulator, configFile: string | undefined): string {
   const { config } = sim.state();
   const rows = (pairs: [string, string][]) => pairs.map(([label, value]) => `  ${label.padEnd(16)}${value}`).join('\n');
   const users = sim.users
@@ -171,9 +212,12 @@ function banner(sim: Simulator): string {
       return `  ${user.id.padEnd(16)}${user.name}, ${e ? `${e.plan} (${e.status})` : 'no entitlement'}`;
     })
     .join('\n');
+  const plans = sim.plans.map((plan) => `  ${plan.id.padEnd(16)}${plan.name}, ${plan.price}${plan.features.length ? ` (${plan.features.join(', ')})` : ''}`).join('\n');
   return `Marketplace simulator running. Nothing here touches a real service.
 
 ${rows([
+  ['App', sim.appName],
+  ['Config file', configFile ?? `(none: ${CONFIG_FILE} or --config FILE)`],
   ['Site URL', sim.siteUrl],
   ['API base URL', sim.baseUrl],
   ['Dashboard', sim.dashboardUrl],
@@ -190,6 +234,9 @@ ${rows([
   ['Live API key', sim.liveApiKey],
   ['Webhook secret', sim.webhookSecret],
 ])}
+
+Plans:
+${plans}
 
 Users:
 ${users}
@@ -242,24 +289,38 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`mpkit: ${error.message}\nRun mpkit --help for usage.\n`);
     return 2;
   }
-  if (parsed.help) {
+  if (parsed.command === 'help') {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (parsed.version) {
+  if (parsed.command === 'version') {
     // The package's own package.json: one level above both src/cli.ts and dist/cli.js.
     const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
     process.stdout.write(`${version}\n`);
     return 0;
   }
+  if (parsed.command === 'init') {
+    const { init } = await import('./init/index.js');
+    try {
+      process.stdout.write(await init(parsed.dir));
+      return 0;
+    } catch (error) {
+      if (!isKitError(error, 'ERR_CONFIG')) throw error;
+      process.stderr.write(`mpkit: ${error.message}\n`);
+      return 1;
+    }
+  }
   let sim: Simulator;
+  let simulator: SimulatorOptions = parsed.simulator;
   try {
-    // The same checks startSimulator makes, first with the flags' names.
-    resolveOptions(parsed.simulator, flagOf);
-    sim = await startSimulator(parsed.simulator);
+    const options = merged(parsed.configFile, parsed.simulator);
+    simulator = options.simulator;
+    // The same checks startSimulator makes, first with the names the user wrote (flags, file fields).
+    resolveOptions(simulator, options.nameOf);
+    sim = await startSimulator(simulator);
   } catch (error) {
     if (!isKitError(error, 'ERR_CONFIG')) throw error;
-    process.stderr.write(`mpkit: ${startError(error, parsed.simulator.port)}\n`);
+    process.stderr.write(`mpkit: ${startError(error, simulator.port)}\n`);
     return 1;
   }
   // Listen for Ctrl-C before announcing readiness: a script may signal as soon as it reads the line.
@@ -285,11 +346,13 @@ async function main(argv: string[]): Promise<number> {
         test_api_key: sim.testApiKey,
         live_api_key: sim.liveApiKey,
         webhook_secret: sim.webhookSecret,
+        app_name: sim.appName,
+        plans: sim.plans,
         users: sim.users,
       })}\n`,
     );
   } else {
-    process.stdout.write(banner(sim));
+    process.stdout.write(banner(sim, parsed.configFile));
     sim.subscribe((event) => {
       const line = logLine(event, stopping);
       if (line) process.stdout.write(`${line}\n`);

@@ -1,6 +1,6 @@
 // @web/test-runner in Debian's headless Chromium, with test files served through Vite in
 // middleware mode: Vite pre-bundles the CommonJS @mixer/postmessage-rpc (and its eventemitter3),
-// which plain nodeResolve cannot load (DESIGN "Testing").
+// which plain nodeResolve cannot load (docs/development.md).
 import { chromeLauncher } from '@web/test-runner-chrome';
 import { createServer } from 'vite';
 import { chromiumPath, chromiumArgs } from './support/chromium.js';

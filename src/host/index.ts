@@ -1,5 +1,5 @@
 /**
- * `marketplace-app-kit/host`: the dashboard's side of the host bridge (DESIGN E). The simulator's
+ * `marketplace-app-kit/host`: the dashboard's side of the host bridge (docs/decisions.md#host-bridge). The simulator's
  * dashboard uses it (as the `MarketplaceHost` global of `dist/cdn/marketplace-host.js`), and so can
  * any page that embeds an app and plays the marketplace's part, such as an app's own tests.
  *
@@ -124,7 +124,7 @@ export function connectApp(iframe: HTMLIFrameElement, options: ConnectAppOptions
     self: view,
     peer: () => appWindow(iframe),
     // The iframe, not its window: the window is not the app's until the app's page arrives, and
-    // the README has the dashboard connect before that.
+    // docs/host.md has the dashboard connect before that.
     channel: iframe,
     origin: appOrigin,
     side: 'host',

@@ -36,7 +36,7 @@ export function registerKit(kit: Kit): void {
   if (running && !running.destroyed) {
     console.warn(
       `[marketplace-app-kit] ${REPLACED}: createKit() replaced a running kit (a script tag with data-backend starts one); ` +
-        'the new kit cannot see the launch parameters the first one scrubbed. Use getKit(), or destroy() the running kit first (README "createKit").',
+        'the new kit cannot see the launch parameters the first one scrubbed. Use getKit(), or destroy() the running kit first (marketplace-app-kit: docs/runtime.md#createkitoptions-promisekit).',
     );
   }
   (globalThis as Registry)[KIT_GLOBAL] = kit;

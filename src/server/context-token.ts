@@ -1,5 +1,5 @@
 /**
- * Context token verification (DESIGN A, B): the marketplace signs an embed context token with
+ * Context token verification (docs/decisions.md#embed-launch, docs/decisions.md#session-exchange): the marketplace signs an embed context token with
  * the app's Client Secret; the backend verifies it with jose and every check pinned.
  */
 import { errors as jose, jwtVerify } from 'jose';
@@ -10,7 +10,7 @@ import { nowOption } from './lib/time-options.js';
 import { trimSlash } from './oauth.js';
 import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 
-/** Clock skew accepted between the marketplace and this server, in seconds (DESIGN B). */
+/** Clock skew accepted between the marketplace and this server, in seconds (docs/decisions.md#session-exchange). */
 export const CLOCK_TOLERANCE_SECONDS = 10;
 
 /** A context token that must not be accepted. `status` is 401. */
@@ -39,7 +39,7 @@ const defaultReplayStore = createMemoryReplayStore();
 /**
  * Verifies an embed context token and returns its claims: HS256 only, `typ` mp-context+jwt,
  * issuer, audience = Client ID, at most 300 s old (10 s clock tolerance), `exp` ≤ `iat` + 300,
- * claims as in DESIGN A, `host` when asked, and a `jti` never seen before (checked last, so a
+ * claims as in docs/decisions.md#embed-launch, `host` when asked, and a `jti` never seen before (checked last, so a
  * rejected token is not recorded).
  *
  * @example

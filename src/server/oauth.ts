@@ -1,5 +1,5 @@
 /**
- * OAuth 2.0 Authorization Code flow against the marketplace (seed §4.1, §4.2; DESIGN B, C),
+ * OAuth 2.0 Authorization Code flow against the marketplace (docs/marketplace.md#authorization-page, docs/marketplace.md#token-endpoint; docs/decisions.md#session-exchange, docs/decisions.md#marketplace-api),
  * with `state` and PKCE S256. Building a request and processing its answer are separate steps,
  * so the same code serves `createMarketplaceClient` and anyone bringing their own transport.
  */
@@ -9,7 +9,7 @@ import { TokenResponse } from '../shared/schemas.js';
 import { readJsonAnswer, type Answer } from './lib/http.js';
 import { optionsObject } from './lib/options-object.js';
 
-/** Scope of the seed's only documented permission. */
+/** Scope of the marketplace's only documented permission (docs/marketplace.md#authorization-page). */
 export const DEFAULT_SCOPE = 'identity:read';
 
 /** A token answer with `expires_in` turned into an absolute time. */
@@ -18,7 +18,7 @@ export interface TokenSet {
   tokenType: 'Bearer';
   /** When the access token expires, in milliseconds since the epoch. */
   expiresAt: number;
-  /** The answer's `expires_in`, in seconds (DESIGN C). */
+  /** The answer's `expires_in`, in seconds (docs/decisions.md#marketplace-api). */
   expiresIn: number;
   /** Absent only when neither this answer nor the refreshed token set had one. */
   refreshToken?: string | undefined;
@@ -52,7 +52,7 @@ export interface AuthorizationRequest {
 }
 
 /**
- * Builds the authorization page address (seed §4.1) with `state` and a PKCE S256 challenge.
+ * Builds the authorization page address (docs/marketplace.md#authorization-page) with `state` and a PKCE S256 challenge.
  *
  * @example
  * const { url, state, codeVerifier } = buildAuthorizationUrl({ siteUrl, clientId, redirectUri });
@@ -111,13 +111,13 @@ export function randomToken(prefix = '', bytes = 32): string {
   return `${prefix}${randomBytes(bytes).toString('base64url')}`;
 }
 
-/** The body of a token request (seed §4.2 for codes, DESIGN C for refresh). */
+/** The body of a token request (docs/marketplace.md#token-endpoint for codes, docs/decisions.md#marketplace-api for refresh). */
 export type TokenGrant =
   | { grant_type: 'authorization_code'; code: string; redirect_uri: string; code_verifier?: string }
   | { grant_type: 'refresh_token'; refresh_token: string };
 
 /**
- * Builds a token endpoint request: JSON body with the client credentials (seed §4.2).
+ * Builds a token endpoint request: JSON body with the client credentials (docs/marketplace.md#token-endpoint).
  *
  * @example
  * const { url, init } = buildTokenRequest(`${siteUrl}/api/oauth/token`, { clientId, clientSecret }, { grant_type: 'refresh_token', refresh_token });
@@ -141,7 +141,7 @@ export function buildTokenRequest(
 
 /**
  * Validates a token endpoint answer and turns it into a `TokenSet`. `previousRefreshToken` is
- * kept when a refresh answer carries no new one (DESIGN C).
+ * kept when a refresh answer carries no new one (docs/decisions.md#marketplace-api).
  *
  * @example
  * const answer = { status: response.status, headers: response.headers, text: await response.text() };

@@ -1,5 +1,5 @@
 /**
- * The one replay store behind webhook deliveries and context-token `jti`s (DESIGN B, D): a key
+ * The one replay store behind webhook deliveries and context-token `jti`s (docs/decisions.md#session-exchange, docs/decisions.md#webhooks): a key
  * is claimed atomically, so two concurrent copies of one delivery or token cannot both pass, even
  * with a store shared by several processes.
  */

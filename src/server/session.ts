@@ -1,5 +1,5 @@
 /**
- * The app's own session tokens (DESIGN B): JWTs signed with the app's session secret, their own
+ * The app's own session tokens (docs/decisions.md#session-exchange): JWTs signed with the app's session secret, their own
  * `typ` so that a context token is never accepted as a session and the other way round, at most
  * 15 minutes, carrying the profile so that reading the session needs no `/whoami` call.
  */
@@ -15,7 +15,7 @@ import { randomToken } from './oauth.js';
 
 /** The `typ` header of an app session token, so that no other token passes for one. */
 export const SESSION_TOKEN_TYPE = 'mp-session+jwt';
-/** Upper bound of an app session's lifetime (DESIGN B). */
+/** Upper bound of an app session's lifetime (docs/decisions.md#session-exchange). */
 export const MAX_SESSION_TTL_SECONDS = 900;
 /** Minimum length of `sessionSecret`: 32 characters, as HS256 needs a 256-bit key. */
 export const MIN_SESSION_SECRET_LENGTH = 32;

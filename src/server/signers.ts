@@ -1,6 +1,6 @@
 /**
- * The marketplace's side of the two signatures the kit verifies: context tokens (DESIGN A) and
- * webhook signatures (DESIGN D). The simulator signs with these, and so can an app's tests.
+ * The marketplace's side of the two signatures the kit verifies: context tokens (docs/decisions.md#embed-launch) and
+ * webhook signatures (docs/decisions.md#webhooks). The simulator signs with these, and so can an app's tests.
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';

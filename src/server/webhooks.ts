@@ -1,5 +1,5 @@
 /**
- * Webhook verification (seed §6; DESIGN D): HMAC-SHA256 over the exact raw body bytes, checked
+ * Webhook verification (docs/marketplace.md#webhooks; docs/decisions.md#webhooks): HMAC-SHA256 over the exact raw body bytes, checked
  * in constant time against one or several secrets (rotation), then the body, its timestamp
  * (both directions) and replays. A delivery is claimed in the replay store only after it has
  * fully verified, so a forged or broken delivery changes no state.
@@ -15,7 +15,7 @@ import { nowOption } from './lib/time-options.js';
 import { numberOption } from '../shared/options.js';
 import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
 
-/** The request header that carries a delivery's signature (seed §6). */
+/** The request header that carries a delivery's signature (docs/marketplace.md#webhooks). */
 export const SIGNATURE_HEADER = 'X-Service-Signature';
 /** How far a delivery's `timestamp` may be from now, either way, by default (seconds). */
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;

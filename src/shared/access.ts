@@ -1,5 +1,5 @@
 /**
- * The access rules (DESIGN C), one implementation for the server (`requireEntitlement`), the
+ * The access rules (docs/decisions.md#marketplace-api), one implementation for the server (`requireEntitlement`), the
  * browser runtime (`kit.has`, `kit.access`) and the elements (`<mp-gate>`).
  *
  * Browser-side checks only decide what the UI shows. Anything worth protecting must be checked
@@ -88,7 +88,7 @@ export function checkAccess(
   const deny = (reason: AccessReason): AccessDecision => ({ granted: false, reason });
   if (!entitlement) return deny('none');
 
-  // A short-form entitlement has no status and no expiry: it counts as active (DESIGN C).
+  // A short-form entitlement has no status and no expiry: it counts as active (docs/decisions.md#marketplace-api).
   const status = 'status' in entitlement ? entitlement.status : 'active';
   if (!LIVE_STATUSES.has(status)) return deny(Object.hasOwn(KNOWN_DENIED, status) ? KNOWN_DENIED[status]! : 'inactive');
 

@@ -1,5 +1,5 @@
 /**
- * The host bridge protocol (DESIGN E), shared by the app's runtime (`src/runtime`) and the
+ * The host bridge protocol (docs/decisions.md#host-bridge), shared by the app's runtime (`src/runtime`) and the
  * dashboard side (`src/host`): constants, one zod/mini schema per method's params and result, a
  * message receiver that checks origin, `event.source`, size and shape, and calls with a timeout.
  *

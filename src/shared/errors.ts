@@ -112,7 +112,7 @@ export class MarketplaceKitError extends Error {
     this.retryAfterMs = options.retryAfterMs;
   }
 
-  /** The JSON body the kit's HTTP handlers answer with: the API error shape of DESIGN C. */
+  /** The JSON body the kit's HTTP handlers answer with: the API error shape of docs/decisions.md#marketplace-api. */
   toJSON(): { error: { code: ErrorCode; message: string } } {
     return { error: { code: this.code, message: this.message } };
   }

@@ -1,5 +1,5 @@
 /**
- * One schema per marketplace resource (seed §2, §6; DESIGN A–D), shared by the server module,
+ * One schema per marketplace resource (docs/marketplace.md#resources, docs/marketplace.md#webhooks; docs/decisions.md), shared by the server module,
  * the browser runtime, the elements, the simulator and the tests. Written with `zod/mini` so the
  * browser bundle stays small. Parse with `parseOrThrow` to get a typed `ERR_INVALID_INPUT` error.
  */
@@ -84,9 +84,9 @@ const count = /* @__NO_SIDE_EFFECTS__ */ () =>
 const email = /* @__NO_SIDE_EFFECTS__ */ () => string(length(3, 320));
 const name = /* @__NO_SIDE_EFFECTS__ */ () => string(length(0, 200));
 
-/** `usr_<id>` (seed §2.1). */
+/** `usr_<id>` (docs/marketplace.md#profile). */
 export const UserId = userId();
-/** `app_<id>` (seed §2.2). */
+/** `app_<id>` (docs/marketplace.md#entitlement). */
 export const AppId = appId();
 const HttpUrl = httpUrl();
 const Count = count();
@@ -96,10 +96,10 @@ const Name = name();
 const profile = /* @__NO_SIDE_EFFECTS__ */ () => z.object({ id: userId(), email: email(), name: name(), avatar_url: httpUrl() });
 /** Schema of `Profile`. */
 export const Profile = profile();
-/** The signed-in user, as `GET /whoami` answers (seed §2.1): `id` (`usr_…`), `email`, `name`, `avatar_url`. */
+/** The signed-in user, as `GET /whoami` answers (docs/marketplace.md#profile): `id` (`usr_…`), `email`, `name`, `avatar_url`. */
 export type Profile = z.infer<typeof Profile>;
 
-/** Known entitlement statuses (DESIGN C). Any other value is kept but never grants access. */
+/** Known entitlement statuses (docs/decisions.md#marketplace-api). Any other value is kept but never grants access. */
 export const ENTITLEMENT_STATUSES = ['active', 'trialing', 'past_due', 'cancelled', 'expired'] as const;
 /** One of `ENTITLEMENT_STATUSES`. */
 export type KnownEntitlementStatus = (typeof ENTITLEMENT_STATUSES)[number];
@@ -123,7 +123,7 @@ const entitlementShortShape = /* @__NO_SIDE_EFFECTS__ */ () => ({
   usage: usage(),
 });
 /**
- * The short entitlement form of the seed's monetization description: no status, no expiry (an
+ * The short entitlement form of the marketplace's monetization description (docs/marketplace.md#entitlement): no status, no expiry (an
  * `expires_at: null` says the same). An answer with a status or an expiry is the full form and
  * must pass as one: were those keys dropped instead, a `cancelled` entitlement with an odd
  * `expires_at` would be read as short, that is as active.
@@ -145,18 +145,18 @@ const entitlement = /* @__NO_SIDE_EFFECTS__ */ () =>
 /** Schema of `Entitlement`. */
 export const Entitlement = entitlement();
 /**
- * Full entitlement, `GET /entitlements` (seed §2.2): `plan`, `features`, `usage`, `status` and
+ * Full entitlement, `GET /entitlements` (docs/marketplace.md#entitlement): `plan`, `features`, `usage`, `status` and
  * `expires_at`. `expires_at` absent or null means lifetime access (one-time purchase). `status` is
  * any string so that an unknown status parses and is then refused by the access rules (fail
  * closed) instead of failing the whole response.
  */
 export type Entitlement = Omit<z.infer<typeof Entitlement>, 'status'> & { status: EntitlementStatus };
 
-/** Either form; the access rules treat a missing status as `active` (DESIGN C). */
+/** Either form; the access rules treat a missing status as `active` (docs/decisions.md#marketplace-api). */
 export const AnyEntitlement = z.union([Entitlement, EntitlementShort]);
 export type AnyEntitlement = Entitlement | EntitlementShort;
 
-/** Token endpoint answer (seed §2.3). `expires_in` is in seconds (DESIGN C). */
+/** Token endpoint answer (docs/marketplace.md#token-response). `expires_in` is in seconds (docs/decisions.md#marketplace-api). */
 export const TokenResponse = z.object({
   access_token: string(length(1)),
   token_type: string(matches(/^bearer$/i, 'expected token_type Bearer')),
@@ -166,7 +166,7 @@ export const TokenResponse = z.object({
 });
 export type TokenResponse = z.infer<typeof TokenResponse>;
 
-/** RFC 6749 §5.2 error body, answered by the OAuth endpoints (DESIGN C). */
+/** RFC 6749 §5.2 error body, answered by the OAuth endpoints (docs/decisions.md#marketplace-api). */
 export const OAuthErrorBody = z.object({
   error: string(length(1)),
   error_description: z.optional(z.string()),
@@ -174,15 +174,15 @@ export const OAuthErrorBody = z.object({
 });
 export type OAuthErrorBody = z.infer<typeof OAuthErrorBody>;
 
-/** `{"error": {"code", "message"}}`, answered by the API and by the kit's own handlers (DESIGN C). */
+/** `{"error": {"code", "message"}}`, answered by the API and by the kit's own handlers (docs/decisions.md#marketplace-api). */
 export const ApiErrorBody = z.object({
   error: z.object({ code: z.string(), message: z.string() }),
 });
 export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 
-/* Webhook deliveries (seed §6, DESIGN D). */
+/* Webhook deliveries (docs/marketplace.md#webhooks, docs/decisions.md#webhooks). */
 
-/** The webhook event kinds the kit knows and types (seed §6). Others arrive as generic deliveries. */
+/** The webhook event kinds the kit knows and types (docs/marketplace.md#webhooks). Others arrive as generic deliveries. */
 export const WEBHOOK_EVENTS = ['user.authorized', 'subscription.created', 'subscription.cancelled', 'user.revoked'] as const;
 /** One of `WEBHOOK_EVENTS`. */
 export type KnownWebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -242,7 +242,7 @@ export function parseWebhookDelivery(value: unknown): WebhookDelivery {
   return parseOrThrow(KnownWebhookDelivery, value, `${envelope.event} delivery`, 'ERR_WEBHOOK_BODY_INVALID');
 }
 
-/* Embed context token (DESIGN A). */
+/* Embed context token (docs/decisions.md#embed-launch). */
 
 /** The `typ` header of an embed context token; a token of any other type is refused. */
 export const CONTEXT_TOKEN_TYPE = 'mp-context+jwt';
@@ -264,7 +264,7 @@ export const ContextTokenClaims = z.object({
   jti: string(length(8, 200)),
 });
 /**
- * The claims of an embed context token (DESIGN A): issuer and audience, the user (`sub`, `email`,
+ * The claims of an embed context token (docs/decisions.md#embed-launch): issuer and audience, the user (`sub`, `email`,
  * `name`, `avatar_url`), the app (`app_id`), the dashboard's origin (`host`), `iat`, `exp` and a
  * one-time `jti`.
  */
@@ -297,7 +297,7 @@ export function prepareSessionSchema(): void {
   SessionResponse.safeParse(null);
 }
 
-/** Embed URL query parameters (DESIGN A). */
+/** Embed URL query parameters (docs/decisions.md#embed-launch). */
 export const EMBED_PARAMS = { context: 'mp_context', host: 'mp_host', locale: 'mp_locale', theme: 'mp_theme' } as const;
 /**
  * Set by the backend's `/oauth/callback` on its redirect back to `return_to` when sign-in did not

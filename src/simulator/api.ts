@@ -1,7 +1,7 @@
 /**
- * `GET {base_url}/whoami` and `GET {base_url}/entitlements` (seed §4.3, §4.4) with the two ways
- * to authenticate (seed §5.1), the rate limits per key kind (seed §8) and the API error shape of
- * DESIGN C. Every call is recorded so the dashboard can show the checks an app makes.
+ * `GET {base_url}/whoami` and `GET {base_url}/entitlements` (docs/marketplace.md#whoami-and-entitlements) with the two ways
+ * to authenticate (docs/marketplace.md#authentication), the rate limits per key kind (docs/marketplace.md#rate-limits) and the API error shape of
+ * docs/decisions.md#marketplace-api. Every call is recorded so the dashboard can show the checks an app makes.
  */
 import { safeEqual } from '../server/lib/safe-equal.js';
 import { UserId } from '../shared/schemas.js';

@@ -1,14 +1,14 @@
 /**
- * The simulator's made-up marketplace: its plans (the seed's four plan kinds, §1.3) and its users
- * (seed §2.1), each with a starting entitlement (seed §2.2). Nothing here is a real account.
+ * The simulator's made-up marketplace: its plans (the four plan kinds of docs/marketplace.md#plans) and its users
+ * (docs/marketplace.md#profile), each with a starting entitlement (docs/marketplace.md#entitlement). Nothing here is a real account.
  */
 import { MarketplaceKitError } from '../shared/errors.js';
 import type { Entitlement, Profile } from '../shared/schemas.js';
 
-/** The seed's plan kinds (§1.3). */
+/** The marketplace's plan kinds (docs/marketplace.md#plans). */
 export type PlanKind = 'free' | 'monthly' | 'annual' | 'one_time';
 
-/** A plan of the simulated marketplace's catalog (`PLANS`). */
+/** A plan of the simulated marketplace's catalogue: the built-in `PLANS`, or the config file's. */
 export interface SimulatedPlan {
   /** The `plan` value entitlements carry. */
   id: string;
@@ -16,8 +16,12 @@ export interface SimulatedPlan {
   name: string;
   /** How it is sold: free, monthly, annual or one time. */
   kind: PlanKind;
-  /** Display price, e.g. `$12 / month`. The seed shows no pricing record (§2.5). */
+  /** Display price, e.g. `$12 / month`. The marketplace shows no pricing record (docs/marketplace.md#gaps). */
   price: string;
+  /** The price as a number, in `currency`. */
+  amount: number;
+  /** ISO 4217 currency code (`USD`). */
+  currency: string;
   /** The features an entitlement to the plan lists. */
   features: readonly string[];
   /** `usage.limit`: API calls allowed per billing period. */
@@ -26,19 +30,56 @@ export interface SimulatedPlan {
   periodDays: number | null;
 }
 
-/** The simulated marketplace's plans: `free`, `pro_monthly`, `pro_annual`, `lifetime`. */
-export const PLANS: readonly SimulatedPlan[] = [
-  { id: 'free', name: 'Free', kind: 'free', price: '$0', features: [], limit: 100, periodDays: null },
-  { id: 'pro_monthly', name: 'Pro monthly', kind: 'monthly', price: '$12 / month', features: ['export', 'reports'], limit: 10_000, periodDays: 30 },
-  { id: 'pro_annual', name: 'Pro annual', kind: 'annual', price: '$120 / year', features: ['export', 'reports'], limit: 10_000, periodDays: 365 },
-  { id: 'lifetime', name: 'Lifetime', kind: 'one_time', price: '$299 once', features: ['export', 'reports'], limit: 10_000, periodDays: null },
-];
-
-export function findPlan(id: string): SimulatedPlan | undefined {
-  return PLANS.find((plan) => plan.id === id);
+/** A plan as the config file gives it (`PlanDefinition`), its defaults filled in or not. */
+export interface PlanInput {
+  id: string;
+  name: string;
+  kind: PlanKind;
+  price?: number | undefined;
+  currency?: string | undefined;
+  features?: readonly string[] | undefined;
+  usageLimit: number;
+  periodDays?: number | null | undefined;
 }
 
-/** `YYYY-MM-DDThh:mm:ssZ`, the seed's timestamp form (§2.2). */
+const PERIOD_DAYS: Record<PlanKind, number | null> = { free: null, monthly: 30, annual: 365, one_time: null };
+const PRICE_SUFFIX: Record<PlanKind, string> = { free: '', monthly: ' / month', annual: ' / year', one_time: ' once' };
+
+/** `$12 / month`: the price as the dashboard's plan chooser shows it. */
+export function priceLabel(amount: number, currency: string, kind: PlanKind): string {
+  const whole = Number.isInteger(amount);
+  const text = new Intl.NumberFormat('en-US', { style: 'currency', currency, minimumFractionDigits: whole ? 0 : 2, maximumFractionDigits: 2 }).format(amount);
+  return `${text}${amount === 0 ? '' : PRICE_SUFFIX[kind]}`;
+}
+
+/** A catalogue plan from its definition, with the defaults: price 0 in USD, no features, the kind's period. */
+export function planFrom(input: PlanInput): SimulatedPlan {
+  const amount = input.price ?? 0;
+  const currency = input.currency ?? 'USD';
+  return {
+    id: input.id,
+    name: input.name,
+    kind: input.kind,
+    price: priceLabel(amount, currency, input.kind),
+    amount,
+    currency,
+    features: Object.freeze([...(input.features ?? [])]),
+    limit: input.usageLimit,
+    periodDays: input.periodDays === undefined ? PERIOD_DAYS[input.kind] : input.periodDays,
+  };
+}
+
+/** The built-in catalogue's plans: `free`, `pro_monthly`, `pro_annual`, `lifetime`. A config file's `plans` replace them. */
+export const PLANS: readonly SimulatedPlan[] = Object.freeze(
+  [
+    { id: 'free', name: 'Free', kind: 'free', usageLimit: 100 },
+    { id: 'pro_monthly', name: 'Pro monthly', kind: 'monthly', price: 12, features: ['export', 'reports'], usageLimit: 10_000 },
+    { id: 'pro_annual', name: 'Pro annual', kind: 'annual', price: 120, features: ['export', 'reports'], usageLimit: 10_000 },
+    { id: 'lifetime', name: 'Lifetime', kind: 'one_time', price: 299, features: ['export', 'reports'], usageLimit: 10_000 },
+  ].map((plan) => Object.freeze(planFrom(plan as PlanInput))),
+);
+
+/** `YYYY-MM-DDThh:mm:ssZ`, the marketplace's timestamp form (docs/marketplace.md#entitlement). */
 export function utcSeconds(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -47,7 +88,7 @@ const DAY_MS = 86_400_000;
 
 /**
  * An entitlement set through the Control API or `sim.setEntitlement`, held to what the marketplace
- * serves (seed §2.2): the shared schema also reads fractional seconds in `expires_at`, but a client
+ * serves (docs/marketplace.md#entitlement): the shared schema also reads fractional seconds in `expires_at`, but a client
  * written from the documentation may parse only `YYYY-MM-DDThh:mm:ssZ`.
  */
 export function assertServable(entitlement: Entitlement): Entitlement {
@@ -77,7 +118,7 @@ export function entitlementForPlan(
   };
 }
 
-/** A user of the simulated marketplace (`USER_SEEDS`): profile, avatar colour and starting entitlement. */
+/** A user of the simulated marketplace (`USER_SEEDS`, or the config file's): profile, avatar colour and starting entitlement. */
 export interface SimulatedUserSeed {
   /** The user id (`usr_…`). */
   id: string;
@@ -91,7 +132,7 @@ export interface SimulatedUserSeed {
   start: { plan: string; status: string; apiCalls: number; expiresInDays?: number } | null;
 }
 
-/** The starting users: one per interesting entitlement state. */
+/** The built-in users: one per interesting entitlement state. A config file's `users` replace them. */
 export const USER_SEEDS: readonly SimulatedUserSeed[] = [
   { id: 'usr_ada', name: 'Ada Lovelace', email: 'ada@example.test', color: '#7c3aed', start: { plan: 'free', status: 'active', apiCalls: 12 } },
   { id: 'usr_grace', name: 'Grace Hopper', email: 'grace@example.test', color: '#0891b2', start: { plan: 'pro_monthly', status: 'trialing', apiCalls: 240, expiresInDays: 14 } },
@@ -100,26 +141,91 @@ export const USER_SEEDS: readonly SimulatedUserSeed[] = [
   { id: 'usr_linus', name: 'Linus Pauling', email: 'linus@example.test', color: '#db2777', start: null },
 ];
 
+/** A user as the config file gives it (`UserDefinition`). */
+export interface UserInput {
+  id: string;
+  name: string;
+  email?: string | undefined;
+  plan?: string | null | undefined;
+  status?: string | undefined;
+  apiCalls?: number | undefined;
+  expiresInDays?: number | undefined;
+}
+
+const AVATAR_COLORS = ['#7c3aed', '#0891b2', '#ea580c', '#16a34a', '#db2777', '#2563eb', '#a16207', '#475569'];
+
+function userFrom(input: UserInput, index: number): SimulatedUserSeed {
+  const plan = input.plan ?? null;
+  return {
+    id: input.id,
+    name: input.name,
+    email: input.email ?? `${input.id.replace(/^usr_/, '')}@example.test`,
+    color: AVATAR_COLORS[index % AVATAR_COLORS.length]!,
+    start:
+      plan === null
+        ? null
+        : { plan, status: input.status ?? 'active', apiCalls: input.apiCalls ?? 0, ...(input.expiresInDays === undefined ? {} : { expiresInDays: input.expiresInDays }) },
+  };
+}
+
+/**
+ * The built-in users on a catalogue of the developer's own plans: each starts on the first plan of
+ * the kind their built-in plan has (Grace on a monthly plan's trial, Alan on an annual plan…), or
+ * with none when the catalogue has no plan of that kind.
+ */
+function builtInUsersFor(plans: readonly SimulatedPlan[]): SimulatedUserSeed[] {
+  return USER_SEEDS.map((seed) => {
+    if (!seed.start || plans.some((plan) => plan.id === seed.start!.plan)) return seed;
+    const kind = PLANS.find((plan) => plan.id === seed.start!.plan)?.kind;
+    const match = plans.find((plan) => plan.kind === kind);
+    return { ...seed, start: match ? { ...seed.start, plan: match.id } : null };
+  });
+}
+
+/** The plans and users of one simulator: the built-in ones, or a config file's. */
+export class Catalog {
+  readonly plans: readonly SimulatedPlan[];
+  readonly users: readonly SimulatedUserSeed[];
+
+  constructor(plans?: readonly PlanInput[], users?: readonly UserInput[]) {
+    this.plans = plans ? Object.freeze(plans.map((plan) => Object.freeze(planFrom(plan)))) : PLANS;
+    this.users = users ? users.map(userFrom) : plans ? builtInUsersFor(this.plans) : USER_SEEDS;
+  }
+
+  /** The plan with this id, if the catalogue has one. */
+  plan(id: string): SimulatedPlan | undefined {
+    return this.plans.find((plan) => plan.id === id);
+  }
+
+  /** The plans' display names by id, as `createKit({ planNames })` takes them. */
+  planNames(): Record<string, string> {
+    return Object.fromEntries(this.plans.map((plan) => [plan.id, plan.name]));
+  }
+
+  /** The user's entitlement at start: their plan's, with the status, usage and expiry given. */
+  startingEntitlement(seed: SimulatedUserSeed, appId: string, now: number): Entitlement | null {
+    if (!seed.start) return null;
+    const plan = this.plan(seed.start.plan);
+    if (!plan) return null;
+    const expiresAt = seed.start.expiresInDays === undefined ? undefined : utcSeconds(now + seed.start.expiresInDays * DAY_MS);
+    return entitlementForPlan(plan, seed.id, appId, now, { status: seed.start.status, apiCalls: seed.start.apiCalls, expires_at: expiresAt });
+  }
+}
+
 export function profileOf(seed: SimulatedUserSeed, siteUrl: string): Profile {
   return { id: seed.id, email: seed.email, name: seed.name, avatar_url: `${siteUrl}/avatars/${seed.id}.svg` };
 }
 
-export function startingEntitlement(seed: SimulatedUserSeed, appId: string, now: number): Entitlement | null {
-  if (!seed.start) return null;
-  const plan = findPlan(seed.start.plan);
-  if (!plan) return null;
-  const expiresAt = seed.start.expiresInDays === undefined ? undefined : utcSeconds(now + seed.start.expiresInDays * DAY_MS);
-  return entitlementForPlan(plan, seed.id, appId, now, { status: seed.start.status, apiCalls: seed.start.apiCalls, expires_at: expiresAt });
-}
+const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
 /** A small round SVG avatar with the user's initials, served at `{site_url}/avatars/<id>.svg`. */
 export function avatarSvg(seed: SimulatedUserSeed): string {
-  const initials = seed.name
-    .split(/\s+/)
-    .map((part) => part[0] ?? '')
-    .join('')
+  // A name from a config file may hold anything: the initials are escaped.
+  const initials = [...seed.name.split(/\s+/).map((part) => [...part][0] ?? '').join('')]
     .slice(0, 2)
-    .toUpperCase();
+    .join('')
+    .toUpperCase()
+    .replace(/[&<>"']/g, (char) => XML_ESCAPES[char]!);
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" width="96" height="96" viewBox="0 0 96 96" role="img" aria-label="${initials}">` +
     `<circle cx="48" cy="48" r="48" fill="${seed.color}"/>` +

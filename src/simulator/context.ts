@@ -13,11 +13,11 @@ export interface SimulatorCredentials {
 
 /** The simulator's rate limits (`startSimulator`'s `rateLimits`): requests per window, by caller. */
 export interface RateLimits {
-  /** Requests per window for a `test_` key (seed §8: 100 per minute). */
+  /** Requests per window for a `test_` key (docs/marketplace.md#rate-limits: 100 per minute). */
   test: number;
-  /** Requests per window for a `live_` key (seed §8: 1,000 per minute). */
+  /** Requests per window for a `live_` key (docs/marketplace.md#rate-limits: 1,000 per minute). */
   live: number;
-  /** Requests per window for each user's OAuth access tokens (seed: not shown; 1,000 per minute). */
+  /** Requests per window for each user's OAuth access tokens (not shown in docs/marketplace.md#rate-limits; 1,000 per minute). */
   bearer: number;
   /** The length of a window in milliseconds (60000). */
   windowMs: number;

@@ -6,12 +6,12 @@
 import { isKitError } from '../shared/errors.js';
 import { Entitlement, KnownWebhookDelivery, WEBHOOK_EVENTS, UserId, parseOrThrow } from '../shared/schemas.js';
 import { signContextToken } from '../server/signers.js';
-import { PLANS, assertServable, entitlementForPlan, findPlan, utcSeconds } from './catalog.js';
+import { assertServable, entitlementForPlan, utcSeconds } from './catalog.js';
 import type { SimulatorContext } from './context.js';
 import { ApiError, json, readJsonObject } from './http.js';
 import type { DeliveryRecord, SimulatorConfig } from './state.js';
 
-/** Lifetime of the context tokens the dashboard hands to the app (DESIGN A: at most 300 s). */
+/** Lifetime of the context tokens the dashboard hands to the app (docs/decisions.md#embed-launch: at most 300 s). */
 const CONTEXT_TOKEN_SECONDS = 300;
 
 function requireUser(ctx: SimulatorContext, userId: unknown): string {
@@ -43,7 +43,7 @@ export function stateSnapshot(ctx: SimulatorContext) {
     app_name: ctx.appName,
     client_id: ctx.credentials.clientId,
     config: configBody(state.config),
-    plans: PLANS,
+    plans: state.catalog.plans,
     events: WEBHOOK_EVENTS,
     current_user_id: state.currentUserId,
     users: [...state.users.values()].map(({ profile }) => ({ ...profile, entitlement: state.entitlements.get(profile.id) ?? null })),
@@ -67,8 +67,8 @@ export async function putEntitlement(ctx: SimulatorContext, request: Request, us
   let base: Record<string, unknown>;
   if (current) base = { ...current };
   else {
-    const plan = typeof body.plan === 'string' ? findPlan(body.plan) : undefined;
-    if (!plan) throw new ApiError(400, 'invalid_request', `${userId} holds no entitlement: give a plan (${PLANS.map((p) => p.id).join(', ')}) to create one.`);
+    const plan = typeof body.plan === 'string' ? ctx.state.catalog.plan(body.plan) : undefined;
+    if (!plan) throw new ApiError(400, 'invalid_request', `${userId} holds no entitlement: give a plan (${ctx.state.catalog.plans.map((p) => p.id).join(', ')}) to create one.`);
     base = { ...entitlementForPlan(plan, userId, ctx.appId, ctx.clock()) };
   }
   const usage = body.usage;
@@ -148,8 +148,8 @@ export async function sendEvent(ctx: SimulatorContext, event: unknown, input: un
     try {
       parseOrThrow(KnownWebhookDelivery, { event, timestamp: utcSeconds(ctx.clock()), data }, `${event} event`);
       // A plan outside the catalogue would give an entitlement without its features and limit.
-      if (event === 'subscription.created' && !findPlan(data.plan as string)) {
-        throw new ApiError(400, 'unknown_plan', `${JSON.stringify(data.plan)} is not a plan of the simulator's catalogue; its plans are ${PLANS.map((p) => p.id).join(', ')}.`);
+      if (event === 'subscription.created' && !ctx.state.catalog.plan(data.plan as string)) {
+        throw new ApiError(400, 'unknown_plan', `${JSON.stringify(data.plan)} is not a plan of the simulator's catalogue; its plans are ${ctx.state.catalog.plans.map((p) => p.id).join(', ')}.`);
       }
       // What /entitlements will serve must pass the schema every client reads it with.
       next = nextEntitlement(ctx, event, data, current);
@@ -184,7 +184,7 @@ function nextEntitlement(ctx: SimulatorContext, event: string, data: Record<stri
     case 'subscription.created': {
       const apiCalls = current?.usage.api_calls ?? 0;
       // Checked by sendEvent: the plan is in the catalogue.
-      return entitlementForPlan(findPlan(data.plan as string)!, userId, ctx.appId, ctx.clock(), { apiCalls });
+      return entitlementForPlan(ctx.state.catalog.plan(data.plan as string)!, userId, ctx.appId, ctx.clock(), { apiCalls });
     }
     case 'subscription.cancelled':
       return current ? { ...current, status: 'cancelled' } : null;
@@ -255,7 +255,7 @@ export function getConfig(ctx: SimulatorContext): Response {
   return json(200, configBody(ctx.state.config));
 }
 
-/** A fresh context token for one user (DESIGN A), for the dashboard's embed URL and `getContext`. */
+/** A fresh context token for one user (docs/decisions.md#embed-launch), for the dashboard's embed URL and `getContext`. */
 export async function mintContext(ctx: SimulatorContext, userId: string): Promise<{ context: string; expires_in: number }> {
   const user = ctx.state.users.get(userId)!.profile;
   const context = await signContextToken({

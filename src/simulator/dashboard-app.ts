@@ -274,7 +274,8 @@ function renderUsers(): void {
 function renderEntitlement(): void {
   const f = fields($<HTMLFormElement>('entitlement-form'));
   const e: Entitlement | null = selectedUser().entitlement;
-  f['plan']!.value = e ? e.plan : 'free';
+  // A user without an entitlement: the catalogue's first plan (the config file's, or `free`).
+  f['plan']!.value = e ? e.plan : (state.plans[0]?.id ?? '');
   f['status']!.value = e ? e.status : 'active';
   f['features']!.value = e ? e.features.join(', ') : '';
   f['api_calls']!.value = String(e ? e.usage.api_calls : 0);

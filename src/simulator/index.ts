@@ -1,5 +1,5 @@
 /**
- * The local marketplace simulator (DESIGN G, seed §1.7): a node:http server on 127.0.0.1 that
+ * The local marketplace simulator (docs/decisions.md#simulator, docs/marketplace.md#integration-simulator): a node:http server on 127.0.0.1 that
  * plays the marketplace for an app under development — the authorization page, both token paths,
  * `/whoami`, `/entitlements`, API keys with their rate limits, signed webhook deliveries with
  * retries, a dashboard that embeds the app and plays the host side of the bridge, and a control
@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '../server/adapters.js';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { Entitlement, parseOrThrow, type Profile } from '../shared/schemas.js';
-import { assertServable } from './catalog.js';
+import { assertServable, type SimulatedPlan } from './catalog.js';
 import type { SimulatorContext } from './context.js';
 import { applyConfig, mintContext, sendEvent, stateSnapshot, type EventOutcome } from './control.js';
 import { ApiError, loopbackOrigin } from './http.js';
@@ -27,6 +27,7 @@ import { SimulatorState, type SimulatorEvent } from './state.js';
 import { WebhookSender, exponentialBackoff } from './webhooks.js';
 
 export { PLANS, USER_SEEDS, type SimulatedPlan, type PlanKind, type SimulatedUserSeed } from './catalog.js';
+export { CONFIG_FILE, loadSimulatorConfig, type PlanDefinition, type SimulatorConfigFile, type UserDefinition } from './config.js';
 export { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 export type { Entitlement, EntitlementStatus, Profile } from '../shared/schemas.js';
 export type { EventOutcome } from './control.js';
@@ -50,6 +51,12 @@ export interface Simulator {
   readonly testApiKey: string;
   readonly liveApiKey: string;
   readonly webhookSecret: string;
+  /** The app's display name (`appName`), shown on the dashboard and the authorization page. */
+  readonly appName: string;
+  /** The plans the simulator sells: the config file's, or the built-in `PLANS`. */
+  readonly plans: readonly SimulatedPlan[];
+  /** The plans' display names by id (`{ pro_monthly: 'Pro' }`): give them to `createKit({ planNames })`. */
+  readonly planNames: Readonly<Record<string, string>>;
   users: Profile[];
   /** The current entitlement of a user (`null`: none); `ERR_INVALID_INPUT` for a user the simulator lacks. */
   entitlement(userId: string): Entitlement | null;
@@ -129,6 +136,7 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     origin,
     appId,
     clock.now(),
+    resolved.catalog,
   );
   const ctx: SimulatorContext = {
     state,
@@ -184,6 +192,9 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     baseUrl: ctx.baseUrl,
     dashboardUrl: ctx.dashboardUrl,
     appId: ctx.appId,
+    appName: ctx.appName,
+    plans: structuredClone(resolved.catalog.plans),
+    planNames: resolved.catalog.planNames(),
     ...credentials,
     // Copies, as everything it hands out (events, outcomes, the state): what a test does with them
     // must not change the simulator behind its checks.
@@ -196,7 +207,7 @@ function serve(server: Server, resolved: ResolvedOptions): Simulator {
     setEntitlement: (userId, entitlement) => {
       if (!state.users.has(userId)) throw unknownUser(userId);
       const parsed = entitlement && assertServable(parseOrThrow(Entitlement, entitlement, 'entitlement'));
-      // What /entitlements answers for this user must be this user's, of this app (seed §2.2).
+      // What /entitlements answers for this user must be this user's, of this app (docs/marketplace.md#entitlement).
       if (parsed && (parsed.user_id !== userId || parsed.app_id !== appId)) {
         throw new MarketplaceKitError('ERR_INVALID_INPUT', `An entitlement of ${userId} must have user_id ${userId} and app_id ${appId}`);
       }

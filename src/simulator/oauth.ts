@@ -1,7 +1,7 @@
 /**
- * The OAuth 2.0 Authorization Code flow of the simulated marketplace (seed §4.1, §4.2, §5.2):
+ * The OAuth 2.0 Authorization Code flow of the simulated marketplace (docs/marketplace.md#authorization-page, docs/marketplace.md#token-endpoint, docs/marketplace.md#oauth-sign-in):
  * the authorization page with PKCE (RFC 7636, S256 only) and `state`, and the token endpoint
- * with the `authorization_code` and `refresh_token` grants (DESIGN C). Errors follow RFC 6749:
+ * with the `authorization_code` and `refresh_token` grants (docs/decisions.md#marketplace-api). Errors follow RFC 6749:
  * §4.1.2.1 for the authorization page, §5.2 for the token endpoint.
  */
 import { randomBytes } from 'node:crypto';
@@ -35,7 +35,7 @@ function redirectWithError(redirectUri: string, state: string | null, error: str
   return redirect(target.href, status);
 }
 
-/** `GET {site_url}/oauth/authorize` (seed §4.1): checks the request and shows the consent page. */
+/** `GET {site_url}/oauth/authorize` (docs/marketplace.md#authorization-page): checks the request and shows the consent page. */
 export function authorizeGet(ctx: SimulatorContext, url: URL): Response {
   const params = url.searchParams;
   const clientIds = params.getAll('client_id');
@@ -149,8 +149,8 @@ export async function authorizePost(ctx: SimulatorContext, request: Request): Pr
 }
 
 /**
- * `POST {site_url}/api/oauth/token` and its alias `POST {base_url}/oauth/token` (seed §4.2).
- * Accepts JSON (the seed) and form encoding (RFC 6749 clients); client credentials in the body
+ * `POST {site_url}/api/oauth/token` and its alias `POST {base_url}/oauth/token` (docs/marketplace.md#token-endpoint).
+ * Accepts JSON (as the marketplace documents) and form encoding (RFC 6749 clients); client credentials in the body
  * or by HTTP Basic (RFC 6749 §2.3.1).
  */
 export async function tokenEndpoint(ctx: SimulatorContext, request: Request, path: string): Promise<Response> {

@@ -11,6 +11,8 @@ import { shownValue } from '../shared/options.js';
 import { AppId } from '../shared/schemas.js';
 import { sleep, type Clock } from '../server/lib/clock.js';
 import { randomToken } from '../server/oauth.js';
+import { Catalog } from './catalog.js';
+import { parseCatalog, type PlanDefinition, type UserDefinition } from './config.js';
 import type { RateLimits, SimulatorCredentials } from './context.js';
 import { isEndpointUrl } from './control.js';
 
@@ -59,6 +61,13 @@ export interface SimulatorOptions {
   webhookTimeoutMs?: number | undefined;
   /** The host bridge bundle the dashboard serves. Default: this package's `dist/cdn/marketplace-host.js`. */
   hostBundle?: string | URL | undefined;
+  /**
+   * The app's plans (id, name, kind, price, features, usage limit), as the Developer Console's
+   * Pricing tab holds them. Default: the built-in `PLANS`.
+   */
+  plans?: readonly PlanDefinition[] | undefined;
+  /** The users and the plan each starts on. Default: the built-in `USER_SEEDS`, on plans of `plans` of the same kinds. */
+  users?: readonly UserDefinition[] | undefined;
 }
 
 /** A clock the simulator runs on: now, and a wait (which ends early, rejecting, when `signal` aborts). */
@@ -89,6 +98,8 @@ export interface ResolvedOptions {
   hostBundle: URL;
   /** True when `hostBundle` was given, not this package's own bundle. */
   hostBundleGiven: boolean;
+  /** The plans and users. */
+  catalog: Catalog;
 }
 
 const DEFAULT_BACKEND_PATH = '/api/marketplace';
@@ -113,6 +124,7 @@ export function resolveOptions(options: unknown, name: OptionName = (option) => 
   const appUrl = optionalUrl(given.appUrl, name('appUrl'));
   const appOrigin = appUrl === null ? null : new URL(appUrl).origin;
   const redirectUris = given.redirectUris ?? (appOrigin ? [`${appOrigin}${DEFAULT_BACKEND_PATH}/oauth/callback`] : []);
+  const { plans, users } = parseCatalog(given.plans, given.users, 'startSimulator');
   if (!Array.isArray(redirectUris)) throw configError(`${name('redirectUris')} must be an array of URLs, got ${shownValue(redirectUris)}`);
   return {
     port: wholeOption(given.port, 0, name('port'), 0, 65535),
@@ -144,6 +156,7 @@ export function resolveOptions(options: unknown, name: OptionName = (option) => 
     },
     hostBundle: hostBundleUrl(given.hostBundle, name('hostBundle')),
     hostBundleGiven: given.hostBundle !== undefined,
+    catalog: new Catalog(plans, users),
   };
 }
 

@@ -1,6 +1,6 @@
 /**
- * The simulator's server-rendered pages other than the dashboard: the authorization page (seed
- * §4.1) and the error page shown when an authorization request cannot be redirected back
+ * The simulator's server-rendered pages other than the dashboard: the authorization page
+ * (docs/marketplace.md#authorization-page) and the error page shown when an authorization request cannot be redirected back
  * (RFC 6749 §4.1.2.1).
  */
 import { escapeHtml as e } from './http.js';

@@ -1,5 +1,5 @@
 /**
- * Fixed-window rate limits per caller (seed §8): a window starts with a caller's first request
+ * Fixed-window rate limits per caller (docs/marketplace.md#rate-limits): a window starts with a caller's first request
  * and lasts `windowMs`; each answered request counts, refused ones do not.
  */
 export interface RateDecision {
@@ -31,7 +31,7 @@ export class RateLimiter {
     return { allowed: true, limit, remaining: limit - window.count, resetAt };
   }
 
-  /** The headers of DESIGN C, on every answer to an identified caller. */
+  /** The headers of docs/decisions.md#marketplace-api, on every answer to an identified caller. */
   headers(decision: RateDecision): Record<string, string> {
     const now = this.clock();
     const headers: Record<string, string> = {

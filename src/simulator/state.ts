@@ -4,7 +4,7 @@
  * shown on the dashboard. Listeners (the dashboard's event stream) hear about every change.
  */
 import type { Entitlement, Profile } from '../shared/schemas.js';
-import { USER_SEEDS, profileOf, startingEntitlement, type SimulatedUserSeed } from './catalog.js';
+import { Catalog, profileOf, type SimulatedUserSeed } from './catalog.js';
 
 export interface SimulatorConfig {
   appUrl: string | null;
@@ -140,12 +140,13 @@ export class SimulatorState {
     siteUrl: string,
     appId: string,
     now: number,
+    readonly catalog: Catalog = new Catalog(),
   ) {
-    for (const seed of USER_SEEDS) {
+    for (const seed of catalog.users) {
       this.users.set(seed.id, { seed, profile: profileOf(seed, siteUrl) });
-      this.entitlements.set(seed.id, startingEntitlement(seed, appId, now));
+      this.entitlements.set(seed.id, catalog.startingEntitlement(seed, appId, now));
     }
-    this.currentUserId = USER_SEEDS[0]!.id;
+    this.currentUserId = catalog.users[0]!.id;
   }
 
   profiles(): Profile[] {
@@ -184,8 +185,8 @@ export class SimulatorState {
 
   /**
    * Drops expired one-time records so a long-running simulator does not grow without bound. A
-   * spent refresh token is kept a day, for reuse detection; an unused one stays (the seed gives
-   * refresh tokens no lifetime): every refresh spends one, and a user holds at most
+   * spent refresh token is kept a day, for reuse detection; an unused one stays (the marketplace's
+   * documentation gives refresh tokens no lifetime): every refresh spends one, and a user holds at most
    * `REFRESH_TOKENS_PER_USER`.
    */
   sweep(now: number): void {

@@ -1,5 +1,5 @@
 /**
- * Signed webhook deliveries (seed §6, DESIGN D): `POST {webhook_url}` with body
+ * Signed webhook deliveries (docs/marketplace.md#webhooks, docs/decisions.md#webhooks): `POST {webhook_url}` with body
  * `{event, timestamp, data}` and `X-Service-Signature: sha256=<hex>`. A delivery that is not
  * answered with 2xx is retried with exponential backoff, up to `maxAttempts` attempts; each attempt
  * is re-stamped and re-signed, so a receiver's timestamp tolerance never rejects a late retry.
@@ -77,7 +77,7 @@ export class WebhookSender {
   }
 
   private async attempt(url: string, event: string, data: Record<string, unknown>): Promise<DeliveryAttempt> {
-    // Milliseconds, not the seconds of expires_at: the seed gives deliveries no id, so two
+    // Milliseconds, not the seconds of expires_at: the marketplace gives deliveries no id (docs/decisions.md#webhooks), so two
     // identical events stamped in the same second would be indistinguishable from a replay.
     const at = new Date(this.clock.now()).toISOString();
     const body = JSON.stringify({ event, timestamp: at, data });

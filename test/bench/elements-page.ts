@@ -3,7 +3,7 @@
 // elements and times a first render and entitlement changes, in the page's own clock.
 import '../../src/elements/define.js';
 import type { LitElement } from 'lit';
-import { FakeKit, sampleEntitlement, sampleUser } from '../support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../src/testing/fake-kit.js';
 
 const BASIC = sampleEntitlement({ plan: 'basic', features: ['reports'] });
 const PRO = sampleEntitlement({ plan: 'pro', features: ['reports', 'export'] });

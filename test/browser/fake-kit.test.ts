@@ -1,8 +1,8 @@
 import { expect } from '@open-wc/testing';
-import { FakeKit, sampleEntitlement, sampleUser } from '../support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../src/testing/fake-kit.js';
 
 // FakeKit is documented for app developers' own tests: it must behave as the real kit does where
-// the README says it does.
+// docs/testing.md says it does.
 describe('FakeKit', () => {
   it('notifies subscribers once per setter that changed something, and not for one that did not', () => {
     const kit = new FakeKit().setSession(sampleUser, sampleEntitlement());

@@ -58,7 +58,7 @@ const ELEMENTS = `
   <mp-gate feature="export"><p id="export">Export is ready</p></mp-gate>
   <mp-gate feature="sso" plan="business"><p id="sso">SSO settings</p></mp-gate>`;
 
-/** The rule the README's elements section tells every page to add. */
+/** The rule docs/elements/mp-gate.md tells every page to add. */
 const GATE_CLOAK = 'mp-gate:not(:defined) { display: none; }';
 
 const page = (head: string, body = ELEMENTS) =>

@@ -10,7 +10,7 @@ import { callApi, openDashboard, startDemoHarness, type DemoHarness } from '../s
 
 /** Short enough for the renewal test to wait it out; the kit renews at half the lifetime. */
 const SESSION_TTL_SECONDS = 3;
-/** The seed users (src/simulator/catalog.ts): Ada starts on the free plan, Alan on Pro annual. */
+/** The simulator's default users (src/simulator/catalog.ts): Ada starts on the free plan, Alan on Pro annual. */
 const ADA = 'usr_ada';
 const KATHERINE = 'usr_katherine';
 const resultsDir = fileURLToPath(new URL('../../test-results/', import.meta.url));
@@ -211,7 +211,7 @@ describe('demo: the sample app in the dashboard', () => {
     }
   });
 
-  // A different plan for each: the seed's deliveries carry no id, so two identical bodies within
+  // A different plan for each: the marketplace's deliveries carry no id, so two identical bodies within
   // one second would be taken for a replay and the second would not reach the backend's cache.
   for (const [event, plan] of [
     ['subscription.cancelled', 'pro_monthly'],

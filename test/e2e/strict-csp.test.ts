@@ -72,7 +72,7 @@ window.recordViolations = function (doc, name) {
 window.recordViolations(document, location.pathname);
 </script>`;
 
-/** The cloak the README asks for, as a file: an inline <style> would itself need a nonce. */
+/** The cloak docs/elements/mp-gate.md asks for, as a file: an inline <style> would itself need a nonce. */
 const SITE_CSS = 'mp-gate:not(:defined) { display: none; }\nbody { font-family: serif; }\n';
 
 const ELEMENTS = `
@@ -168,7 +168,7 @@ async function newTab(): Promise<{ tab: Page; errors: string[] }> {
   const errors: string[] = [];
   tab.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
   tab.on('console', (message) => {
-    // The signed-out GET /session answers 401, shown as a failed resource load (README: expected).
+    // The signed-out GET /session answers 401, shown as a failed resource load (docs/runtime.md: expected).
     if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
   });
   return { tab, errors };

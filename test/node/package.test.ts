@@ -10,8 +10,9 @@ import { promisify } from 'node:util';
 import vm from 'node:vm';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+type Target = string | { types: string; default: string; node?: { types: string; default: string } };
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
-  exports: Record<string, string | { types: string; default: string }>;
+  exports: Record<string, Target>;
   bin: Record<string, string>;
   version: string;
 };
@@ -20,7 +21,8 @@ describe('package', () => {
   it('has built files and types for every entry of the exports map', () => {
     for (const [entry, target] of Object.entries(pkg.exports)) {
       if (typeof target === 'string') continue;
-      for (const file of [target.types, target.default]) {
+      // An entry with a Node face and a browser face (./testing) has both built.
+      for (const file of [target.types, target.default, target.node?.types, target.node?.default].filter((file) => file !== undefined)) {
         assert.ok(existsSync(`${root}${file}`), `${entry}: ${file} is missing (run npm run build)`);
       }
     }
@@ -100,7 +102,7 @@ describe('package', () => {
     }
   });
 
-  it("the dashboard's script tag defines MarketplaceHost and zod's shared config, nothing else (as the README says)", () => {
+  it("the dashboard's script tag defines MarketplaceHost and zod's shared config, nothing else (as docs/host.md says)", () => {
     const page = vm.createContext({});
     const before = new Set(Reflect.ownKeys(page));
     vm.runInContext(readFileSync(`${root}dist/cdn/marketplace-host.js`, 'utf8'), page);
@@ -115,13 +117,15 @@ describe('package', () => {
     assert.equal(stdout, `${pkg.version}\n`);
   });
 
-  it('lets an app copy FakeKit: it imports only the public runtime entry', () => {
-    // The README: copy test/support/fake-kit.ts and point its imports at `marketplace-app-kit`.
-    // Type-checking the test tree proves every name it imports is exported there.
-    const source = readFileSync(`${root}test/support/fake-kit.ts`, 'utf8');
-    // Static (`from '…'`), bare (`import '…'`) and dynamic (`import('…')`) imports, either quote.
-    const specifiers = [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)].map((match) => match[1]);
-    assert.deepEqual(specifiers, ['../../src/runtime/index.js']);
-    assert.equal(pkg.exports['.'] && typeof pkg.exports['.'] === 'object' && pkg.exports['.'].default, './dist/runtime/index.js');
+  it("ships FakeKit in marketplace-app-kit/testing on the runtime's public entry alone", () => {
+    // A FakeKit registers as the page's kit exactly as createKit's does only if it shares the
+    // runtime's registry and events: so it imports that entry and nothing else, in the sources
+    // and in the built file the package ships.
+    const imports = (file: string) =>
+      // Static (`from '…'`), bare (`import '…'`) and dynamic (`import('…')`) imports, either quote.
+      [...readFileSync(`${root}${file}`, 'utf8').matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)].map((match) => match[1]);
+    assert.deepEqual(imports('src/testing/fake-kit.ts'), ['../runtime/index.js']);
+    assert.deepEqual(imports('dist/testing/fake-kit.js'), ['../runtime/index.js']);
+    assert.equal(fileURLToPath(import.meta.resolve('marketplace-app-kit/testing')), `${root}dist/testing/index.js`, 'Node gets the signers and the simulator helpers');
   });
 });

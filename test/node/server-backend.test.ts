@@ -132,7 +132,7 @@ async function errorCode(response: Response): Promise<string> {
   return body.error.code;
 }
 
-describe('createAppBackend: session exchange (DESIGN B)', () => {
+describe('createAppBackend: session exchange (docs/decisions.md#session-exchange)', () => {
   it('POST /session turns a context token into a session; GET /session reads it back', async () => {
     const { backend } = backendWith();
     const response = await postSession(backend, { context: await contextToken(), host: DASHBOARD });
@@ -1135,7 +1135,7 @@ describe('createAppBackend: OAuth sign-in outside the dashboard', () => {
   });
 });
 
-describe('createAppBackend: webhooks (DESIGN D)', () => {
+describe('createAppBackend: webhooks (docs/decisions.md#webhooks)', () => {
   const delivery = (overrides: Record<string, unknown> = {}) =>
     JSON.stringify({ event: 'subscription.created', timestamp: at(0), data: { user_id: 'usr_1', plan: 'business' }, ...overrides });
   const post = (backend: AppBackend, body: string, signature: string | null = signWebhookBody(body, WEBHOOK_SECRET)) =>
@@ -1235,7 +1235,7 @@ describe('createAppBackend: webhooks (DESIGN D)', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const copy = await post(backend, delivery({ id: 'evt_slow', timestamp: at(5) }));
     assert.equal(copy.status, 503);
-    assert.equal(copy.headers.get('retry-after'), '10', 'the README promises a wait of 10 s');
+    assert.equal(copy.headers.get('retry-after'), '10', 'docs/server.md promises a wait of 10 s');
     assert.equal(WEBHOOK_COPY_WAIT_MS, 10_000);
     assert.equal(await errorCode(copy), 'ERR_WEBHOOK_IN_PROGRESS');
     assert.deepEqual(clock.sleeps, [WEBHOOK_COPY_WAIT_MS], 'the virtual clock ran out the wait');

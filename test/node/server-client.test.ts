@@ -62,7 +62,7 @@ async function rejects(pending: Promise<unknown>, expected: { code: string; stat
 
 const tokenAnswer = { access_token: 'at_1', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt_1' };
 
-describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
+describe('OAuth (docs/marketplace.md#authorization-page, docs/marketplace.md#token-endpoint; docs/decisions.md#marketplace-api)', () => {
   it('builds the authorization URL with state and PKCE S256', () => {
     const { client: c } = client();
     const { url, state, codeVerifier } = c.authorizationUrl({ redirectUri: 'https://app.example/cb' });
@@ -622,7 +622,7 @@ describe('OAuth (seed §4.1, §4.2; DESIGN C)', () => {
   });
 });
 
-describe('marketplace API (seed §4.3, §4.4, §5)', () => {
+describe('marketplace API (docs/marketplace.md#whoami-and-entitlements, docs/marketplace.md#authentication)', () => {
   it('calls /whoami with a Bearer token, and with X-API-Key + user_id', async () => {
     handler = (_req, res) => sendJson(res, 200, USER);
     const { client: c } = client();
@@ -1020,7 +1020,7 @@ describe('marketplace API (seed §4.3, §4.4, §5)', () => {
   });
 });
 
-describe('rate limits (seed §8; DESIGN C)', () => {
+describe('rate limits (docs/marketplace.md#rate-limits; docs/decisions.md#marketplace-api)', () => {
   it('honours 429 + Retry-After, then succeeds', async () => {
     let calls = 0;
     handler = (_req, res) => (++calls === 1 ? sendJson(res, 429, { error: { code: 'rate_limited', message: 'slow down' } }, { 'retry-after': '3' }) : sendJson(res, 200, USER));

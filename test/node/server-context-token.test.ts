@@ -60,7 +60,7 @@ async function rejects(pending: Promise<unknown>, code: string, message: RegExp)
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
-describe('verifyContextToken (DESIGN A, B)', () => {
+describe('verifyContextToken (docs/decisions.md#embed-launch, docs/decisions.md#session-exchange)', () => {
   it('returns the validated claims of a genuine token', async () => {
     const claims = await verifyContextToken(await sign({ jti: 'jti-genuine-001' }), verifyOptions({ host: DASHBOARD }));
     assert.equal(claims.sub, 'usr_1');

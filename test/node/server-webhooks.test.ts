@@ -54,7 +54,7 @@ async function rejects(pending: Promise<unknown>, code: string, message: RegExp,
   });
 }
 
-describe('verifyWebhook (DESIGN D)', () => {
+describe('verifyWebhook (docs/decisions.md#webhooks)', () => {
   it('returns a typed delivery for a genuine string body', async () => {
     const raw = body();
     const delivery = await verifyWebhook(raw, signWebhookBody(raw, WEBHOOK_SECRET), options());

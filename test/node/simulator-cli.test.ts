@@ -86,7 +86,7 @@ describe('mpkit CLI', () => {
       const lines = output.trimEnd().split('\n');
       assert.equal(lines.length, 1);
       const info = JSON.parse(lines[0]!);
-      assert.deepEqual(Object.keys(info), ['site_url', 'base_url', 'dashboard_url', 'client_id', 'client_secret', 'test_api_key', 'live_api_key', 'webhook_secret', 'users']);
+      assert.deepEqual(Object.keys(info), ['site_url', 'base_url', 'dashboard_url', 'client_id', 'client_secret', 'test_api_key', 'live_api_key', 'webhook_secret', 'app_name', 'plans', 'users']);
       assert.match(info.site_url, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(info.base_url, `${info.site_url}/api/v1`);
       assert.equal(info.dashboard_url, `${info.site_url}/dashboard`);
@@ -310,13 +310,13 @@ net.Server.prototype.listen = function () {
   });
 });
 
-/** The README's "Scripts" snippet, run as a shell script in a directory of its own where `./node_modules/.bin/mpkit` is this CLI. */
-describe('the README snippet for scripts', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const snippet = /```sh\n(# Scripts:[\s\S]*?)```/.exec(readme)?.[1];
+/** The "Scripts" snippet of docs/simulator.md, run as a shell script in a directory of its own where `./node_modules/.bin/mpkit` is this CLI. */
+describe('the docs snippet for scripts', () => {
+  const doc = readFileSync(new URL('../../docs/simulator.md', import.meta.url), 'utf8');
+  const snippet = /```sh\n(# Scripts:[\s\S]*?)```/.exec(doc)?.[1];
 
   async function runSnippet(t: TestContext, port: number, prepare: (dir: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    assert.ok(snippet, 'README: no sh block starting with "# Scripts:"');
+    assert.ok(snippet, 'docs/simulator.md: no sh block starting with "# Scripts:"');
     assert.match(snippet, /mpkit simulate /);
     const dir = mkdtempSync(join(tmpdir(), 'mpkit-snippet-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -128,7 +128,7 @@ describe('simulator: control API', () => {
       { usage: 'lots' },
       { expires_at: '2030-01-01' },
       { expires_at: 'tomorrow' },
-      // The kit reads fractional seconds; the marketplace sends only whole ones (seed §2.2).
+      // The kit reads fractional seconds; the marketplace sends only whole ones (docs/marketplace.md#entitlement).
       { expires_at: '2030-01-01T00:00:00.123Z' },
       { plan: '' },
       { user_id: 'usr_ada' },

@@ -42,7 +42,7 @@ describe('simulator: webhook deliveries', () => {
     await receiver.close();
   });
 
-  it('signs each delivery so that verifyWebhook accepts it, with the seed body shape', async (t) => {
+  it('signs each delivery so that verifyWebhook accepts it, with the documented body shape', async (t) => {
     // On Node 20 each AbortSignal.any keeps an entry on the simulator's long-lived stop signal.
     const any = t.mock.method(AbortSignal, 'any');
     const answer = await postJson(`${sim.siteUrl}/_simulator/events`, { event: 'subscription.created', data: { user_id: 'usr_ada', plan: 'pro_monthly' } });

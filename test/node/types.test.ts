@@ -1,6 +1,6 @@
 // The "typed APIs" promise, checked as an app sees it: test/support/types/ holds page code
 // (browser.ts: runtime, elements, host) and backend code (node.ts: server, simulator) written from
-// the README, each in its own strict project that imports the package by name, so tsc reads the
+// the docs, each in its own strict project that imports the package by name, so tsc reads the
 // built declarations (dist/*.d.ts) through the exports map. Idiomatic use must compile with no
 // cast; each mistake is marked `// @ts-expect-error`, so a type that stops refusing it (an option
 // loosened to `any`, a `readonly` dropped) fails here as "Unused '@ts-expect-error' directive".
@@ -28,11 +28,11 @@ describe('public types', () => {
     }
   });
 
-  it('take the README’s page code without casts and refuse its mistakes (runtime, elements, host)', async () => {
+  it('take the docs’ page code without casts and refuse its mistakes (runtime, elements, host)', async () => {
     await typeCheck('tsconfig.browser.json');
   });
 
-  it('take the README’s backend code without casts and refuse its mistakes (server, simulator)', async () => {
+  it('take the docs’ backend code without casts and refuse its mistakes (server, simulator)', async () => {
     await typeCheck('tsconfig.node.json');
   });
 });

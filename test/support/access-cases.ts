@@ -1,4 +1,4 @@
-// One table of access-rule cases (DESIGN C), run by the Node tests and again in Chromium, so both
+// One table of access-rule cases (docs/decisions.md#marketplace-api), run by the Node tests and again in Chromium, so both
 // sides are proven to decide alike.
 import type { AccessReason, AccessRequirement } from '../../src/shared/access.js';
 import type { AnyEntitlement } from '../../src/shared/schemas.js';

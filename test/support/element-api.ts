@@ -1,7 +1,7 @@
 // What each element offers to pages, in one table: the manifest test (test/e2e/cdn-manifest.test.ts)
 // checks custom-elements.json against it, and the elements' style test
 // (src/elements/base/every-look.test.ts) checks the custom properties against the CSS each
-// element actually renders. The README's element sections list the same (test/node/readme-sync.test.ts).
+// element actually renders. The element pages under docs/elements/ are generated from the manifest (test/node/docs-sync.test.ts).
 
 export interface ElementApi {
   /** Beside `theme`, `state` and `strings`, which every element has. */

@@ -1,11 +1,11 @@
 // The names the package's public entries export, read from the built declarations (`npm run
 // build` first) with regexes: TypeScript 7 has no compiler API for JS. Used by the doc-comment
-// test (test/node/api-docs.test.ts) and the README's export lists (test/node/readme-sync.test.ts).
+// test (test/node/api-docs.test.ts) and the docs' export lists (test/node/docs-sync.test.ts).
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 /** The public entries, under dist/. */
-export const ENTRIES = ['runtime/index.d.ts', 'elements/index.d.ts', 'server/index.d.ts', 'host/index.d.ts', 'simulator/index.d.ts'];
+export const ENTRIES = ['runtime/index.d.ts', 'elements/index.d.ts', 'server/index.d.ts', 'host/index.d.ts', 'simulator/index.d.ts', 'testing/index.d.ts', 'testing/browser.d.ts'];
 
 /** A declaration line of a `.d.ts`, with its name. */
 export const DECLARATION = /^export (?:declare )?(?:abstract )?(?:function|class|interface|type|const|enum) (\w+)/;

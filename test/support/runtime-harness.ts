@@ -180,7 +180,7 @@ window.embed = (src, behaviour = {}) => {
  */
 export function appPage(hostOrigin: string, kit: Record<string, unknown>, runtimeSrc = '/runtime.js', early = false): string {
   const options = { backend: '/api/marketplace', hostOrigins: [hostOrigin], ...kit };
-  // The early exchange goes first, as the README shows it: an inline script before the app's own.
+  // The early exchange goes first, as docs/runtime.md shows it: an inline script before the app's own.
   const earlyScript = early ? `<script>${earlyLaunchScript(options as { backend: string; hostOrigins: string[] })}</script>` : '';
   return `${earlyScript}<div id="content" style="height:120px">app</div><script src="${runtimeSrc}"></script><script>
 window.kitCalledAt = performance.now();

@@ -48,7 +48,7 @@ export const schemaTable: Record<string, Schema> = {
 };
 
 export const schemaCases: SchemaCase[] = [
-  { schema: 'Profile', name: 'seed profile', value: profile, valid: true },
+  { schema: 'Profile', name: 'documented profile', value: profile, valid: true },
   { schema: 'Profile', name: 'id without usr_ prefix', value: { ...profile, id: '42' }, valid: false },
   { schema: 'Profile', name: 'javascript: avatar', value: { ...profile, avatar_url: 'javascript:alert(1)' }, valid: false },
   { schema: 'Profile', name: 'missing email', value: { id: 'usr_1', name: 'Ada', avatar_url: profile.avatar_url }, valid: false },
@@ -72,7 +72,7 @@ export const schemaCases: SchemaCase[] = [
   { schema: 'AnyEntitlement', name: 'numeric status is no short form', value: { ...short, status: 42 }, valid: false },
   { schema: 'AnyEntitlement', name: 'overlong status is no short form', value: { ...short, status: 'x'.repeat(51) }, valid: false },
   { schema: 'AnyEntitlement', name: 'a bad expiry is no short form', value: { ...short, expires_at: 'soon' }, valid: false },
-  { schema: 'TokenResponse', name: 'seed token response', value: { access_token: 'a', token_type: 'Bearer', expires_in: 3600, refresh_token: 'r' }, valid: true },
+  { schema: 'TokenResponse', name: 'documented token response', value: { access_token: 'a', token_type: 'Bearer', expires_in: 3600, refresh_token: 'r' }, valid: true },
   { schema: 'TokenResponse', name: 'refresh answer without refresh_token', value: { access_token: 'a', token_type: 'bearer', expires_in: 3600 }, valid: true },
   { schema: 'TokenResponse', name: 'wrong token_type', value: { access_token: 'a', token_type: 'mac', expires_in: 3600 }, valid: false },
   { schema: 'TokenResponse', name: 'expires_in as string', value: { access_token: 'a', token_type: 'Bearer', expires_in: '3600' }, valid: false },
@@ -80,7 +80,7 @@ export const schemaCases: SchemaCase[] = [
   { schema: 'OAuthErrorBody', name: 'API error is not an OAuth error', value: { error: { code: 'x', message: 'y' } }, valid: false },
   { schema: 'ApiErrorBody', name: 'API error', value: { error: { code: 'rate_limited', message: 'slow down' } }, valid: true },
   { schema: 'ApiErrorBody', name: 'OAuth error is not an API error', value: { error: 'invalid_grant' }, valid: false },
-  { schema: 'ContextTokenClaims', name: 'DESIGN A claims', value: claims, valid: true },
+  { schema: 'ContextTokenClaims', name: 'context-token claims', value: claims, valid: true },
   { schema: 'ContextTokenClaims', name: 'host with a path', value: { ...claims, host: 'https://dash.example/x' }, valid: false },
   { schema: 'ContextTokenClaims', name: 'missing jti', value: { ...claims, jti: undefined }, valid: false },
   { schema: 'ContextTokenClaims', name: 'jti of 8 characters', value: { ...claims, jti: 'abcdefgh' }, valid: true },
@@ -88,7 +88,7 @@ export const schemaCases: SchemaCase[] = [
   { schema: 'ContextTokenClaims', name: 'jti over 200 characters', value: { ...claims, jti: 'j'.repeat(201) }, valid: false },
   {
     schema: 'SessionResponse',
-    name: 'DESIGN B answer',
+    name: 'session exchange answer',
     value: { session: { token: 't', expires_at: '2026-11-21T10:15:00Z' }, user: profile, entitlement, host: 'https://dashboard.example' },
     valid: true,
   },

@@ -8,7 +8,7 @@ import type { CSSResult } from 'lit';
 import { html, unsafeStatic } from 'lit/static-html.js';
 import { elements } from '../index.js';
 import { MarketplaceElement } from './marketplace-element.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../testing/fake-kit.js';
 import { daysFrom } from '../../../test/support/dates.js';
 import { ELEMENT_API } from '../../../test/support/element-api.js';
 import { deferred, next, part, settle, text, until } from '../../../test/support/element-helpers.js';

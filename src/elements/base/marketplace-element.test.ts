@@ -1,6 +1,6 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import { elements, defineElements, MarketplaceElement, MpGate, type MpPlanBadge, type MpSignInButton, type MpUsageMeter, type MpUpgradeButton, type MpUserBadge } from '../index.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../testing/fake-kit.js';
 import { daysFrom } from '../../../test/support/dates.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import type { MpErrorEvent } from '../events.js';
@@ -173,7 +173,7 @@ describe('finding the kit', () => {
 });
 
 describe('events', () => {
-  it('bubble out of shadow roots to the document, as the README\'s document listener needs', async () => {
+  it('bubble out of shadow roots to the document, as the document listener of docs/elements.md needs', async () => {
     const kit = new FakeKit().setSession(sampleUser, null).scriptUpgrade({ outcome: 'dismissed' });
     const host = await fixture<HTMLDivElement>(html`<div></div>`);
     const gate = document.createElement('mp-gate');

@@ -238,7 +238,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       this.requestUpdate();
       if (warned) return;
       warned = true;
-      console.warn(`[marketplace-app-kit] ${NOT_FOUND}: <${this.localName}> found no kit. Call createKit() (if you did, it failed: see its error) or set .kit (README "Elements").`);
+      console.warn(`[marketplace-app-kit] ${NOT_FOUND}: <${this.localName}> found no kit. Call createKit() (if you did, it failed: see its error) or set .kit (marketplace-app-kit: docs/elements.md#how-elements-find-the-kit).`);
     }, (this.constructor as typeof MarketplaceElement).kitTimeoutMs);
   }
 
@@ -408,7 +408,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       upgradeWarned = true;
       console.warn(
         `[marketplace-app-kit] ERR_NOT_EMBEDDED: <${this.localName}> cannot upgrade here: the plan chooser is the dashboard's. ` +
-          'On your own site, listen for mp-upgrade-request, call event.preventDefault() and send the user to your pricing page (README "<mp-upgrade-button>").',
+          'On your own site, listen for mp-upgrade-request, call event.preventDefault() and send the user to your pricing page (marketplace-app-kit: docs/elements/mp-upgrade-button.md).',
       );
     }
     return this._run(async () => {

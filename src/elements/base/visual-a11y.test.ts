@@ -6,7 +6,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import { emulateMedia, executeServerCommand } from '@web/test-runner-commands';
 import '../index.js';
 import type { MarketplaceElement } from './marketplace-element.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../testing/fake-kit.js';
 import { deferred, part, settle } from '../../../test/support/element-helpers.js';
 import { contrast } from '../../../test/support/contrast.js';
 

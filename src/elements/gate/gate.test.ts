@@ -3,7 +3,7 @@ import { sendKeys } from '@web/test-runner-commands';
 import '../index.js';
 import { MpGate } from '../index.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../testing/fake-kit.js';
 import { calendarDay, daysFrom } from '../../../test/support/dates.js';
 import { HOSTILE, deferred, next, part, settle, text, until } from '../../../test/support/element-helpers.js';
 

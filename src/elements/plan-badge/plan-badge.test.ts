@@ -1,7 +1,7 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import '../index.js';
 import { MpPlanBadge } from '../index.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../testing/fake-kit.js';
 import { HOSTILE, part, settle, text } from '../../../test/support/element-helpers.js';
 import { daysFrom, calendarDay } from '../../../test/support/dates.js';
 

@@ -4,7 +4,7 @@ import '../index.js';
 import { MpSignInButton } from '../index.js';
 import { SIGN_IN_NAVIGATION_MS } from '../base/marketplace-element.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
-import { FakeKit } from '../../../test/support/fake-kit.js';
+import { FakeKit } from '../../testing/fake-kit.js';
 import { HOSTILE, deferred, focusThroughChange, next, part, settle, unavailable, until } from '../../../test/support/element-helpers.js';
 import { contrast } from '../../../test/support/contrast.js';
 

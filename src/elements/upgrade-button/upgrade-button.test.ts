@@ -4,7 +4,7 @@ import '../index.js';
 import type { MpUpgradeButton } from '../index.js';
 import { parseFeature, parsePlanList } from '../base/plans.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../testing/fake-kit.js';
 import { daysFrom } from '../../../test/support/dates.js';
 import { HOSTILE, deferred, focusThroughChange, next, part, settle, unavailable } from '../../../test/support/element-helpers.js';
 

@@ -2,7 +2,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import '../index.js';
 import type { MpUsageMeter } from '../index.js';
-import { FakeKit, sampleEntitlement, sampleUser } from '../../../test/support/fake-kit.js';
+import { FakeKit, sampleEntitlement, sampleUser } from '../../testing/fake-kit.js';
 import { HOSTILE, next, part, settle, text } from '../../../test/support/element-helpers.js';
 
 const usage = (api_calls: number, limit: number) => new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls, limit } }));

@@ -1,7 +1,7 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import '../index.js';
 import type { MpUserBadge } from '../index.js';
-import { FakeKit, sampleUser } from '../../../test/support/fake-kit.js';
+import { FakeKit, sampleUser } from '../../testing/fake-kit.js';
 import { HOSTILE, part, settle, text, until } from '../../../test/support/element-helpers.js';
 
 // A 1×1 PNG, so the avatar loads without a network.

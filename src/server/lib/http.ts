@@ -240,7 +240,7 @@ const RFC_850 = new RegExp(`^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|
 const ASCTIME = new RegExp(`^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
 
 /**
- * The longest wait a `Retry-After` is taken for. The seed's limits are per minute (§8): after a
+ * The longest wait a `Retry-After` is taken for. The marketplace's limits are per minute (docs/marketplace.md#rate-limits): after a
  * minute the key's budget is whole again, so a longer value (a misconfigured proxy's) is read as a
  * minute, and one such answer cannot stop every API-key call for hours. A marketplace that still
  * refuses answers 429 again, and the pause starts over.
@@ -269,7 +269,7 @@ function readRetryAfter(value: string | null, now: number): number | undefined {
 }
 
 /**
- * The wait until `X-RateLimit-Reset` (Unix seconds, DESIGN C), for a 429 without `Retry-After`.
+ * The wait until `X-RateLimit-Reset` (Unix seconds, docs/decisions.md#marketplace-api), for a 429 without `Retry-After`.
  * Undefined when absent, unreadable or already past (a clock apart from the marketplace's): the
  * client then backs off as it would without either header.
  */

@@ -1,5 +1,5 @@
 /**
- * Client-side pacing for an API key (seed §8): at most `limit` requests in any sliding window of
+ * Client-side pacing for an API key (docs/marketplace.md#rate-limits): at most `limit` requests in any sliding window of
  * `windowMs`. A request holds its slot from when it is sent until one window after its answer
  * came back (or it failed): the marketplace counts a request somewhere between those two moments,
  * so `limit + 1` requests can never be counted within one window, whichever way the marketplace

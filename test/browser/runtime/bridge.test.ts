@@ -274,7 +274,7 @@ describe('host bridge protocol', () => {
   });
 
   /**
-   * A dashboard written by hand from the README, without this kit: it answers the app's handshake,
+   * A dashboard written by hand from docs/host.md, without this kit: it answers the app's handshake,
    * then every call with what `answer` gives (`{result}`, `{error}`, or nothing).
    */
   function handWrittenHost(answer: (method: string) => Record<string, unknown> | null): void {

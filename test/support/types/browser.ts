@@ -1,4 +1,4 @@
-// Page code as an app writes it from the README, type-checked against the built package (see
+// Page code as an app writes it from the docs, type-checked against the built package (see
 // test/node/types.test.ts). Every line without a marker must compile with no cast; every line
 // after `// @ts-expect-error` is a mistake the types must refuse: once one compiles, tsc reports
 // the directive as unused and the test fails.
@@ -212,7 +212,7 @@ defineElements();
 defineElements(customElements);
 const GateClass: typeof MpGate = elements['mp-gate'];
 
-// An element of your own on the base class (README: "to build your own"): its texts are typed.
+// An element of your own on the base class (docs/elements.md: "to build your own"): its texts are typed.
 type TrialStrings = BaseStrings & { ends: string };
 class MpTrialBanner extends MarketplaceElement<TrialStrings> {
   static override defaultStrings: TrialStrings = { ...MarketplaceElement.defaultStrings, ends: 'Your trial ends {date}' };

@@ -1,4 +1,4 @@
-// Backend code as an app writes it from the README, type-checked against the built package in a
+// Backend code as an app writes it from the docs, type-checked against the built package in a
 // Node project without the DOM library (see test/node/types.test.ts). Every line without a marker
 // must compile with no cast; every line after `// @ts-expect-error` is a mistake the types must
 // refuse: once one compiles, tsc reports the directive as unused and the test fails.

@@ -1,17 +1,10 @@
 /**
- * A fake `Kit` for the element tests and the demo's component gallery: no backend, no bridge.
- * Put it in any state with the setters (each notifies subscribers once if it changed something,
- * like the real kit), script
- * what `upgrade()` answers, and read `calls` to see what the elements asked for. Access decisions
- * use the real rules (`checkAccess`).
- *
- * @example
- * const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic' }));
- * kit.scriptUpgrade({ outcome: 'upgraded', entitlement: sampleEntitlement({ plan: 'pro' }) });
- * const gate = await fixture(html`<mp-gate plan="pro" .kit=${kit}>Reports</mp-gate>`);
+ * `FakeKit`: a `Kit` with no backend and no bridge, for tests of pages and elements (an app's, the
+ * kit's own element tests, the demo's component gallery). Browser code, in the
+ * `marketplace-app-kit/testing` entry: docs/testing.md#fakekit.
  */
-// Only the package's public entry (`marketplace-app-kit`), so that a copy in an app's own tests
-// needs one path changed: test/node/package.test.ts keeps it so.
+// Only the runtime's public entry, so that a FakeKit registers on the page exactly as the kit of
+// `marketplace-app-kit` does (one global key, the same events): test/node/package.test.ts keeps it so.
 import {
   KIT_CHANGE_EVENT,
   KIT_CREATED_EVENT,
@@ -29,8 +22,9 @@ import {
   type Profile,
   type Theme,
   type UpgradeOutcome,
-} from '../../src/runtime/index.js';
+} from '../runtime/index.js';
 
+/** A signed-in user for tests: Ada Lovelace, `usr_1`. */
 export const sampleUser: Profile = {
   id: 'usr_1',
   email: 'ada@example.com',
@@ -64,6 +58,16 @@ export interface UpgradeScript {
   wait?: Promise<unknown>;
 }
 
+/**
+ * A fake kit: put it in any state with the setters (each notifies subscribers once if it changed
+ * something, like the real kit), script what `upgrade()` answers, and read `calls` to see what the
+ * elements asked for. Access decisions use the real rules (`checkAccess`).
+ *
+ * @example
+ * const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [] }));
+ * kit.scriptUpgrade({ outcome: 'upgraded', entitlement: sampleEntitlement({ plan: 'pro' }) });
+ * const gate = await fixture(html`<mp-gate plan="pro" .kit=${kit}>Reports</mp-gate>`);
+ */
 export class FakeKit extends EventTarget implements Kit {
   state: KitState = 'loading';
   user: Profile | null = null;

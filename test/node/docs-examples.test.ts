@@ -1,4 +1,5 @@
-// The README's complete examples type-check as an app developer's project would see them: strict
+// The docs' complete examples (README.md and every page under docs/) type-check as an app
+// developer's project would see them: strict
 // TypeScript, the package installed by name (its exports map and built declarations), a Node
 // project without the DOM library for backend code and a bundler project for page code. An
 // example is checked when the line before its fence says `<!-- checked: node -->` or
@@ -8,27 +9,27 @@
 // `npm run build` first, as `npm test` does.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const readme = readFileSync(`${root}README.md`, 'utf8');
+import { anchorsOf, markdownFiles, prose, readDoc, root } from '../support/docs.js';
 
 type Kind = 'node' | 'browser';
 
-/** The marked examples, named after the README line of their fence so that tsc's errors point there. */
+/** The marked examples, named after the page and line of their fence so that tsc's errors point there. */
 function checkedExamples(): Array<{ kind: Kind; file: string; code: string }> {
   const examples: Array<{ kind: Kind; file: string; code: string }> = [];
-  for (const match of readme.matchAll(/^<!-- checked: (\w+) -->\n```(?:ts|js)\n([\s\S]*?)^```$/gm)) {
-    const kind = match[1];
-    assert.ok(kind === 'node' || kind === 'browser', `README: "<!-- checked: ${kind} -->" names neither node nor browser`);
-    const line = readme.slice(0, match.index).split('\n').length + 1;
-    // `export {}`: each example is a module of its own (top-level await, no clashing names).
-    examples.push({ kind, file: `readme-line-${line}.ts`, code: `${match[2]}export {};\n` });
+  for (const doc of markdownFiles()) {
+    const text = readDoc(doc);
+    for (const match of text.matchAll(/^<!-- checked: (\w+) -->\n```(?:ts|js)\n([\s\S]*?)^```$/gm)) {
+      const kind = match[1];
+      assert.ok(kind === 'node' || kind === 'browser', `${doc}: "<!-- checked: ${kind} -->" names neither node nor browser`);
+      const line = text.slice(0, match.index).split('\n').length + 1;
+      // `export {}`: each example is a module of its own (top-level await, no clashing names).
+      examples.push({ kind, file: `${doc.replace(/\.md$/, '').replace(/\W+/g, '-')}-line-${line}.ts`, code: `${match[2]}export {};\n` });
+    }
   }
   return examples;
 }
@@ -133,7 +134,7 @@ const COMPILER_OPTIONS: Record<Kind, object> = {
   browser: { module: 'ESNext', moduleResolution: 'Bundler', lib: ['ES2023', 'DOM', 'DOM.Iterable'], types: [] },
 };
 
-describe('README examples', () => {
+describe('docs examples', () => {
   const examples = checkedExamples();
   let project = '';
 
@@ -141,7 +142,7 @@ describe('README examples', () => {
     assert.ok(existsSync(`${root}dist/server/index.d.ts`), 'dist is missing (run npm run build)');
     // A project outside the repository, with the package "installed" as a link to it: imports by
     // name go through the exports map, as they do for an app.
-    project = mkdtempSync(join(tmpdir(), 'mpkit-readme-'));
+    project = mkdtempSync(join(tmpdir(), 'mpkit-docs-'));
     mkdirSync(join(project, 'node_modules'));
     symlinkSync(root, join(project, 'node_modules/marketplace-app-kit'), 'dir');
     for (const name of ['@types', 'express']) symlinkSync(join(root, 'node_modules', name), join(project, 'node_modules', name), 'dir');
@@ -180,27 +181,28 @@ describe('README examples', () => {
     assert.ok(count('browser') >= 5, `only ${count('browser')} browser examples are marked`);
   });
 
-  it('links only to headings that exist', () => {
-    // GitHub's anchors: the heading's text in lower case, without punctuation (code spans keep
-    // their text), spaces as hyphens; a repeated heading gets -1, -2, ….
-    const prose = readme.replace(/^```[\s\S]*?^```$/gm, '');
-    const anchors = new Set<string>();
-    for (const [, text] of prose.matchAll(/^#{1,6} (.+)$/gm)) {
-      const slug = text!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
-      let anchor = slug;
-      for (let n = 1; anchors.has(anchor); n++) anchor = `${slug}-${n}`;
-      anchors.add(anchor);
+  it('links only to pages and headings that exist', () => {
+    // Relative links ([text](../server.md#webhooks), [text](#flags)), resolved from each page.
+    const broken: string[] = [];
+    let count = 0;
+    for (const doc of markdownFiles()) {
+      for (const [, target] of prose(readDoc(doc)).matchAll(/\]\((?!https?:|mailto:)([^)\s]+)\)/g)) {
+        count++;
+        const [path, anchor] = target!.split('#') as [string, string | undefined];
+        const file = path ? relative(root, resolve(root, dirname(doc), path)) : doc;
+        if (!existsSync(`${root}${file}`)) broken.push(`${doc}: ${target} (no file ${file})`);
+        else if (anchor !== undefined && (!file.endsWith('.md') || !anchorsOf(readDoc(file)).has(anchor))) broken.push(`${doc}: ${target} (no heading #${anchor} in ${file})`);
+      }
     }
-    const links = [...prose.matchAll(/\]\(#([^)]+)\)/g)].map((match) => match[1]!);
-    assert.ok(links.length >= 5, `only ${links.length} in-page links found`);
-    assert.deepEqual(links.filter((link) => !anchors.has(link)), []);
+    assert.ok(count >= 40, `only ${count} relative links found`);
+    assert.deepEqual(broken, []);
   });
 
   for (const kind of ['node', 'browser'] as const) {
     it(`type-checks the ${kind} examples under strict TypeScript against the built package`, async () => {
       const tsc = `${root}node_modules/typescript/bin/tsc`;
       const run = promisify(execFile)(process.execPath, [tsc, '-p', `tsconfig.${kind}.json`], { cwd: project });
-      const { stdout } = await run.catch((error: { stdout?: string }) => assert.fail(`README examples do not compile:\n${error.stdout ?? String(error)}`));
+      const { stdout } = await run.catch((error: { stdout?: string }) => assert.fail(`Docs examples do not compile:\n${error.stdout ?? String(error)}`));
       assert.equal(stdout.trim(), '');
     });
   }
