@@ -1,5 +1,5 @@
 /**
- * The marketplace API client (seed §4, §5, §8; DESIGN C): OAuth code exchange and refresh,
+ * The marketplace API client (docs/marketplace.md#endpoints, docs/marketplace.md#authentication, docs/marketplace.md#rate-limits; docs/decisions.md#marketplace-api): OAuth code exchange and refresh,
  * `/whoami` and `/entitlements` with a user's token or with an API key, client-side pacing under
  * the key's rate limit, Retry-After, timeouts and a short per-user entitlement cache.
  */
@@ -29,7 +29,7 @@ import {
   type TokenSet,
 } from './oauth.js';
 
-/** Requests per minute by API key kind (seed §8). */
+/** Requests per minute by API key kind (docs/marketplace.md#rate-limits). */
 export const API_KEY_LIMITS = { test: 100, live: 1000 } as const;
 /** An API key's kind, read from its prefix: `test_…` or `live_…`. */
 export type ApiKeyKind = keyof typeof API_KEY_LIMITS;
@@ -105,9 +105,9 @@ export interface MarketplaceClient {
   readonly keyKind: ApiKeyKind | null;
   /** The Client ID of the OAuth calls; null without both `clientId` and `clientSecret` (they throw `ERR_CONFIG` then). */
   readonly clientId: string | null;
-  /** The authorization page address with fresh `state` and PKCE verifier (seed §4.1). */
+  /** The authorization page address with fresh `state` and PKCE verifier (docs/marketplace.md#authorization-page). */
   authorizationUrl(options: { redirectUri: string; scope?: string | undefined; state?: string | undefined; codeVerifier?: string | undefined }): AuthorizationRequest;
-  /** Exchanges an authorization code (seed §4.2). */
+  /** Exchanges an authorization code (docs/marketplace.md#token-endpoint). */
   exchangeCode(options: { code: string; redirectUri: string; codeVerifier?: string | undefined; signal?: AbortSignal | undefined }): Promise<TokenSet>;
   /**
    * Renews an access token. Concurrent calls with one refresh token share one request, and for
@@ -221,7 +221,8 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const error = answerError(answer, endpoint, now);
       const wait = error.retryAfterMs ?? BACKOFF_MS * 2 ** attempt;
       // Only an API-key 429 pauses the API-key queue: a Bearer or token call's 429 says nothing
-      // about the key's budget (the seed leaves OAuth-token callers' limits unshown). A shared
+      // about the key's budget (the marketplace's documentation leaves OAuth-token callers' limits
+      // unshown: docs/marketplace.md#rate-limits). A shared
       // pause that cannot be stored is left out: the next slot fails on the same store anyway.
       if (pacing) await Promise.resolve(pacing.pacer.pauseUntil(now + wait)).catch(() => undefined);
       // A paced retry that the queue would refuse to wait for fails with this 429 (the call was sent).
@@ -502,7 +503,7 @@ function assertSameUser(answer: Answer, endpoint: MarketplaceEndpoint, asked: st
 }
 
 /**
- * The kind of an API key from its prefix (seed §5.3). Anything else is a configuration error.
+ * The kind of an API key from its prefix (docs/marketplace.md#api-keys). Anything else is a configuration error.
  *
  * @example
  * apiKeyKind('test_abc'); // 'test'
@@ -521,7 +522,7 @@ export function apiKeyKind(apiKey: string): ApiKeyKind {
   return kind;
 }
 
-/** A short-form entitlement counts as active without expiry (DESIGN C); give it that status. */
+/** A short-form entitlement counts as active without expiry (docs/decisions.md#marketplace-api); give it that status. */
 function toFullEntitlement(entitlement: AnyEntitlement): Entitlement {
   return 'status' in entitlement ? entitlement : { ...entitlement, status: 'active' };
 }

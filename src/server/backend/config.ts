@@ -107,7 +107,7 @@ export function readConfig(options: AppBackendOptions): BackendConfig {
   }
   const basePath = trimSlash(options.basePath ?? DEFAULT_BASE_PATH);
   if (basePath !== '' && !/^\/[\w\-./~]*$/.test(basePath)) throw configError('basePath must be a path like /api/marketplace');
-  // The host root (seed: `{site_url}`), which context tokens name exactly as their issuer.
+  // The host root (`{site_url}` in docs/marketplace.md), which context tokens name exactly as their issuer.
   const siteUrl = siteRoot(options.siteUrl, configError);
   if (options.client !== undefined) readGivenClient(options, siteUrl, configError);
   if (options.client !== undefined && options.stores !== undefined && ['entitlements', 'pacing', 'refresh'].some((port) => port in options.stores!)) {
