@@ -20,9 +20,24 @@ export interface TestRedis {
   thaw(): void;
 }
 
+/**
+ * The environment without faketime's preload (`npm run test:time-travel`): redis-server does not
+ * start under libfaketime, and needs no fake clock, since the stores give it relative expiries.
+ */
+function realClockEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) if (name.startsWith('FAKETIME') || name === 'DONT_FAKE_MONOTONIC') delete env[name];
+  if (env.LD_PRELOAD?.includes('faketime')) {
+    const rest = env.LD_PRELOAD.split(/[:\s]+/).filter((path) => path !== '' && !path.includes('faketime'));
+    if (rest.length > 0) env.LD_PRELOAD = rest.join(':');
+    else delete env.LD_PRELOAD;
+  }
+  return env;
+}
+
 /** Fails with what to do when there is no redis-server on PATH. */
 export function assertRedisServer(): void {
-  const found = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  const found = spawnSync('redis-server', ['--version'], { encoding: 'utf8', env: realClockEnv() });
   if (found.error || found.status !== 0) {
     throw new Error('redis-server is not on PATH: install it (Debian/Ubuntu: apt-get install -y redis-server); npm test does so itself');
   }
@@ -44,6 +59,7 @@ export async function startRedis(): Promise<TestRedis> {
   const launch = async () => {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'notice'], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: realClockEnv(),
     });
     await new Promise<void>((resolve, reject) => {
       let output = '';
