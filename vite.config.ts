@@ -1,11 +1,15 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defineConfig, parseSync, type Plugin } from 'vite';
+import { build, defineConfig, parseSync, type Plugin, type Rolldown } from 'vite';
 
 // `vite build` emits the browser bundles that are served as plain files (no bundler on the
 // other side). The library entries (`.`, `./elements`, `./server`, `./host`) are emitted by
 // `tsc` into dist/.
 //   vite build             -> dist/cdn/marketplace-app-kit.js: runtime + all elements, global
-//                             `MarketplaceKit`, started from its own <script> tag's data-* attributes.
+//                             `MarketplaceKit`, started from its own <script> tag's data-* attributes;
+//                             and beside it dist/cdn/locales/<tag>.js, the elements' locale packs as
+//                             ES modules, which the script imports from next to itself on demand.
 //   vite build --mode host -> dist/cdn/marketplace-host.js: the dashboard side of the bridge, global
 //                             `MarketplaceHost` (served by the simulator's dashboard).
 //   vite build --mode dashboard -> dist/cdn/marketplace-dashboard.js: the simulator dashboard's own
@@ -22,9 +26,17 @@ export default defineConfig(({ mode }) => {
     };
   }
   return {
-    plugins: [collapseTemplates()],
-    // The script tag is one file: the bridge is imported statically, not as a chunk (host-link-loader.ts).
-    resolve: host ? {} : { alias: [{ find: /^\.\/host-link-loader\.js$/, replacement: fileURLToPath(new URL('src/runtime/host-link-static.ts', import.meta.url)) }] },
+    plugins: host ? [collapseTemplates()] : [collapseTemplates(), localePacks()],
+    resolve: host
+      ? {}
+      : {
+          alias: [
+            // The script tag is one file: the bridge is imported statically, not as a chunk (host-link-loader.ts).
+            { find: /^\.\/host-link-loader\.js$/, replacement: fileURLToPath(new URL('src/runtime/host-link-static.ts', import.meta.url)) },
+            // Its locale packs are files of their own next to it, loaded by URL (loaders-cdn.ts).
+            { find: /^\.\.\/locales\/loaders\.js$/, replacement: fileURLToPath(new URL('src/elements/locales/loaders-cdn.ts', import.meta.url)) },
+          ],
+        },
     build: {
       outDir: 'dist/cdn',
       emptyOutDir: false,
@@ -37,6 +49,35 @@ export default defineConfig(({ mode }) => {
     },
   };
 });
+
+/**
+ * Emits `locales/<tag>.js` beside the script-tag bundle: each built-in locale pack but English
+ * (src/elements/locales/), minified, as an ES module whose default export is the pack. A classic
+ * script may `import()` modules, and an IIFE build cannot split chunks, so they are built apart.
+ */
+function localePacks(): Plugin {
+  return {
+    name: 'mpkit:locale-packs',
+    apply: 'build',
+    async generateBundle() {
+      const dir = fileURLToPath(new URL('src/elements/locales/', import.meta.url));
+      const packs = readdirSync(dir).filter((file) => /^[a-z]{2,3}(-[A-Z]{2})?\.ts$/.test(file) && file !== 'en.ts');
+      const result = (await build({
+        configFile: false,
+        logLevel: 'silent',
+        build: {
+          write: false,
+          minify: true,
+          lib: { entry: Object.fromEntries(packs.map((file) => [file.slice(0, -3), join(dir, file)])), formats: ['es'], fileName: (_format, name) => `locales/${name}.js` },
+          rolldownOptions: { output: { minify: true, comments: false } },
+        },
+      })) as Rolldown.RolldownOutput | Rolldown.RolldownOutput[];
+      for (const output of [result].flat()) {
+        for (const item of output.output) if (item.type === 'chunk') this.emitFile({ type: 'asset', fileName: item.fileName, source: item.code });
+      }
+    },
+  };
+}
 
 /**
  * The minifier leaves template literals alone, so the elements' `css` and `html` templates keep

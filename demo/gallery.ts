@@ -1,9 +1,11 @@
 /**
  * The component gallery: each case is a piece of markup and the state of a fake kit. Every case
  * is rendered twice (light, dark), each preview with its own `FakeKit` handed to its elements
- * through their `kit` property, next to the markup itself.
+ * through their `kit` property, next to the markup itself. The locale picker (or `?locale=ar`)
+ * sets every kit's locale live, as the dashboard's `localeChanged` does; elements without a kit
+ * get it as their `lang`.
  */
-import 'marketplace-app-kit/elements';
+import { BUILT_IN_LOCALES } from 'marketplace-app-kit/elements';
 import type { Entitlement } from '../src/shared/schemas.js';
 import { MarketplaceKitError } from '../src/shared/errors.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../src/testing/fake-kit.js';
@@ -185,23 +187,52 @@ function gate(attributes: string): string {
   return `<mp-gate ${attributes}>\n  <p>Export to CSV is unlocked.</p>\n</mp-gate>`;
 }
 
+/** Every preview's kit, and the elements that have none: what the locale picker changes. */
+const kits: FakeKit[] = [];
+const withoutKit: HTMLElement[] = [];
+let locale = new URLSearchParams(location.search).get('locale') || 'en';
+
 function preview(item: Case, theme: Theme): HTMLElement {
   const cell = document.createElement('div');
   cell.className = 'preview';
   cell.dataset.theme = theme;
   cell.innerHTML = item.markup;
-  const kit = item.setup ? new FakeKit().setTheme(theme) : null;
+  const kit = item.setup ? new FakeKit().setTheme(theme).setLocale(locale) : null;
   if (kit) {
     kit.embedded = false;
     item.setup!(kit);
+    kits.push(kit);
   }
   for (const element of cell.querySelectorAll<HTMLElement & { kit: unknown; theme: Theme }>('*')) {
     if (!element.localName.startsWith('mp-')) continue;
-    // Without a kit an element cannot know the theme; the dark column says it.
+    // Without a kit an element cannot know the theme, nor the user's locale; the dark column and the picker say them.
     if (kit) element.kit = kit;
-    else element.theme = theme;
+    else {
+      element.theme = theme;
+      element.lang = locale;
+      withoutKit.push(element);
+    }
   }
   return cell;
+}
+
+/** The picker: each locale whose texts ship, named in its own language. */
+function localePicker() {
+  const select = document.querySelector<HTMLSelectElement>('#locale')!;
+  for (const tag of BUILT_IN_LOCALES) {
+    const option = new Option(`${new Intl.DisplayNames([tag], { type: 'language' }).of(tag)} · ${tag}`, tag);
+    option.lang = tag;
+    select.append(option);
+  }
+  select.value = BUILT_IN_LOCALES.includes(locale as never) ? locale : 'en';
+  select.addEventListener('change', () => {
+    locale = select.value;
+    for (const kit of kits) kit.setLocale(locale);
+    for (const element of withoutKit) element.lang = locale;
+    const url = new URL(location.href);
+    url.searchParams.set('locale', locale);
+    history.replaceState(null, '', url);
+  });
 }
 
 function render() {
@@ -244,4 +275,5 @@ function render() {
   }
 }
 
+localePicker();
 render();

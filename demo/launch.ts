@@ -315,7 +315,7 @@ function servedPath(path: string): string {
  * - every `Referer` is recorded (`Demo.referers`);
  * - `%MP_HOST_ORIGINS%`, `%MP_DASHBOARD_URL%` and `%MP_PLAN_NAMES%` in the pages become the
  *   dashboard's origin and address and the plans' names (JSON), known only at start-up;
- * - `/cdn/*` serves the script-tag bundle built into dist/cdn by `npm run build`.
+ * - `/cdn/*` serves the script-tag bundle built into dist/cdn by `npm run build`, and its locale packs.
  */
 function demoPages(wiring: Wiring): Plugin {
   return {
@@ -328,7 +328,8 @@ function demoPages(wiring: Wiring): Plugin {
         if (servedPath(path) === DEMO_PAGES.app) applyEmbedPageHeaders(res, wiring.hostOrigins);
         if (!path.startsWith('/cdn/')) return next();
         const file = `${cdnDir}${path.slice('/cdn/'.length)}`;
-        if (!/^\/cdn\/[\w.-]+\.js$/.test(path) || !existsSync(file)) {
+        // The bundle, and its locale packs in locales/ beside it.
+        if (!/^\/cdn\/(locales\/)?[\w.-]+\.js$/.test(path) || !existsSync(file)) {
           res.statusCode = 404;
           res.end(`Not found: ${path} (run npm run build)`);
           return;

@@ -6,6 +6,7 @@
 // custom property reaches its page.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { en } from '../src/elements/locales/en.js';
 
 /** The line that splits a page: hand-written above, generated below. */
 export const GENERATED_MARKER = '<!-- Generated from custom-elements.json by `npm run docs:elements`: edit the doc comments in src/elements, not the text below. -->';
@@ -74,12 +75,12 @@ function table(head: string[], rows: string[][]): string[] {
 }
 
 /**
- * The built-in texts from `defaultStrings`' default, `{ ...Base.defaultStrings, key: 'text', … }`:
- * the keys the class adds, with their English text. Empty when the default is not written that way.
+ * The element's own built-in texts, from the English pack (src/elements/locales/en.ts), with their
+ * English text: plural forms as `one: …; other: …`. Empty for a tag the pack has no section for.
  */
-export function builtInTexts(source: string | undefined): Array<[string, string]> {
-  if (!source) return [];
-  return [...source.matchAll(/(\w+): '((?:[^'\\]|\\.)*)'/g)].map((match) => [match[1]!, match[2]!.replace(/\\'/g, "'")]);
+export function builtInTexts(tag: string): Array<[string, string]> {
+  const section = (en as Record<string, Record<string, string | Record<string, string>> | undefined>)[tag];
+  return Object.entries(section ?? {}).map(([key, text]) => [key, typeof text === 'string' ? text : Object.entries(text).map(([form, value]) => `${form}: ${value}`).join('; ')]);
 }
 
 /** The generated half of an element's page. */
@@ -122,12 +123,12 @@ export function referenceOf(module: string, element: ElementDeclaration): string
   }
   const events = (element.events ?? []).map((event) => [code(event.name), code(event.type?.text), cell(event.description)]);
   if (events.length) lines.push('### Events', '', ...table(['event', 'class', 'description'], events));
-  const texts = builtInTexts(fieldOf('defaultStrings')?.default);
+  const texts = builtInTexts(element.tagName);
   if (texts.length) {
     lines.push(
       '### Texts',
       '',
-      `The built-in English texts, by key. Override them per element with \`strings\`, or for every element with \`${element.name}.defaultStrings\`. Every element also has \`loading\`, \`error\`, \`notConnected\` and \`failed\`.`,
+      `The built-in English texts, by key; the other languages ship as packs with the same keys ([Locales](../guides/locales.md)). Override them per element with \`strings\`, or for every element with \`registerLocale\` (section \`'${element.tagName}'\`). Every element also has \`loading\`, \`error\`, \`notConnected\` and \`failed\` (section \`common\`).`,
       '',
       ...table(['key', 'built-in text'], texts.map(([key, text]) => [code(key), cell(text)])),
     );

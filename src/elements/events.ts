@@ -8,11 +8,13 @@ import type { MarketplaceKitError } from '../shared/errors.js';
 import type { UpgradeOutcome } from '../runtime/types.js';
 
 const init = (cancelable = false): EventInit => ({ bubbles: true, composed: true, cancelable });
+// The fields are `declare`d, set by assignment in the constructors: a class field would define
+// each again on every event, and a thousand gates fire one each on a plan switch.
 
 /** Fired by `<mp-sign-in-button>` and `<mp-gate>` before sign-in starts. Cancelable. */
 export class MpSignInRequestEvent extends Event {
   /** Where the user comes back to after signing in. */
-  readonly returnTo: string;
+  declare readonly returnTo: string;
   constructor(returnTo: string) {
     super('mp-sign-in-request', init(true));
     this.returnTo = returnTo;
@@ -21,8 +23,8 @@ export class MpSignInRequestEvent extends Event {
 
 /** Fired by `<mp-upgrade-button>` and `<mp-gate>` before the plan chooser opens. Cancelable. */
 export class MpUpgradeRequestEvent extends Event {
-  readonly plan: string | undefined;
-  readonly feature: string | undefined;
+  declare readonly plan: string | undefined;
+  declare readonly feature: string | undefined;
   constructor(plan?: string, feature?: string) {
     super('mp-upgrade-request', init(true));
     this.plan = plan;
@@ -32,9 +34,9 @@ export class MpUpgradeRequestEvent extends Event {
 
 /** Fired when the plan chooser closes: `outcome` is `upgraded` or `dismissed`. */
 export class MpUpgradeEvent extends Event {
-  readonly outcome: UpgradeOutcome;
-  readonly plan: string | undefined;
-  readonly feature: string | undefined;
+  declare readonly outcome: UpgradeOutcome;
+  declare readonly plan: string | undefined;
+  declare readonly feature: string | undefined;
   constructor(outcome: UpgradeOutcome, plan?: string, feature?: string) {
     super('mp-upgrade', init());
     this.outcome = outcome;
@@ -45,8 +47,8 @@ export class MpUpgradeEvent extends Event {
 
 /** Fired by `<mp-gate>` when its access decision changes (also on the first decision). */
 export class MpAccessChangeEvent extends Event {
-  readonly granted: boolean;
-  readonly reason: AccessDecision['reason'];
+  declare readonly granted: boolean;
+  declare readonly reason: AccessDecision['reason'];
   constructor(decision: AccessDecision) {
     super('mp-access-change', init());
     this.granted = decision.granted;
@@ -59,7 +61,7 @@ export type UsageLevel = 'ok' | 'warning' | 'exceeded';
 
 /** Fired by `<mp-usage-meter>` when usage crosses a threshold (also on the first reading). */
 export class MpUsageLevelEvent extends Event {
-  readonly level: UsageLevel;
+  declare readonly level: UsageLevel;
   constructor(level: UsageLevel) {
     super('mp-usage-level', init());
     this.level = level;
@@ -72,7 +74,7 @@ export class MpErrorEvent extends Event {
    * Switch on `error.code`: the kit's own code (`ERR_NOT_EMBEDDED`, `ERR_BRIDGE_TIMEOUT`, …), or
    * `ERR_ACTION_FAILED` for any other failure, which is kept as `error.cause`.
    */
-  readonly error: MarketplaceKitError;
+  declare readonly error: MarketplaceKitError;
   constructor(error: MarketplaceKitError) {
     super('mp-error', init());
     this.error = error;

@@ -15,4 +15,7 @@ export { MpSignInButton, type SignInButtonStrings } from './sign-in-button/sign-
 export { MpUpgradeButton, type UpgradeButtonStrings } from './upgrade-button/upgrade-button.js';
 export { MpUsageMeter, type UsageMeterStrings } from './usage-meter/usage-meter.js';
 export { MpUserBadge, type UserBadgeStrings } from './user-badge/user-badge.js';
+export { registerLocale, loadLocale, localeDirection, type ElementText, type ElementTexts, type LocaleLoader, type LocaleTexts, type PluralText } from './base/texts.js';
+export { BUILT_IN_LOCALES, type BuiltInLocale } from './locales/tags.js';
+export type { LocalePack } from './locales/en.js';
 export * from './events.js';

@@ -11,6 +11,30 @@ import type { SimulatorContext } from './context.js';
 import { escapeHtml as e, html } from './http.js';
 import { BASE_CSS, LOGO } from './pages.js';
 
+/**
+ * The locale menu: a locale of each language the elements have texts in (docs/guides/locales.md),
+ * each named in its own language, and `de-AT`, which reads the `de` texts.
+ */
+const DASHBOARD_LOCALES: readonly (readonly [tag: string, name: string])[] = [
+  ['en-US', 'English (US)'],
+  ['en-GB', 'English (UK)'],
+  ['de-DE', 'Deutsch'],
+  ['de-AT', 'Deutsch (Österreich)'],
+  ['fr-FR', 'Français'],
+  ['es-ES', 'Español'],
+  ['it-IT', 'Italiano'],
+  ['pt-BR', 'Português (Brasil)'],
+  ['nl-NL', 'Nederlands'],
+  ['sv-SE', 'Svenska'],
+  ['pl-PL', 'Polski'],
+  ['ja-JP', '日本語'],
+  ['ko-KR', '한국어'],
+  ['zh-CN', '简体中文'],
+  ['zh-TW', '繁體中文'],
+  ['ar-EG', 'العربية'],
+  ['he-IL', 'עברית'],
+];
+
 const DASHBOARD_CSS = `
 :root[data-theme="dark"] { color-scheme: dark; --ink: #e2e8f0; --muted: #94a3b8; --line: #334155; --bg: #0b1120; --card: #111827; --accent: #818cf8; --accent-ink: #0b1120; --ok: #4ade80; --danger: #f87171; }
 body { height: 100vh; display: grid; grid-template-rows: auto 1fr; grid-template-columns: minmax(0, 1fr); }
@@ -110,7 +134,7 @@ export async function dashboard(ctx: SimulatorContext): Promise<Response> {
   <div class="brand">${LOGO} Marketplace <span class="badge">Simulator</span></div>
   <span class="spacer"></span>
   <label>Theme <select id="theme"><option value="light">Light</option><option value="dark">Dark</option></select></label>
-  <label>Locale <select id="locale"><option>en-US</option><option>en-GB</option><option>de-DE</option><option>fr-FR</option><option>ja-JP</option><option>ar-EG</option></select></label>
+  <label>Locale <select id="locale">${DASHBOARD_LOCALES.map(([tag, name]) => `<option value="${tag}" lang="${tag}">${name} · ${tag}</option>`).join('')}</select></label>
   <label class="who"><img id="who-avatar" alt=""> <span class="sr-only">User</span><select id="user" aria-label="Signed-in user"></select></label>
 </header>
 <div class="layout">

@@ -5,6 +5,14 @@
 // to the layout that follows. Beside them, Chromium's style recalculations and layouts during the
 // changes (CDP Performance.getMetrics). Time per element should not grow with N. SIZES=50,2000
 // (environment) measures other sizes.
+//
+// Then the gates against their reference (issue 39): 1,000 <mp-gate> alone on the page, and 1,000
+// minimal Lit elements that switch between two slots (reference-gate.ts) on a kit of their own,
+// built in turn on the same page, each through plan switches that unlock and lock all of them.
+// Goal: <mp-gate> re-renders (every element updated) in at most twice the reference's time,
+// unlocking and locking. The time to the layout after it is printed beside, with its ratio: the
+// gate lays out its paywall card, the reference the paywall it was given. GATES=500
+// (environment) measures another count.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,17 +28,73 @@ export interface ElementsBenchCounts {
   /** Pages built per size (first render), and plan switches on each. */
   pages: number;
   changes: number;
+  /** Gates against the reference: how many of each, rounds of building both, plan switches per build. None: not measured. */
+  gates?: { n: number; rounds: number; switches: number };
 }
-const COUNTS: ElementsBenchCounts = { sizes: process.env.SIZES ? process.env.SIZES.split(',').map(Number) : [50, 200, 500, 1000], pages: 3, changes: 6 };
-
-type Bench = {
-  build(n: number): Promise<{ render: number; layout: number }>;
-  change(): Promise<{ update: number; layout: number; unlocked: boolean }>;
-  count(): number;
+const COUNTS: ElementsBenchCounts = {
+  sizes: process.env.SIZES ? process.env.SIZES.split(',').map(Number) : [50, 200, 500, 1000],
+  pages: 3,
+  changes: 6,
+  gates: { n: Number(process.env.GATES) || 1000, rounds: 8, switches: 4 },
 };
 
+/** `<mp-gate>` may take this many times the reference's time. */
+export const GATES_GOAL = 2;
 
-export default async function elementsBench(counts: ElementsBenchCounts = COUNTS): Promise<void> {
+type Switch = { update: number; layout: number; unlocked: boolean };
+type Bench = {
+  build(n: number): Promise<{ render: number; layout: number }>;
+  change(): Promise<Switch>;
+  count(): number;
+  gates: { build(n: number, tag: 'mp-gate' | 'reference-gate'): Promise<void>; switch(): Promise<Switch> };
+};
+type Page = Awaited<ReturnType<Awaited<ReturnType<typeof launchChromium>>['newPage']>>;
+
+/**
+ * `<mp-gate>` against the reference gate, interleaved: each round builds N of one, times its plan
+ * switches, then N of the other (which goes first alternates). The ratio is the median over rounds
+ * of the two medians measured back to back in that round, so that the machine's load, which
+ * drifts, weighs on both alike. Prints the medians and the ratios; returns false when the
+ * re-render's ratio is over `GATES_GOAL`.
+ */
+async function gatesAgainstReference(page: Page, origin: string, gates: NonNullable<ElementsBenchCounts['gates']>): Promise<boolean> {
+  const rounds: Record<'mp-gate' | 'reference-gate', Switch[]>[] = [];
+  await page.goto(`${origin}/`);
+  for (let round = 0; round < gates.rounds; round++) {
+    const times = { 'mp-gate': [] as Switch[], 'reference-gate': [] as Switch[] };
+    const order = round % 2 ? (['reference-gate', 'mp-gate'] as const) : (['mp-gate', 'reference-gate'] as const);
+    for (const tag of order) {
+      await page.evaluate(([n, which]) => (window as unknown as { bench: Bench }).bench.gates.build(n, which), [gates.n, tag] as const);
+      for (let s = 0; s < gates.switches; s++) times[tag].push(await page.evaluate(() => (window as unknown as { bench: Bench }).bench.gates.switch()));
+    }
+    rounds.push(times);
+  }
+  type Tag = 'mp-gate' | 'reference-gate';
+  const of = (list: Switch[], unlocked: boolean, what: 'update' | 'layout') => median(list.filter((t) => t.unlocked === unlocked).map((t) => t[what]));
+  const overall = (tag: Tag, unlocked: boolean, what: 'update' | 'layout') => of(rounds.flatMap((times) => times[tag]), unlocked, what);
+  const ratio = (unlocked: boolean, what: 'update' | 'layout') => median(rounds.map((times) => of(times['mp-gate'], unlocked, what) / of(times['reference-gate'], unlocked, what)));
+  let ok = true;
+  console.log(
+    `${gates.n} gates alone on the page, one plan switch: medians of ${(gates.rounds * gates.switches) / 2} per direction, to every element updated (-> layout);` +
+      ` ratio: median over ${gates.rounds} rounds of the round's medians`,
+  );
+  for (const [unlocked, name] of [[true, 'unlock'], [false, 'lock']] as const) {
+    const ours = { update: overall('mp-gate', unlocked, 'update'), layout: overall('mp-gate', unlocked, 'layout') };
+    const reference = { update: overall('reference-gate', unlocked, 'update'), layout: overall('reference-gate', unlocked, 'layout') };
+    const ratios = [ratio(unlocked, 'update'), ratio(unlocked, 'layout')];
+    const within = ratios[0]! <= GATES_GOAL;
+    ok &&= within;
+    console.log(
+      `  ${name.padEnd(6)}: <mp-gate> ${ms(ours.update)} (${ms(ours.layout)}) | reference ${ms(reference.update)} (${ms(reference.layout)})` +
+        ` | ${ratios[0]!.toFixed(2)}× the reference's time (to layout ${ratios[1]!.toFixed(2)}×), goal ≤ ${GATES_GOAL}× ${within ? 'OK' : 'OVER GOAL'}`,
+    );
+  }
+  return ok;
+}
+
+/** Prints the figures; false when the gates are over their goal. */
+export default async function elementsBench(counts: ElementsBenchCounts = COUNTS): Promise<boolean> {
+  let ok = true;
   const dir = mkdtempSync(join(tmpdir(), 'mp-elements-bench-'));
   await build({
     configFile: false,
@@ -98,10 +162,12 @@ export default async function elementsBench(counts: ElementsBenchCounts = COUNTS
           ` | ${(recalcs / switches).toFixed(1)} recalcs (${ms((recalcTime / switches) * 1000)}), ${(layouts / switches).toFixed(1)} layouts`,
       );
     }
+    if (counts.gates) ok = await gatesAgainstReference(page, server.origin, counts.gates);
   } finally {
     await browser.close();
     await stop(server.server);
   }
+  return ok;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await elementsBench();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && !(await elementsBench())) process.exitCode = 1;

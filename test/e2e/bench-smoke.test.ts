@@ -18,11 +18,15 @@ describe('npm run bench', () => {
     assert.match(output, /first listener -> last listener/);
   });
 
-  it('runs the elements benchmark through (one page of 20 elements, one plan switch each way)', { timeout: 120_000 }, async (t) => {
+  it('runs the elements benchmark through (one page of 20 elements, one plan switch each way; 20 gates against 20 reference gates)', { timeout: 120_000 }, async (t) => {
     const lines: string[] = [];
     t.mock.method(console, 'log', (line: unknown) => void lines.push(String(line)));
-    await elementsBench({ sizes: [20], pages: 1, changes: 2 });
-    assert.match(lines.join('\n'), /^ +20: first render [\d.]+ ms .*unlock [\d.]+ ms, lock [\d.]+ ms/m, lines.join('\n'));
+    await elementsBench({ sizes: [20], pages: 1, changes: 2, gates: { n: 20, rounds: 2, switches: 2 } });
+    const output = lines.join('\n');
+    assert.match(output, /^ +20: first render [\d.]+ ms .*unlock [\d.]+ ms, lock [\d.]+ ms/m, output);
+    for (const direction of ['unlock', 'lock']) {
+      assert.match(output, new RegExp(`^ +${direction} *: <mp-gate> [\\d.]+ ms \\([\\d.]+ ms\\) \\| reference [\\d.]+ ms \\([\\d.]+ ms\\) \\| [\\d.]+× the reference's time \\(to layout [\\d.]+×\\)`, 'm'), output);
+    }
   });
 
   it('runs the Redis benchmark through (50 requests a series, one round), at most two round trips each', { timeout: 120_000 }, async (t) => {

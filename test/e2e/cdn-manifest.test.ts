@@ -35,7 +35,8 @@ const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
   files: string[];
   scripts: { build: string; cem: string };
 };
-const common = ['theme', 'state', 'strings'];
+// `lang` is the browser's, observed by every element: its own picks the language of its texts.
+const common = ['theme', 'state', 'strings', 'lang'];
 
 let outDir: string;
 let manifest: { modules: { path: string; declarations?: Declaration[]; exports?: { kind: string; name: string }[] }[] };

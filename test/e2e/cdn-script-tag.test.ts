@@ -2,7 +2,7 @@
 // the sources with the project's Vite config, served next to a real createAppBackend (backed by a
 // fake marketplace that does the OAuth flow), opened in Chromium. One browser for the whole file.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -103,6 +103,11 @@ before(async () => {
     requests.push(`${req.method} ${path}`);
     if (path.startsWith(`${BACKEND}/`)) return backend(req, res);
     if (path === '/marketplace-app-kit.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    // The bundle under a path of its own too, with its locale packs beside it: where a developer
+    // serves dist/cdn/ as it is.
+    if (path === '/static/mpkit/marketplace-app-kit.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    const pack = /^\/static\/mpkit\/locales\/([\w-]+\.js)$/.exec(path)?.[1];
+    if (pack && existsSync(join(bundleDir, 'locales', pack))) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(join(bundleDir, 'locales', pack)));
     const html = pages.get(path);
     if (html) return void res.writeHead(200, { 'content-type': 'text/html' }).end(html);
     res.writeHead(404).end();
@@ -152,8 +157,8 @@ const cardHeading = (target: Page | Frame, feature: string, text: string) =>
   target.locator(`mp-gate[feature="${feature}"] [part~="heading"]`, { hasText: text }).waitFor();
 const sessionRequests = () => app.requests.filter((line) => line.endsWith(`${BACKEND}/session`));
 
-const scriptTag = (attributes = `data-backend="${BACKEND}" data-host-origins="${DASHBOARD}"`) =>
-  `<script src="/marketplace-app-kit.js" ${attributes}></script>`;
+const scriptTag = (attributes = `data-backend="${BACKEND}" data-host-origins="${DASHBOARD}"`, src = '/marketplace-app-kit.js') =>
+  `<script src="${src}" ${attributes}></script>`;
 
 describe('the script-tag bundle', () => {
   it('exposes MarketplaceKit, registers every element and starts the kit from its tag', async () => {
@@ -309,10 +314,11 @@ describe('the script-tag bundle', () => {
     assert.match(errors[0]!, /could not find its own <script> element.*without type="module"/);
   });
 
-  it('inside the dashboard: takes host origins separated by commas and spaces, and the launch theme and locale', async () => {
+  it('inside the dashboard: takes host origins separated by commas and spaces, and the launch theme and locale, loading that locale\'s texts from next to itself', async () => {
     const context = await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: marketplace.siteUrl, host: dashboard.url, appId: 'app_1', user: USER });
     const launch = new URLSearchParams({ mp_context: context, mp_host: dashboard.url, mp_theme: 'dark', mp_locale: 'de-DE' });
-    app.pages.set('/embedded.html', page(scriptTag(`data-backend="${BACKEND}" data-host-origins="https://other.example,  ${dashboard.url} "`)));
+    const src = '/static/mpkit/marketplace-app-kit.js';
+    app.pages.set('/embedded.html', page(scriptTag(`data-backend="${BACKEND}" data-host-origins="https://other.example,  ${dashboard.url} "`, src)));
     const browserContext = await browser.newContext();
     contexts.push(browserContext);
     const tab = await browserContext.newPage();
@@ -326,8 +332,11 @@ describe('the script-tag bundle', () => {
     assert.deepEqual(sessionRequests(), [`POST ${BACKEND}/session`]);
     assert.equal(await appFrame.evaluate(() => (window as unknown as PageWindow).MarketplaceKit.getKit()?.embedded), true);
     assert.equal(await frame.locator('mp-gate[feature="export"]').getAttribute('theme'), 'dark');
-    await frame.locator('mp-usage-meter').getByText('10 of 1.000').waitFor();
+    await frame.locator('mp-usage-meter').getByText('10 von 1.000').waitFor();
+    await frame.locator('mp-usage-meter').getByText('API-Aufrufe').waitFor();
     await frame.locator('#export').waitFor({ state: 'visible' });
+    // The German pack, from locales/ beside the script, and no other.
+    assert.deepEqual(app.requests.filter((request) => request.includes('/locales/')), ['GET /static/mpkit/locales/de.js']);
     assert.deepEqual(errors, []);
   });
 });

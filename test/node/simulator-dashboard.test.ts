@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { startTestSimulator } from '../support/simulator-harness.js';
+import { BUILT_IN_LOCALES } from '../../src/elements/locales/tags.js';
 
 async function dashboardOf(options: Parameters<typeof startTestSimulator>[0]) {
   const sim = await startTestSimulator(options);
@@ -16,6 +17,18 @@ async function dashboardOf(options: Parameters<typeof startTestSimulator>[0]) {
 }
 
 describe('simulator dashboard page (HTTP)', () => {
+  it('offers in its locale menu a locale of every language the elements have texts in', async () => {
+    const { html } = await dashboardOf({ appUrl: 'http://127.0.0.1:5999/embed', hostBundle: new URL(import.meta.url) });
+    const menu = /<select id="locale">([\s\S]*?)<\/select>/.exec(html)?.[1] ?? '';
+    const offered = [...menu.matchAll(/<option value="([^"]+)"/g)].map((match) => new Intl.Locale(match[1]!).maximize());
+    const missing = BUILT_IN_LOCALES.filter((tag) => {
+      const wanted = new Intl.Locale(tag).maximize();
+      return !offered.some((locale) => locale.language === wanted.language && locale.script === wanted.script);
+    });
+    assert.deepEqual(missing, []);
+    assert.ok(offered.length >= BUILT_IN_LOCALES.length, menu);
+  });
+
   it('allows framing only the app origin and loads the host bridge bundle', async () => {
     // Any existing file stands in for the bundle, so this test does not need a build.
     const { status, csp, html } = await dashboardOf({ appUrl: 'http://127.0.0.1:5999/embed', hostBundle: new URL(import.meta.url) });

@@ -64,3 +64,23 @@ export const HOSTILE = '<img src=x onerror="window.__xss = 1">';
 export function next<K extends keyof GlobalEventHandlersEventMap>(target: EventTarget, type: K): Promise<GlobalEventHandlersEventMap[K]> {
   return new Promise((resolve) => target.addEventListener(type, (event) => resolve(event as GlobalEventHandlersEventMap[K]), { once: true }));
 }
+
+/**
+ * Parts of `elements` that stick out of `column` (on either side: right-to-left layouts grow
+ * leftwards) or clip their own content. Parts not rendered (a hidden card) are left out.
+ */
+export function overflowing(column: HTMLElement, elements: readonly Element[]): string[] {
+  const { left, right } = column.getBoundingClientRect();
+  const found: string[] = [];
+  for (const el of elements) {
+    for (const node of el.shadowRoot!.querySelectorAll<HTMLElement>('*')) {
+      if (node.classList.contains('sr-only') || !node.checkVisibility()) continue;
+      const name = `${el.localName} ${node.getAttribute('part') ?? node.localName}`;
+      const box = node.getBoundingClientRect();
+      if (box.right > right + 0.5 || box.left < left - 0.5) found.push(`${name} sticks out`);
+      if (node.clientWidth > 0 && node.scrollWidth > node.clientWidth + 1) found.push(`${name} clips its width`);
+      if (node.clientHeight > 0 && node.scrollHeight > node.clientHeight + 1) found.push(`${name} clips its height`);
+    }
+  }
+  return found;
+}

@@ -15,6 +15,7 @@ const RTL = new RegExp(`[${RTL_RANGES}]`, 'u');
  * "200'1", "% 80" and the day first. Isolated, such a value is laid out left to right as a whole.
  */
 const LTR_OR_DIGIT = new RegExp(`(?![${RTL_RANGES}])\\p{L}|\\p{Nd}`, 'u');
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 /** Embeddings, overrides (U+202A–U+202E) and isolates (U+2066–U+2069): a value's own direction controls. */
 const CONTROLS = /[\u202A-\u202E\u2066-\u2069]/;
 
@@ -50,6 +51,8 @@ function balanced(value: string): string {
  * isolated('pro\u202E', false); // '\u2068pro\u202E\u2069' (the override ends with the isolate)
  */
 export function isolated(value: string, rtl: boolean): string {
+  // Printable ASCII has no right-to-left letter and no control: as it is in a left-to-right sentence.
+  if (!rtl && PRINTABLE_ASCII.test(value)) return value;
   const inner = balanced(value);
   return CONTROLS.test(inner) || (rtl ? LTR_OR_DIGIT : RTL).test(inner) ? `\u2068${inner}\u2069` : inner;
 }

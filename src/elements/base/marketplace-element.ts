@@ -6,7 +6,16 @@ import type { Kit, KitState, UpgradeOutcome } from '../../runtime/types.js';
 import { MpErrorEvent, MpSignInRequestEvent, MpUpgradeEvent, MpUpgradeRequestEvent } from '../events.js';
 import { baseStyles } from './base.styles.js';
 import { isolated } from './bidi.js';
+import { formatter } from './intl.js';
+import { candidates, localeChain, localeDirection, onTextsChanged, read, textLanguage, textsLoading } from './texts.js';
+import { en } from '../locales/en.js';
 import { getKit, onKitsChanged } from '../../runtime/registry.js';
+
+/**
+ * The values of a text's placeholders, by name: text, a number, or a function that makes the
+ * value, called only if the text has its placeholder (a date no text shows is not formatted).
+ */
+export type TextValues = Record<string, string | number | (() => string)>;
 
 /** What an element shows: the kit's state, or `not-connected` when no kit was found in time. */
 export type ElementState = KitState | 'not-connected';
@@ -53,6 +62,8 @@ const newsThisTask = new WeakMap<Document, Map<string, Element>>();
  * re-renders on every kit change, reflects `theme` and `state`, formats with the kit's locale and
  * runs the sign-in and upgrade actions with their cancelable request events. `S` is the element's
  * texts; each element declares its own `strings` property (overrides of `S`).
+ *
+ * @attr lang - The HTML attribute, observed: on the element itself it picks the language of its texts over the user's (`de`); above it, it does not (docs/guides/locales.md).
  */
 export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends LitElement {
   static override styles: CSSResultGroup = baseStyles;
@@ -63,13 +74,17 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    */
   static kitTimeoutMs = 1000;
 
-  /** The built-in texts. Change them here to translate every element of a class at once. */
-  static defaultStrings: BaseStrings = {
-    loading: 'Loading…',
-    error: 'Unavailable',
-    notConnected: 'Not connected to Marketplace',
-    failed: 'That did not work. Please try again.',
-  };
+  /**
+   * How long an element holds its update while the texts of a new locale load. A pack slower than
+   * that shows the fallback's texts (English) meanwhile, and its own once it is here.
+   */
+  static localeTimeoutMs = 3000;
+
+  /**
+   * The built-in English texts, the last fallback of every lookup. Other languages come from the
+   * locale packs (`registerLocale`, docs/guides/locales.md).
+   */
+  static defaultStrings: BaseStrings = en.common;
 
   static override properties: PropertyDeclarations = {
     kit: { attribute: false },
@@ -103,9 +118,23 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   private _stopWatching: (() => void) | undefined;
   private _timer: ReturnType<typeof setTimeout> | undefined;
   private _expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The `expires_at` the expiry timer is set for ('' for none); undefined when it must be set again. */
+  private _timedFor: string | undefined;
   private _noKit = false;
   /** The element's direction is right to left (read at each update). */
   private _rtl = false;
+  /** The locales the element's texts come from, best first (`localeChain`), read at each update. */
+  private _chain: readonly string[] = ['en'];
+  /**
+   * The language of the element's texts (`de` for a `de-AT` user, `en` where no pack has the
+   * user's language): the `lang` of the nodes that show them, and the language of plural forms and lists.
+   */
+  protected _lang = 'en';
+  /** The direction of the element's texts: the closest `dir` above it, else that of `_lang`. The `dir` of the nodes that show them. */
+  protected _dir: 'ltr' | 'rtl' = 'ltr';
+  private _stopTexts: (() => void) | undefined;
+  /** The element's own `lang` attribute. */
+  private _ownLang: string | null = null;
   /** Aborted when the element lets go of its kit, which ends a wait for the page to navigate away. */
   private _navigationWait: AbortController | undefined;
 
@@ -121,11 +150,13 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   override connectedCallback(): void {
     super.connectedCallback();
     this._stopWatching = onKitsChanged(() => this._attach());
+    this._stopTexts = onTextsChanged(() => this.requestUpdate());
     this._attach();
     // Back in the page: render what changed while it was out (it did not render then).
     this.requestUpdate();
     // A node moved in one step (`other.append(el)`) is connected again before its disconnect runs,
     // which stopped the timer; nothing else re-renders it, so the timer is set again here.
+    this._timedFor = undefined;
     this._renderAtExpiry(this._kit?.entitlement?.expires_at);
     this._restoreStyles();
   }
@@ -174,8 +205,43 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this._stopWatching?.();
+    this._stopTexts?.();
     clearTimeout(this._expiryTimer);
+    this._timedFor = undefined;
     this._attach();
+  }
+
+  /**
+   * The locale of the element's texts: its own `lang` attribute (not an ancestor's: `<html lang>`
+   * says what the page is written in, not what the user reads), else the user's, the kit's, else
+   * the browser's.
+   */
+  private get _locale(): string {
+    return this._ownLang || (this.kit ?? this._kit ?? getKit())?.locale || navigator.language;
+  }
+
+  /** `lang` too: the element's own sets the language of its texts. */
+  static override get observedAttributes(): string[] {
+    return [...super.observedAttributes, 'lang'];
+  }
+
+  override attributeChangedCallback(name: string, old: string | null, value: string | null): void {
+    super.attributeChangedCallback(name, old, value);
+    if (name !== 'lang') return;
+    this._ownLang = value;
+    this.requestUpdate();
+  }
+
+  /**
+   * Holds the update while the texts of the user's locale load (`localeTimeoutMs` at most), so that
+   * an element shows its first look, or a new locale, in the user's language rather than English
+   * for a moment. Awaited by `updateComplete`.
+   */
+  protected override scheduleUpdate(): void | Promise<unknown> {
+    const loading = textsLoading(this._locale);
+    if (!loading) return super.scheduleUpdate();
+    const timeout = (this.constructor as typeof MarketplaceElement).localeTimeoutMs;
+    return Promise.race([loading, new Promise((resolve) => setTimeout(resolve, timeout))]).then(() => super.scheduleUpdate());
   }
 
   /** Out of the page an element does not render: it keeps its look until it is back (see `_attach`). */
@@ -193,8 +259,12 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     if (kit) this.theme = kit.theme;
     (this as { state: ElementState }).state = kit ? kit.state : this._noKit ? 'not-connected' : 'loading';
     this._renderAtExpiry(kit?.entitlement?.expires_at);
-    // Read when the element renders, as `lang` is: data is isolated from sentences of the other direction.
-    this._rtl = (this.ownerDocument.defaultView ?? window).getComputedStyle(this).direction === 'rtl';
+    this._chain = localeChain(this._locale);
+    this._lang = textLanguage(this._chain);
+    // A `dir` above the element wins: the page says how it lays out. Read from attributes, not
+    // computed styles, which would make each of a thousand gates recalculate the page's styles.
+    this._dir = declaredDir(this) || localeDirection(this._lang);
+    this._rtl = this._dir === 'rtl';
   }
 
   /**
@@ -202,10 +272,19 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * a badge says expired) without any change of the kit: render again at that moment.
    */
   private _renderAtExpiry(expiresAt: string | null | undefined): void {
+    // Set again only for another end: a thousand gates re-timing at each render cost more than rendering.
+    const at = (this.isConnected && expiresAt) || '';
+    if (at === this._timedFor) return;
     clearTimeout(this._expiryTimer);
-    const left = expiresAt ? Date.parse(expiresAt) - Date.now() : NaN;
+    this._timedFor = at;
+    const left = at ? Date.parse(at) - Date.now() : NaN;
     // setTimeout takes at most MAX_TIMER_MS (about 24.8 days); a later end is timed again then.
-    if (this.isConnected && left > 0) this._expiryTimer = setTimeout(() => this.requestUpdate(), Math.min(left + 1, MAX_TIMER_MS));
+    if (left > 0) {
+      this._expiryTimer = setTimeout(() => {
+        this._timedFor = undefined;
+        this.requestUpdate();
+      }, Math.min(left + 1, MAX_TIMER_MS));
+    }
   }
 
   /**
@@ -273,11 +352,14 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   }
 
   /**
-   * A text from `strings` or the class defaults, with `{name}` placeholders filled in. A value is
-   * isolated from the sentence when its direction may differ (`isolated`).
+   * A text with `{name}` placeholders filled in, from the first that has one: the element's
+   * `strings`, the locale packs of the user's locale and its fallbacks (`localeChain`: each one's
+   * section for the element's tag, then its `common`), the class's `defaultStrings`. A text with
+   * plural forms takes the one `count` needs. A value is isolated from the sentence when its
+   * direction may differ (`isolated`).
    */
-  protected _t(key: keyof S & string, values: Record<string, string | number> = {}): string {
-    return this._text(key, values, true);
+  protected _t(key: keyof S & string, values: TextValues = {}, count?: number): string {
+    return this._text(key, values, true, undefined, count);
   }
 
   /**
@@ -285,32 +367,34 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * filled in (`""`, spaces, `"{plan}"` without a plan) counts as none. `label` (an element's
    * `label` attribute) comes before `strings[key]`, and is read the same way.
    */
-  protected _name(key: keyof S & string, values: Record<string, string | number> = {}, label?: string): string {
+  protected _name(key: keyof S & string, values: TextValues = {}, label?: string): string {
     return this._text(key, values, false, label);
   }
 
-  private _text(key: keyof S & string, values: Record<string, string | number>, blankAllowed: boolean, label?: string): string {
-    const own: unknown = (this as { strings?: Partial<Record<string, unknown>> }).strings?.[key];
-    const fallback: unknown = ((this.constructor as typeof MarketplaceElement).defaultStrings as Partial<Record<string, unknown>>)[key];
+  private _text(key: keyof S & string, values: TextValues, blankAllowed: boolean, label: string | undefined, count?: number): string {
     let text = '';
     // An override that is not text (a number, an object from a careless JSON attribute) is ignored,
     // and so is anything else that is not text (`toString`, had a key come from data).
-    for (const template of [label, own, fallback]) {
-      if (typeof template !== 'string') continue;
+    const take = (candidate: unknown): boolean => {
+      const template = this._form(candidate, count);
+      if (template === undefined) return false;
       // Only the element's own placeholders: `{constructor}` is no placeholder of any element.
-      text = template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(values[name]), this._rtl) : ''));
-      if (blankAllowed || text.trim() !== '') break;
-    }
+      text = template.includes('{') ? template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(typeof values[name] === 'function' ? values[name]() : values[name]), this._rtl) : '')) : template;
+      return blankAllowed || text.trim() !== '';
+    };
+    if (take(label) || take(read((this as { strings?: unknown }).strings, key))) return text;
+    for (const candidate of candidates(this._chain, this.localName, key)) if (take(candidate)) return text;
+    take(read((this.constructor as typeof MarketplaceElement).defaultStrings, key));
     return text;
   }
 
-  /** Runs an `Intl` formatter in the kit's locale; falls back to the browser's on a bad tag. */
-  protected _intl<T>(make: (locale?: string) => T): T {
-    try {
-      return make(this._kit?.locale || undefined);
-    } catch {
-      return make();
-    }
+  /** The string of a text: itself, or of plural forms the one `count` takes in `_lang` (`other` without a count); undefined for what is no text. */
+  private _form(text: unknown, count: number | undefined): string | undefined {
+    if (typeof text === 'string') return text;
+    const other = read(text, 'other');
+    if (typeof other !== 'string') return undefined;
+    const form = count === undefined ? undefined : read(text, formatter(Intl.PluralRules, this._lang).select(count));
+    return typeof form === 'string' ? form : other;
   }
 
   /** A plan as the user reads it: its name from `kit.planNames` (own keys only), else its id. */
@@ -322,30 +406,29 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
 
   /**
    * Plans as the user reads them: `Pro or Business`. The "or" belongs to the sentence around it, so
-   * it follows the language of the texts: the closest `lang` (the element's, an ancestor's, else
-   * `<html lang>`), or English, the language of the built-in texts. Figures and dates follow the
-   * user's locale instead.
+   * it is in the language of the texts (`_lang`); figures and dates follow the user's locale.
    */
   protected _planNames(plans: readonly string[]): string {
-    const lang = declaredLang(this) || 'en';
-    let list: Intl.ListFormat;
-    try {
-      list = new Intl.ListFormat(lang, { type: 'disjunction' });
-    } catch {
-      list = new Intl.ListFormat('en', { type: 'disjunction' });
-    }
-    // Each name on its own, so that one plan cannot reorder the "or" and the others.
-    return list.format(plans.map((plan) => isolated(this._planName(plan), this._rtl)));
+    // Each name on its own, so that one plan cannot reorder the "or" and the others. One plan is
+    // isolated where it is put in a sentence, as any value.
+    if (plans.length === 1) return this._planName(plans[0]!);
+    return formatter(Intl.ListFormat, this._lang, { type: 'disjunction' }).format(plans.map((plan) => isolated(this._planName(plan), this._rtl)));
   }
 
+  /** A number in the user's locale: `1,200`, `1.200`, `١٬٢٠٠`. */
   protected _number(value: number): string {
-    return this._intl((locale) => new Intl.NumberFormat(locale)).format(value);
+    return formatter(Intl.NumberFormat, this._kit?.locale || undefined).format(value);
+  }
+
+  /** A share (0.8) as a percentage in the user's locale: `80%`, `80 %`, `٨٠٪`. */
+  protected _percent(share: number): string {
+    return formatter(Intl.NumberFormat, this._kit?.locale || undefined, { style: 'percent' }).format(share);
   }
 
   /** A date such as `Dec 21, 2026`, or '' when there is none (lifetime access) or it is unreadable. */
   protected _date(iso: string | null | undefined): string {
     const time = iso ? Date.parse(iso) : NaN;
-    return Number.isNaN(time) ? '' : this._intl((locale) => new Intl.DateTimeFormat(locale, { dateStyle: 'medium' })).format(time);
+    return Number.isNaN(time) ? '' : formatter(Intl.DateTimeFormat, this._kit?.locale || undefined, { dateStyle: 'medium' }).format(time);
   }
 
   /**
@@ -354,18 +437,19 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    */
   protected _notice(key?: keyof S & string): TemplateResult {
     const text = this._t(key ?? (this.state === 'not-connected' ? 'notConnected' : this.state === 'error' ? 'error' : 'loading'));
-    return html`<span part="base notice" class="muted">${text}</span>`;
+    return html`<span part="base notice" class="muted" lang=${this._lang} dir=${this._dir}>${text}</span>`;
   }
 
   /**
    * `text` for this element's live region, or '' when another element of its document already
    * said the same in this task: one kit change (an upgrade) announces "Unlocked" once, not once
    * for every gate on the page. Different texts are all said. A live region nobody can hear
-   * (inside a hidden tab panel, say) does not speak for the others.
+   * (inside a hidden tab panel, say) does not speak for the others. Only the element that would
+   * speak first asks whether it can be heard, which makes the browser compute the page's styles:
+   * a thousand gates asking in turn took most of their time.
    */
   protected _news(text: string): string {
-    const region = this.renderRoot.querySelector('[role="status"]');
-    if (region && !region.checkVisibility({ visibilityProperty: true })) return text;
+    if (!text) return '';
     const doc = this.ownerDocument;
     let said = newsThisTask.get(doc);
     if (!said) {
@@ -373,14 +457,15 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       setTimeout(() => newsThisTask.delete(doc));
     }
     const by = said.get(text);
-    if (!text || (by && by !== this)) return '';
-    said.set(text, this);
+    if (by) return by === this ? text : '';
+    const region = this.renderRoot.querySelector('[role="status"]');
+    if (!region || region.checkVisibility({ visibilityProperty: true })) said.set(text, this);
     return text;
   }
 
   /** The visually hidden live region of an action element: says that its last action failed. */
   protected _failureStatus(): TemplateResult {
-    return html`<span part="status" class="sr-only" role="status">${this._failed ? this._t('failed') : ''}</span>`;
+    return html`<span part="status" class="sr-only" role="status" lang=${this._lang} dir=${this._dir}>${this._failed ? this._t('failed') : ''}</span>`;
   }
 
   /**
@@ -436,12 +521,18 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   }
 }
 
-/** The closest `lang` attribute above `node`, across shadow roots as the browser's own language inheritance goes; '' when none. */
-function declaredLang(node: Element): string {
-  const found = node.closest('[lang]');
-  if (found) return found.getAttribute('lang') ?? '';
+/**
+ * The direction the closest `dir` attribute above `node` sets (`ltr` or `rtl`), across shadow
+ * roots as the browser's own inheritance goes; '' when there is none, or it is `auto`.
+ */
+function declaredDir(node: Element): '' | 'ltr' | 'rtl' {
+  const found = node.closest('[dir]');
+  if (found) {
+    const dir = found.getAttribute('dir')!.toLowerCase();
+    return dir === 'ltr' || dir === 'rtl' ? dir : '';
+  }
   const host = (node.getRootNode() as Partial<ShadowRoot>).host;
-  return host ? declaredLang(host) : '';
+  return host ? declaredDir(host) : '';
 }
 
 /**

@@ -7,7 +7,7 @@ import { emulateMedia, executeServerCommand } from '@web/test-runner-commands';
 import '../index.js';
 import type { MarketplaceElement } from './marketplace-element.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../testing/fake-kit.js';
-import { deferred, part, settle } from '../../../test/support/element-helpers.js';
+import { deferred, overflowing, part, settle } from '../../../test/support/element-helpers.js';
 import { contrast } from '../../../test/support/contrast.js';
 
 async function render<T extends HTMLElement = MarketplaceElement>(template: unknown): Promise<T> {
@@ -63,21 +63,6 @@ async function narrowColumn(theme: 'light' | 'dark') {
   return { column, elements };
 }
 
-/** Parts that stick out of the column or clip their own content. */
-function overflowing(column: HTMLElement, elements: MarketplaceElement[]): string[] {
-  const right = column.getBoundingClientRect().right;
-  const found: string[] = [];
-  for (const el of elements) {
-    for (const node of el.shadowRoot!.querySelectorAll<HTMLElement>('*')) {
-      if (node.classList.contains('sr-only')) continue;
-      const name = `${el.localName} ${node.getAttribute('part') ?? node.localName}`;
-      if (node.getBoundingClientRect().right > right + 0.5) found.push(`${name} sticks out`);
-      if (node.clientWidth > 0 && node.scrollWidth > node.clientWidth + 1) found.push(`${name} clips its width`);
-      if (node.clientHeight > 0 && node.scrollHeight > node.clientHeight + 1) found.push(`${name} clips its height`);
-    }
-  }
-  return found;
-}
 
 describe('visual accessibility: forced colors and reduced motion', () => {
   it('the busy spinner keeps its gap in forced colors, so that its turning shows', async () => {

@@ -4,6 +4,12 @@ export const gateStyles = css`
   :host {
     display: block;
   }
+  /* One of the two slots shows, by the access decided (gate.ts, _body): the content's when it is
+     granted, the locked one (the card, or the page's locked content) otherwise. */
+  :host(:not([access='granted'])) slot:not([name]),
+  :host([access='granted']) slot[name='locked'] {
+    display: none;
+  }
   /* The gate takes the focus itself when the look that had it went away (after an upgrade, say). */
   :host(:focus-visible) {
     outline: 2px solid var(--_focus);

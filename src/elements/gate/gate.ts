@@ -2,6 +2,8 @@ import { html, nothing, type PropertyValues } from 'lit';
 import type { AccessDecision, AccessReason, AccessRequirement } from '../../shared/access.js';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
+import type { ElementText } from '../base/texts.js';
+import { en } from '../locales/en.js';
 import { lapsedOwnPlan, parseFeature, parsePlanList, plansToOffer } from '../base/plans.js';
 import { MpAccessChangeEvent } from '../events.js';
 import { gateStyles } from './gate.styles.js';
@@ -24,7 +26,8 @@ const LOOK: Record<AccessReason, GateAccess> = {
 /**
  * Texts of the built-in paywall card. Placeholders: `{feature}` (the `feature` attribute, or
  * `thisFeature`), `{plan}` (the plans of the `plan` attribute, "pro or business"), `{current}`
- * (the user's plan), `{date}`, `{used}`, `{limit}`.
+ * (the user's plan), `{date}`, `{used}`, `{limit}`. `overQuotaText` may have plural forms, chosen
+ * by `{limit}`.
  */
 export type GateStrings = BaseStrings & {
   thisFeature: string;
@@ -39,7 +42,7 @@ export type GateStrings = BaseStrings & {
   pastDueHeading: string;
   pastDueText: string;
   overQuotaHeading: string;
-  overQuotaText: string;
+  overQuotaText: ElementText;
   signedOutHeading: string;
   signedOutText: string;
   errorHeading: string;
@@ -107,33 +110,7 @@ const REFUSED_LAUNCH: ReadonlySet<string> = new Set(['ERR_HOST_NOT_ALLOWED', 'ER
 export class MpGate extends MarketplaceElement<GateStrings> {
   static override styles = [baseStyles, gateStyles];
 
-  static override defaultStrings: GateStrings = {
-    ...MarketplaceElement.defaultStrings,
-    loading: 'Checking access…',
-    thisFeature: 'this feature',
-    unlocked: 'Unlocked',
-    lockedHeading: 'Unlock {feature}',
-    lockedText: 'Upgrade your plan to use {feature}.',
-    lockedPlanText: 'Included in the {plan} plan.',
-    expiredHeading: 'Your {current} plan has expired',
-    cancelledHeading: 'Your {current} plan was cancelled',
-    expiredText: 'Renew to use {feature} again.',
-    ended: 'Ended {date}',
-    pastDueHeading: 'Payment past due',
-    pastDueText: 'Update your payment details to keep using {feature}.',
-    overQuotaHeading: 'Usage limit reached',
-    overQuotaText: 'You have used {used} of {limit} API calls. Upgrade for a higher limit.',
-    signedOutHeading: 'Sign in to use {feature}',
-    signedOutText: 'Sign in with your Marketplace account.',
-    errorHeading: 'Could not check your access',
-    errorText: 'Please try again.',
-    refusedText: 'Open this app from the marketplace dashboard.',
-    upgrade: 'Upgrade',
-    renew: 'Renew',
-    updatePayment: 'Update payment',
-    signIn: 'Sign in',
-    retry: 'Try again',
-  };
+  static override defaultStrings: GateStrings = { ...en.common, ...en['mp-gate'] };
 
   static override properties = {
     feature: {},
@@ -176,10 +153,17 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   private _settled = false;
   /** What the gate's look says (the heading, `unlocked`, ...), to announce it only when it changes. */
   private _said = '';
+  /** The language `_said` is in. */
+  private _saidIn = '';
   /** The live region's text: the last change of `_said` since the gate settled. */
   private _announcement = '';
   /** The heading of the card rendered last; '' when no card was. */
   private _heading = '';
+  /** The paywall card of the last locked look, kept (hidden) while access is granted; see `_body`. */
+  private _lockedCard: unknown;
+  /** `plan` as last read, and the plans it names. */
+  private _planRead: MpGate['plan'];
+  private _planList: string[] | undefined;
 
   constructor() {
     super();
@@ -194,7 +178,8 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   }
 
   private get _plans(): string[] | undefined {
-    return parsePlanList(this.plan);
+    if (this.plan !== this._planRead) this._planList = parsePlanList((this._planRead = this.plan));
+    return this._planList;
   }
 
   private get _feature(): string | undefined {
@@ -243,41 +228,53 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const heading = this._heading;
     const [body, said] = this._body();
     // Only a change is news: a render for another reason (a theme, a usage count) says nothing new,
-    // and neither does the failure line giving way to the same card as its action runs again.
+    // and neither does the failure line giving way to the same card as its action runs again, nor
+    // the same look in another language (the dashboard's language switched).
     if (said !== this._said) {
-      if (this._settled) this._announcement = said === heading && heading === this._heading ? '' : this._news(said);
+      const translated = this._lang !== this._saidIn;
+      if (this._settled) this._announcement = translated || (said === heading && heading === this._heading) ? '' : this._news(said);
       this._said = said;
+      this._saidIn = this._lang;
     }
-    return html`${body}<span part="status" class="sr-only" role="status">${this._announcement}</span>`;
+    return html`${body}<span part="status" class="sr-only" role="status" lang=${this._lang} dir=${this._dir}>${this._announcement}</span>`;
   }
 
   /** What the gate shows, and what its live region says. */
   private _body(): [unknown, string] {
     const state = this.state;
     this._heading = '';
-    if (this.decision?.granted) return [html`<slot></slot>`, this._t('unlocked')];
     if (state === 'loading' || state === 'not-connected') {
       const text = this._t(state === 'loading' ? 'loading' : 'notConnected');
-      return [html`<div part="base loading" class="muted" aria-busy=${state === 'loading'}>${text}</div>`, text];
+      return [html`<div part="base loading" class="muted" aria-busy=${state === 'loading'} lang=${this._lang} dir=${this._dir}>${text}</div>`, text];
     }
-    const card = this._card();
-    this._heading = card.heading;
-    if (this._failed) card.detail = this._t('failed');
-    const said = this._failed ? card.detail! : card.heading;
-    const content = html`<div part="base card" role="group" aria-labelledby="heading">
-      <p part="heading" id="heading" role="heading" aria-level=${this._headingLevel}>${card.heading}</p>
-      <p part="text">${card.text}</p>
-      ${card.detail ? html`<p part="detail" class="muted">${card.detail}</p>` : nothing}
-      ${card.run
-        ? html`<button part="action" type="button" aria-busy=${this._busy} @click=${card.run}>
-            ${this._busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}${card.action}
-          </button>`
-        : nothing}
-    </div>`;
-    if (state === 'error') return [content, said];
-    // Page content in the `locked` slot says what it says: the hidden card's heading is not announced.
-    const own = this.querySelector(':scope > [slot="locked"]');
-    return [html`<slot name="locked">${content}</slot>`, own ? '' : said];
+    const granted = !!this.decision?.granted;
+    let said = '';
+    if (granted) said = this._t('unlocked');
+    else {
+      const card = this._card();
+      this._heading = card.heading;
+      if (this._failed) card.detail = this._t('failed');
+      said = this._failed ? card.detail! : card.heading;
+      const content = html`<div part="base card" role="group" aria-labelledby="heading" lang=${this._lang} dir=${this._dir}>
+        <p part="heading" id="heading" role="heading" aria-level=${this._headingLevel}>${card.heading}</p>
+        <p part="text">${card.text}</p>
+        ${card.detail ? html`<p part="detail" class="muted">${card.detail}</p>` : nothing}
+        ${card.run
+          ? html`<button part="action" type="button" aria-busy=${this._busy} @click=${card.run}>
+              ${this._busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}${card.action}
+            </button>`
+          : nothing}
+      </div>`;
+      if (state === 'error') return [content, said];
+      this._lockedCard = content;
+      // Page content in the `locked` slot says what it says: the hidden card's heading is not announced.
+      if (this.querySelector(':scope > [slot="locked"]')) said = '';
+    }
+    // Locked and unlocked are the same nodes: the content's slot stays while access is denied, and
+    // the card while it is granted, each not displayed (so neither seen, focused nor read) by the
+    // styles that read the reflected `access` (gate.styles.ts). An entitlement change builds no
+    // card or slot and sets no attribute of its own (docs/benchmarks.md, "Elements").
+    return [html`<slot></slot>${this._lockedCard ? html`<slot name="locked">${this._lockedCard}</slot>` : nothing}`, said];
   }
 
   private get _headingLevel(): number {
@@ -290,13 +287,14 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const kit = this._kit;
     const entitlement = kit?.entitlement;
     const plans = plansToOffer(this._plans, entitlement, this.decision);
+    // Each value is made only if a text of the card has its placeholder.
     const values = {
-      feature: this._feature ?? this._t('thisFeature'),
-      plan: plans ? this._planNames(plans) : '',
-      current: entitlement ? this._planName(entitlement.plan) : '',
-      date: this._date(entitlement?.expires_at),
-      used: this._number(entitlement?.usage.api_calls ?? 0),
-      limit: this._number(entitlement?.usage.limit ?? 0),
+      feature: () => this._feature ?? this._t('thisFeature'),
+      plan: () => (plans ? this._planNames(plans) : ''),
+      current: () => (entitlement ? this._planName(entitlement.plan) : ''),
+      date: () => this._date(entitlement?.expires_at),
+      used: () => this._number(entitlement?.usage.api_calls ?? 0),
+      limit: () => this._number(entitlement?.usage.limit ?? 0),
     };
     const t = (key: keyof GateStrings) => this._t(key, values);
     // The card's button: a blank text counts as none.
@@ -314,7 +312,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
         return {
           heading: t(this.decision?.reason === 'cancelled' ? 'cancelledHeading' : 'expiredHeading'),
           text: t('expiredText'),
-          ...(values.date && this.decision?.reason === 'expired' ? { detail: t('ended') } : {}),
+          ...(this.decision?.reason === 'expired' && values.date() ? { detail: t('ended') } : {}),
           action: name('renew'),
           run: upgrade(entitlement?.plan ?? plans?.[0]),
         };
@@ -323,7 +321,12 @@ export class MpGate extends MarketplaceElement<GateStrings> {
       case 'over-quota':
         // The user holds one of the plans listed (the plan check passed), and the others may give
         // no more usage: the chooser is asked for the feature only, to offer a plan with more.
-        return { heading: t('overQuotaHeading'), text: t('overQuotaText'), action: name('upgrade'), run: upgrade(undefined) };
+        return {
+          heading: t('overQuotaHeading'),
+          text: this._t('overQuotaText', values, entitlement?.usage.limit ?? 0),
+          action: name('upgrade'),
+          run: upgrade(undefined),
+        };
       default:
         return { heading: t('lockedHeading'), text: t(plans ? 'lockedPlanText' : 'lockedText'), action: name('upgrade'), run: upgrade(plans?.[0]) };
     }
@@ -336,13 +339,19 @@ export class MpGate extends MarketplaceElement<GateStrings> {
    * back to the page's start.
    */
   private _keepFocus(): void {
-    if (!this._hadFocus || this.shadowRoot?.activeElement) return;
+    if (!this._hadFocus) return;
     // The gate's own document: it may have been moved into an iframe's or a Picture-in-Picture window's.
     const doc = this.ownerDocument;
-    const active = doc.activeElement;
-    // Page content whose slot is no longer rendered keeps the focus until the browser notices.
-    const hidden = active && this.contains(active) && typeof active.checkVisibility === 'function' && !active.checkVisibility();
-    if (active && active !== doc.body && !hidden) return; // the page moved the focus elsewhere itself
+    const inside = this.shadowRoot?.activeElement;
+    if (inside) {
+      // The card's button, hidden with the card as access is granted, keeps the focus until the browser notices.
+      if (inside.checkVisibility()) return;
+    } else {
+      const active = doc.activeElement;
+      // Page content whose slot is no longer rendered keeps the focus until the browser notices.
+      const hidden = active && this.contains(active) && typeof active.checkVisibility === 'function' && !active.checkVisibility();
+      if (active && active !== doc.body && !hidden) return; // the page moved the focus elsewhere itself
+    }
     // Inside the dashboard the plan chooser has the focus, in the parent page: it is left there,
     // and the gate takes it when it comes back (`_handleFocusOut`).
     if (doc.hasFocus()) this._takeFocus();
@@ -372,9 +381,13 @@ export class MpGate extends MarketplaceElement<GateStrings> {
 
   /** Moves the focus into the gate: to the card's button, else to the gate itself. */
   private _takeFocus(): void {
-    // The card's button, unless page content in the `locked` slot replaces the card.
-    this.shadowRoot?.querySelector<HTMLElement>('[part~="action"]')?.focus({ preventScroll: true });
-    if (this.shadowRoot?.activeElement) return;
+    // The card's button, unless page content in the `locked` slot replaces the card, or the card
+    // is hidden (access is granted).
+    const action = this.shadowRoot?.querySelector<HTMLElement>('[part~="action"]');
+    if (action?.checkVisibility()) {
+      action.focus({ preventScroll: true });
+      if (this.shadowRoot!.activeElement === action) return;
+    }
     if (this.hasAttribute('tabindex')) return this.focus({ preventScroll: true });
     // The gate takes the focus for once: the attribute goes with it, or at once if it did not take.
     this.tabIndex = -1;
@@ -392,5 +405,11 @@ export class MpGate extends MarketplaceElement<GateStrings> {
 declare global {
   interface HTMLElementTagNameMap {
     'mp-gate': MpGate;
+  }
+}
+
+declare module '../base/texts.js' {
+  interface ElementTexts {
+    'mp-gate': GateStrings;
   }
 }

@@ -59,9 +59,9 @@ describe('<mp-plan-badge>', () => {
     expect(part(el, 'plan')!.textContent).to.equal('business');
   });
 
-  it('formats the date in the user locale', async () => {
+  it('formats the date in the user locale, in a text of its language', async () => {
     const el = await badge(withEntitlement({ expires_at: DEC_21.iso }).setLocale('fr-FR'));
-    expect(part(el, 'expiry')!.textContent).to.equal(`until 21 déc. ${DEC_21.year}`);
+    expect(part(el, 'expiry')!.textContent).to.equal(`jusqu’au 21 déc. ${DEC_21.year}`);
   });
 
   it('falls back to the browser locale when the kit’s is not a valid tag', async () => {

@@ -1,6 +1,7 @@
 import { html, nothing, type PropertyValues } from 'lit';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
+import { en } from '../locales/en.js';
 import { planBadgeStyles } from './plan-badge.styles.js';
 
 /**
@@ -44,17 +45,7 @@ const OTHER_TEXTS: ReadonlySet<string> = new Set(['none', 'signedOut', 'until', 
 export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
   static override styles = [baseStyles, planBadgeStyles];
 
-  static override defaultStrings: PlanBadgeStrings = {
-    ...MarketplaceElement.defaultStrings,
-    active: 'Active',
-    trialing: 'Trial',
-    past_due: 'Past due',
-    cancelled: 'Cancelled',
-    expired: 'Expired',
-    none: 'No plan',
-    signedOut: 'Not signed in',
-    until: 'until {date}',
-  };
+  static override defaultStrings: PlanBadgeStrings = { ...en.common, ...en['mp-plan-badge'] };
 
   static override properties = {
     status: { reflect: true },
@@ -82,13 +73,13 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
     const entitlement = this._kit?.entitlement;
     const status = this.status;
     if (!status) return this._notice(this.state === 'signed-out' ? 'signedOut' : undefined);
-    if (!entitlement) return html`<span part="base"><span part="status">${this._t('none')}</span></span>`;
+    if (!entitlement) return html`<span part="base" lang=${this._lang} dir=${this._dir}><span part="status">${this._t('none')}</span></span>`;
     // A status the kit does not know shows as it is, unless `strings` or the class's `defaultStrings`
     // name it; a status named like one of the badge's other texts (`failed`, `until`) is a status.
     const said = (!OTHER_TEXTS.has(status) && this._t(status as keyof PlanBadgeStrings)) || status;
     const date = this._date(entitlement.expires_at);
     const live = status === 'active' || status === 'trialing';
-    return html`<span part="base">
+    return html`<span part="base" lang=${this._lang} dir=${this._dir}>
       <span part="plan">${this._planName(entitlement.plan)}</span>
       <span part="status">${said}</span>
       ${live && date ? html`<span part="expiry">${this._t('until', { date })}</span>` : nothing}
@@ -99,5 +90,11 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
 declare global {
   interface HTMLElementTagNameMap {
     'mp-plan-badge': MpPlanBadge;
+  }
+}
+
+declare module '../base/texts.js' {
+  interface ElementTexts {
+    'mp-plan-badge': PlanBadgeStrings;
   }
 }

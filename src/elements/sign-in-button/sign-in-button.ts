@@ -1,6 +1,7 @@
 import { html, nothing, type PropertyValues } from 'lit';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
+import { en } from '../locales/en.js';
 import { signInButtonStyles } from './sign-in-button.styles.js';
 
 /** The texts of `<mp-sign-in-button>` (its `strings`); each key overrides one default. */
@@ -37,12 +38,7 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
   /** `el.focus()` (a dialog giving the focus back, say) focuses the button inside. */
   static override shadowRootOptions: ShadowRootInit = { ...MarketplaceElement.shadowRootOptions, delegatesFocus: true };
 
-  static override defaultStrings: SignInButtonStrings = {
-    ...MarketplaceElement.defaultStrings,
-    label: 'Sign in with Marketplace',
-    busy: 'Signing in…',
-    failed: 'Could not start sign-in. Try again.',
-  };
+  static override defaultStrings: SignInButtonStrings = { ...en.common, ...en['mp-sign-in-button'] };
 
   static override properties = {
     label: {},
@@ -85,6 +81,8 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
     return html`<button
       part="base"
       type="button"
+      lang=${this._lang}
+      dir=${this._dir}
       ?disabled=${this.disabled}
       aria-disabled=${this._unavailable ? 'true' : nothing}
       aria-busy=${this._busy || this.state === 'loading'}
@@ -104,5 +102,11 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
 declare global {
   interface HTMLElementTagNameMap {
     'mp-sign-in-button': MpSignInButton;
+  }
+}
+
+declare module '../base/texts.js' {
+  interface ElementTexts {
+    'mp-sign-in-button': SignInButtonStrings;
   }
 }

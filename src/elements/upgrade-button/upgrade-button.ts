@@ -2,6 +2,7 @@ import { html, nothing, type PropertyValues } from 'lit';
 import type { UpgradeOutcome } from '../../runtime/types.js';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
+import { en } from '../locales/en.js';
 import { lapsedOwnPlan, parseFeature, parsePlanList, plansToOffer } from '../base/plans.js';
 import { upgradeButtonStyles } from './upgrade-button.styles.js';
 
@@ -56,18 +57,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   /** `el.focus()` (a dialog giving the focus back, say) focuses the button inside. */
   static override shadowRootOptions: ShadowRootInit = { ...MarketplaceElement.shadowRootOptions, delegatesFocus: true };
 
-  static override defaultStrings: UpgradeButtonStrings = {
-    ...MarketplaceElement.defaultStrings,
-    label: 'Upgrade',
-    planLabel: 'Upgrade to {plan}',
-    busy: 'Opening plans…',
-    current: 'Current plan',
-    renew: 'Renew {plan}',
-    updatePayment: 'Update payment',
-    upgraded: 'Upgrade complete',
-    dismissed: 'No change to your plan',
-    failed: 'Could not open the plans. Try again.',
-  };
+  static override defaultStrings: UpgradeButtonStrings = { ...en.common, ...en['mp-upgrade-button'] };
 
   static override properties = {
     plan: {},
@@ -100,6 +90,8 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   private _offer: 'upgrade' | 'current' | 'renew' | 'updatePayment' = 'upgrade';
   /** The plans an `upgrade` offer names (`plansToOffer`): never the user's own when that cannot help. */
   private _plans: string[] | undefined;
+  /** The language of the texts last rendered. */
+  private _renderedIn = '';
 
   constructor() {
     super();
@@ -113,6 +105,9 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     // A failure is news about the offer that failed, and "Try again" on "Current plan" offers
     // nothing (the chooser may time out after the purchase was announced and reloaded).
     if (this._offer !== before || this._offer === 'current') this._failed = false;
+    // The outcome was said in the language it happened in: another language does not say it again.
+    if (this._lang !== this._renderedIn) this._outcome = undefined;
+    this._renderedIn = this._lang;
   }
 
   private _currentOffer(): MpUpgradeButton['_offer'] {
@@ -151,6 +146,8 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     return html`<button
         part=${current ? 'base current' : 'base'}
         type="button"
+        lang=${this._lang}
+        dir=${this._dir}
         ?disabled=${this.disabled}
         aria-disabled=${current || this._unavailable ? 'true' : nothing}
         aria-busy=${this._busy || loading}
@@ -159,7 +156,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
         ${this._busy || loading ? html`<span part="spinner" class="spinner" aria-hidden="true"></span>` : nothing}
         <span part="label">${text}</span>
       </button>
-      <span part="status" class="sr-only" role="status">${this._outcome ? this._t(this._outcome) : this._failed ? this._t('failed') : ''}</span>`;
+      <span part="status" class="sr-only" role="status" lang=${this._lang} dir=${this._dir}>${this._outcome ? this._t(this._outcome) : this._failed ? this._t('failed') : ''}</span>`;
   }
 
   private async _handleClick(event: Event) {
@@ -174,5 +171,11 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
 declare global {
   interface HTMLElementTagNameMap {
     'mp-upgrade-button': MpUpgradeButton;
+  }
+}
+
+declare module '../base/texts.js' {
+  interface ElementTexts {
+    'mp-upgrade-button': UpgradeButtonStrings;
   }
 }

@@ -242,9 +242,9 @@ describe('<mp-usage-meter>', () => {
     expect(text(el)).to.contain(`${HOSTILE} 90%`);
   });
 
-  it('formats figures in the user locale', async () => {
+  it('formats figures in the user locale, in a text of its language', async () => {
     const el = await meter(usage(12500, 20000).setLocale('de-DE'));
-    expect(part(el, 'value')!.textContent).to.equal('12.500 of 20.000');
+    expect(part(el, 'value')!.textContent).to.equal('12.500 von 20.000');
   });
 
   it('takes overrides of its texts', async () => {

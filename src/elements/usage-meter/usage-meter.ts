@@ -1,6 +1,7 @@
 import { html, nothing, type PropertyValues } from 'lit';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
+import { en } from '../locales/en.js';
 import type { Usage } from '../../shared/schemas.js';
 import { MpUsageLevelEvent, type UsageLevel } from '../events.js';
 import { usageMeterStyles } from './usage-meter.styles.js';
@@ -60,16 +61,7 @@ function threshold(value: unknown, fallback: number): number {
 export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   static override styles = [baseStyles, usageMeterStyles];
 
-  static override defaultStrings: UsageMeterStrings = {
-    ...MarketplaceElement.defaultStrings,
-    label: 'API calls',
-    value: '{used} of {limit}',
-    warningText: 'Approaching your limit ({percent})',
-    exceededText: 'Limit reached',
-    okText: 'Back within your limit ({used} of {limit})',
-    none: 'No usage data',
-    signedOut: 'Sign in to see your usage',
-  };
+  static override defaultStrings: UsageMeterStrings = { ...en.common, ...en['mp-usage-meter'] };
 
   static override properties = {
     warning: {},
@@ -146,7 +138,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
       used: this._number(usage.api_calls),
       limit: this._number(usage.limit),
       // Rounded down: 99.6% is not yet "100%".
-      percent: this._intl((locale) => new Intl.NumberFormat(locale, { style: 'percent' })).format(Math.floor(ratio * 100 + 1e-9) / 100),
+      percent: this._percent(Math.floor(ratio * 100 + 1e-9) / 100),
     };
   }
 
@@ -166,7 +158,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   override render() {
     // The live region stays in place whatever the element shows, so that a level reached while
     // the kit was in error is announced when the figures return.
-    return html`${this._figures()}<span part="status" class="sr-only" role="status">${this._announcement}</span>`;
+    return html`${this._figures()}<span part="status" class="sr-only" role="status" lang=${this._lang} dir=${this._dir}>${this._announcement}</span>`;
   }
 
   private _figures() {
@@ -179,7 +171,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     const label = this._t('label');
     // The indicator's width is a `.style` property binding (CSSOM), which a strict CSP allows,
     // unlike a `style` attribute.
-    return html`<div part="base">
+    return html`<div part="base" lang=${this._lang} dir=${this._dir}>
       <div part="header">
         <span part="label" id="label">${label}</span>
         <span part="value">${value}</span>
@@ -204,5 +196,11 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
 declare global {
   interface HTMLElementTagNameMap {
     'mp-usage-meter': MpUsageMeter;
+  }
+}
+
+declare module '../base/texts.js' {
+  interface ElementTexts {
+    'mp-usage-meter': UsageMeterStrings;
   }
 }

@@ -1,6 +1,7 @@
 import { html, type PropertyValues } from 'lit';
 import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
+import { en } from '../locales/en.js';
 import { userBadgeStyles } from './user-badge.styles.js';
 
 /** What can stand as an initial: a grapheme with a letter, a digit or a pictograph (an emoji). */
@@ -35,10 +36,7 @@ export type UserBadgeStrings = BaseStrings & {
 export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
   static override styles = [baseStyles, userBadgeStyles];
 
-  static override defaultStrings: UserBadgeStrings = {
-    ...MarketplaceElement.defaultStrings,
-    signedOut: 'Not signed in',
-  };
+  static override defaultStrings: UserBadgeStrings = { ...en.common, ...en['mp-user-badge'] };
 
   static override properties = {
     strings: STRINGS_PROPERTY,
@@ -93,7 +91,7 @@ export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
   override render() {
     const user = this._kit?.user;
     if (this.state !== 'ready' || !user) return this._notice(this.state === 'signed-out' ? 'signedOut' : undefined);
-    return html`<span part="base">
+    return html`<span part="base" dir=${this._dir}>
       ${this._avatarFailed
         ? html`<span part="avatar" aria-hidden="true"><span class="initials">${this._initials(user.name) || '?'}</span></span>`
         : html`<img part="avatar" src=${user.avatar_url} alt="" referrerpolicy="no-referrer" @error=${this._handleAvatarError} />`}
@@ -112,5 +110,11 @@ export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
 declare global {
   interface HTMLElementTagNameMap {
     'mp-user-badge': MpUserBadge;
+  }
+}
+
+declare module '../base/texts.js' {
+  interface ElementTexts {
+    'mp-user-badge': UserBadgeStrings;
   }
 }

@@ -7,8 +7,8 @@ import {
   type ErrorCode, type Kit, type KitOptions, type KitState, type UpgradeOutcome,
 } from 'marketplace-app-kit';
 import {
-  MarketplaceElement, MpGate, MpUpgradeEvent, defineElements, elements,
-  type BaseStrings, type ElementState, type GateAccess, type GateStrings, type UsageLevel,
+  BUILT_IN_LOCALES, MarketplaceElement, MpGate, MpUpgradeEvent, defineElements, elements, loadLocale, localeDirection, registerLocale,
+  type BaseStrings, type BuiltInLocale, type ElementState, type GateAccess, type GateStrings, type LocalePack, type LocaleTexts, type UsageLevel,
 } from 'marketplace-app-kit/elements';
 import { connectApp } from 'marketplace-app-kit/host';
 import { html } from 'lit';
@@ -214,6 +214,11 @@ const GateClass: typeof MpGate = elements['mp-gate'];
 
 // An element of your own on the base class (docs/elements.md: "to build your own"): its texts are typed.
 type TrialStrings = BaseStrings & { ends: string };
+declare module 'marketplace-app-kit/elements' {
+  interface ElementTexts {
+    'mp-trial-banner': TrialStrings;
+  }
+}
 class MpTrialBanner extends MarketplaceElement<TrialStrings> {
   static override defaultStrings: TrialStrings = { ...MarketplaceElement.defaultStrings, ends: 'Your trial ends {date}' };
   override render() {
@@ -223,6 +228,28 @@ class MpTrialBanner extends MarketplaceElement<TrialStrings> {
   }
 }
 customElements.define('mp-trial-banner', MpTrialBanner);
+
+// ── texts in other languages (docs/guides/locales.md) ─────────────────────────────────────────
+registerLocale('en', { 'mp-gate': { upgrade: 'See plans' }, common: { notConnected: 'Open this app from Acme' } });
+registerLocale('fi', async () => ({ default: { 'mp-gate': { lockedHeading: 'Avaa {feature}' } } }));
+registerLocale('de', { 'mp-gate': { overQuotaText: { one: '{limit} Aufruf', other: '{limit} Aufrufe' } } });
+// @ts-expect-error: no element has that tag
+registerLocale('de', { 'mp-gaet': { upgrade: 'Upgraden' } });
+// @ts-expect-error: the gate has no such text
+registerLocale('de', { 'mp-gate': { upgarde: 'Upgraden' } });
+// @ts-expect-error: plural forms need `other`
+registerLocale('de', { 'mp-gate': { overQuotaText: { one: '{limit} Aufruf' } } });
+// @ts-expect-error: a text is text
+registerLocale('de', { common: { loading: 5 } });
+// Your own element's texts, once ElementTexts knows its section.
+registerLocale('de', { 'mp-trial-banner': { ends: 'Ihre Testphase endet am {date}' } });
+const partial: LocaleTexts = { 'mp-usage-meter': { label: 'Aufrufe' } };
+// @ts-expect-error: a whole pack has every text
+const incomplete: LocalePack = { common: { loading: 'Laden…' } };
+const first: BuiltInLocale = BUILT_IN_LOCALES[0];
+const dir: 'ltr' | 'rtl' = localeDirection(kit.locale);
+await loadLocale('ar-EG');
+show([partial, incomplete, first, dir]);
 
 // ── element events: GlobalEventHandlersEventMap ───────────────────────────────────────────────
 gate?.addEventListener('mp-access-change', (event) => {
