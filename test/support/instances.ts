@@ -3,9 +3,10 @@
  * and a small round-robin proxy on 127.0.0.1 in front of them, as a load balancer would be.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { roundRobinProxy } from '../../demo/proxy.js';
 
 const script = fileURLToPath(new URL('./backend-instance.ts', import.meta.url));
 
@@ -77,24 +78,12 @@ export interface Proxy {
   close(): Promise<void>;
 }
 
-/** A round-robin HTTP proxy on 127.0.0.1: each request goes to the next of `targets`. */
+/** A round-robin HTTP proxy on 127.0.0.1 (the demo's): each request goes to the next of `targets`. */
 export async function startProxy(targets: readonly string[]): Promise<Proxy> {
-  let next = 0;
-  const server: Server = createServer((req, res) => {
-    const target = new URL(targets[next++ % targets.length]!);
-    const forward = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => {
-      if (!res.headersSent) res.writeHead(502).end();
-      else res.destroy();
-    });
-    req.pipe(forward);
-  });
+  const server: Server = roundRobinProxy(
+    targets.map((url, i) => ({ name: `instance ${i + 1}`, url })),
+    () => undefined,
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
