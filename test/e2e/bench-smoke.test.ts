@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import elementsBench from '../bench/elements.bench.js';
+import redisBench from '../bench/redis.bench.js';
 import runtimeBench from '../bench/runtime.bench.js';
 import serverBench from '../bench/server.bench.js';
 import webhooksBench from '../bench/webhooks.bench.js';
@@ -50,5 +51,19 @@ describe('npm run bench', () => {
     const figures = await webhooksBench({ deliveries: 400, rounds: 1, chunk: 100 });
     assert.equal(figures.length, 2, lines.join('\n'));
     assert.ok(figures.every((figure) => Number.isFinite(figure.ratio) && figure.ratio > 0), lines.join('\n'));
+  });
+
+  it('runs the Redis benchmark through (50 requests a series, one round), at most two round trips each', { timeout: 120_000 }, async (t) => {
+    const lines: string[] = [];
+    t.mock.method(console, 'log', (line: unknown) => void lines.push(String(line)));
+    await redisBench({ requests: 50, rounds: 1 });
+    const output = lines.join('\n');
+    assert.match(output, /^launches\/s .*memory: \d+ .*Redis: \d+/m, output);
+    assert.match(output, /^deliveries\/s .*memory: \d+ .*Redis: \d+/m, output);
+    // Deterministic, unlike the rates: the happy path's round trips.
+    for (const what of ['launch', 'delivery']) {
+      const trips = Number(new RegExp(`^Redis per ${what}: +([\\d.]+) round trips`, 'm').exec(output)?.[1]);
+      assert.ok(trips > 0 && trips <= 2, `${what}: ${trips} round trips`);
+    }
   });
 });
