@@ -13,7 +13,7 @@
  * - `GET /api/activity`: what the marketplace's webhooks told the app, newest first.
  */
 import { randomUUID } from 'node:crypto';
-import { SessionError, createAppBackend, jsonResponse, toErrorResponse, type AppBackend, type AppSession, type WebhookDelivery } from 'marketplace-app-kit/server';
+import { createAppBackend, jsonResponse, toErrorResponse, type AppBackend, type MarketplaceStores, type WebhookDelivery } from 'marketplace-app-kit/server';
 
 /** The paid feature: the simulator's paid plans list it, its free plan does not. */
 export const EXPORT_FEATURE = 'export';
@@ -36,7 +36,24 @@ export interface SampleBackendOptions {
   sessionSecret: string;
   /** Lifetime of the app sessions this backend mints; short values let the tests see expiry. */
   sessionTtlSeconds?: number;
+  /** The kit's shared state (several instances: `createRedisStores`); in memory by default. */
+  stores?: MarketplaceStores;
+  /**
+   * The app's own data (notes, webhook activity). Instances of one app share it, as they would
+   * share the app's database: the demo's instances run in one process and pass the same object.
+   */
+  data?: SampleData;
   log?: (line: string) => void;
+}
+
+/** What the sample app itself keeps: notes per user, and the webhook activity. */
+export interface SampleData {
+  notes: Map<string, Note[]>;
+  activity: ActivityEntry[];
+}
+
+export function createSampleData(): SampleData {
+  return { notes: new Map(), activity: [] };
 }
 
 export interface Note {
@@ -71,14 +88,7 @@ const NOTES_PER_USER = 200;
 
 export function createSampleBackend(options: SampleBackendOptions): SampleBackend {
   const log = options.log ?? (() => {});
-  const notes = new Map<string, Note[]>();
-  const activity: ActivityEntry[] = [];
-  /**
-   * When each user last revoked access. Sessions are not stored and live up to 15 minutes: one
-   * issued before the revoke is refused (the kit in the page then renews it, which works only if
-   * the marketplace launches the app again). Whole seconds, as the session's issue time.
-   */
-  const revokedAt = new Map<string, number>();
+  const { notes, activity } = options.data ?? createSampleData();
 
   const record = (delivery: WebhookDelivery, summary: string) => {
     const userId = typeof delivery.data.user_id === 'string' ? delivery.data.user_id : null;
@@ -99,6 +109,7 @@ export function createSampleBackend(options: SampleBackendOptions): SampleBacken
     publicOrigin: options.publicOrigin,
     redirectUri: `${options.publicOrigin}${MARKETPLACE_BASE}/oauth/callback`,
     ...(options.sessionTtlSeconds === undefined ? {} : { sessionTtlSeconds: options.sessionTtlSeconds }),
+    ...(options.stores === undefined ? {} : { stores: options.stores }),
     onError: (error) => log(`marketplace route failed: ${error instanceof Error ? error.message : String(error)}`),
     // The kit has already verified the signature, the timestamp and replays, and dropped the
     // user's cached entitlement; the app only reacts to what happened.
@@ -115,11 +126,9 @@ export function createSampleBackend(options: SampleBackendOptions): SampleBacken
           record(delivery, `cancelled the ${String(data.plan)} plan`);
           break;
         case 'user.revoked':
-          // A user who withdraws access expects the app to forget them, and their sessions to end.
-          if (typeof data.user_id === 'string') {
-            notes.delete(data.user_id);
-            revokedAt.set(data.user_id, Math.floor(Date.now() / 1000) * 1000);
-          }
+          // A user who withdraws access expects the app to forget them. Their sessions end too: the
+          // kit refuses every session issued before (ERR_SESSION_REVOKED), on every instance.
+          if (typeof data.user_id === 'string') notes.delete(data.user_id);
           record(delivery, 'revoked access: their notes were deleted');
           break;
         default:
@@ -137,22 +146,13 @@ export function createSampleBackend(options: SampleBackendOptions): SampleBacken
     return list;
   };
 
-  /** `requireSession`, and not a session issued before the user revoked access (docs/decisions.md#backend, "Session tokens"). */
-  async function requireLiveSession(request: Request): Promise<AppSession> {
-    const session = await marketplace.requireSession(request);
-    if (session.issuedAt < (revokedAt.get(session.userId) ?? 0)) {
-      throw new SessionError('ERR_SESSION_INVALID', 'Access to this app was revoked after this session began', { status: 401 });
-    }
-    return session;
-  }
-
   async function routeApp(request: Request, path: string): Promise<Response> {
     if (path === '/notes' && request.method === 'GET') {
-      const { userId } = await requireLiveSession(request);
+      const { userId } = await marketplace.requireSession(request);
       return jsonResponse({ notes: notesOf(userId) });
     }
     if (path === '/notes' && request.method === 'POST') {
-      const { userId } = await requireLiveSession(request);
+      const { userId } = await marketplace.requireSession(request);
       const input = await readNote(request);
       if ('error' in input) return jsonError(400, 'ERR_INVALID_INPUT', input.error);
       const note: Note = { id: randomUUID(), created_at: new Date().toISOString(), ...input };
@@ -173,7 +173,7 @@ export function createSampleBackend(options: SampleBackendOptions): SampleBacken
       });
     }
     if (path === '/activity' && request.method === 'GET') {
-      const { userId } = await requireLiveSession(request);
+      const { userId } = await marketplace.requireSession(request);
       return jsonResponse({ activity: activity.filter((entry) => entry.user_id === userId || entry.user_id === null) });
     }
     return jsonError(404, 'ERR_NOT_FOUND', `No route ${request.method} ${API_BASE}${path}`);

@@ -13,10 +13,13 @@ import { createReadStream, existsSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { createRedisStores } from 'marketplace-app-kit/redis';
 import { applyEmbedPageHeaders, toNodeHandler } from 'marketplace-app-kit/server';
 import { startSimulator, type Simulator } from 'marketplace-app-kit/simulator';
 import { createServer as createViteServer, type Plugin, type ViteDevServer } from 'vite';
-import { createSampleBackend, MARKETPLACE_BASE, type SampleBackend } from './backend.js';
+import { createClient } from 'redis';
+import { createSampleBackend, createSampleData, MARKETPLACE_BASE, type SampleBackend } from './backend.js';
+import { roundRobinProxy } from './proxy.js';
 
 export type DemoService = 'simulator' | 'backend' | 'vite';
 export type DemoPorts = Record<DemoService, number>;
@@ -51,6 +54,11 @@ export interface StartDemoOptions {
   ports?: Partial<DemoPorts>;
   /** Lifetime of the sample backend's app sessions (default: the server module's default). */
   sessionTtlSeconds?: number;
+  /**
+   * Runs the sample backend as two instances sharing the kit's state on this Redis
+   * (`createRedisStores`), behind a round-robin proxy on the backend's port (DEMO_REDIS_URL).
+   */
+  redisUrl?: string;
   /** Where the servers log (webhooks received, Vite warnings). Default: console.log. */
   log?: (line: string) => void;
   /** Vite's own log level. Default `warn`. */
@@ -78,7 +86,10 @@ export interface DemoUrls {
 export interface Demo {
   urls: DemoUrls;
   simulator: Simulator;
+  /** The sample backend (with `redisUrl`, the first of its instances). */
   backend: SampleBackend;
+  /** Every instance of the sample backend: one, or two with `redisUrl`. */
+  instances: SampleBackend[];
   vite: ViteDevServer;
   /**
    * The `Referer` headers the Vite server and the backend received, oldest first (the last
@@ -116,21 +127,37 @@ export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
 
   try {
     // 1. The backend's listener. Requests wait for the wiring below (it takes milliseconds and
-    //    nothing calls the backend before the simulator exists).
-    let wire!: (backend: SampleBackend) => void;
-    const wired = new Promise<SampleBackend>((resolve) => (wire = resolve));
+    //    nothing calls the backend before the simulator exists). With Redis, two instances each
+    //    listen on a port of their own, and the backend's port is a round-robin proxy to them.
     const referers: string[] = [];
     const recordReferer = (referer: string) => {
       referers.push(referer);
       if (referers.length > REFERERS_KEPT) referers.splice(0, referers.length - REFERERS_KEPT);
     };
-    const backendServer = createHttpServer(
-      toNodeHandler(async (request: Request) => {
-        const referer = request.headers.get('referer');
-        if (referer !== null) recordReferer(referer);
-        return (await wired).handle(request);
-      }),
-    );
+    const wires: Array<(backend: SampleBackend) => void> = [];
+    const instanceServer = () => {
+      const wired = new Promise<SampleBackend>((resolve) => wires.push(resolve));
+      return createHttpServer(
+        toNodeHandler(async (request: Request) => {
+          const referer = request.headers.get('referer');
+          if (referer !== null) recordReferer(referer);
+          return (await wired).handle(request);
+        }),
+      );
+    };
+    let backendServer: Server;
+    if (options.redisUrl === undefined) {
+      backendServer = instanceServer();
+    } else {
+      const targets: Array<{ name: string; url: string }> = [];
+      for (const name of ['instance A', 'instance B']) {
+        const server = instanceServer();
+        const port = await listen(server, 'backend', 0);
+        closers.push(() => closeHttp(server));
+        targets.push({ name, url: `http://${DEMO_HOST}:${port}` });
+      }
+      backendServer = roundRobinProxy(targets, log);
+    }
     const backendPort = await listen(backendServer, 'backend', ports.backend);
     closers.push(() => closeHttp(backendServer));
     const backendUrl = `http://${DEMO_HOST}:${backendPort}`;
@@ -158,20 +185,39 @@ export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
     wiring.dashboardUrl = simulator.dashboardUrl;
     wiring.planNames = simulator.planNames;
 
-    // 4. The backend itself, with the simulator's credentials.
-    const backend = createSampleBackend({
-      siteUrl: simulator.siteUrl,
-      clientId: simulator.clientId,
-      clientSecret: simulator.clientSecret,
-      apiKey: simulator.testApiKey,
-      webhookSecret: simulator.webhookSecret,
-      hostOrigins: wiring.hostOrigins,
-      publicOrigin: viteUrl,
-      sessionSecret: randomBytes(32).toString('base64url'),
-      ...(options.sessionTtlSeconds === undefined ? {} : { sessionTtlSeconds: options.sessionTtlSeconds }),
-      log,
-    });
-    wire(backend);
+    // 4. The backend itself, with the simulator's credentials: one instance, or with Redis two,
+    //    each on a connection of its own. They share one session secret (a session one mints,
+    //    the other accepts) and the app's own notes (as instances share the app's database).
+    const sessionSecret = randomBytes(32).toString('base64url');
+    const data = createSampleData();
+    const instances: SampleBackend[] = [];
+    for (const wire of wires) {
+      let stores;
+      if (options.redisUrl !== undefined) {
+        const client = await createClient({ url: options.redisUrl })
+          .on('error', () => undefined)
+          .connect();
+        closers.push(async () => void (await client.quit().catch(() => undefined)));
+        stores = createRedisStores({ client, prefix: 'mpkit-demo:', log });
+      }
+      const backend = createSampleBackend({
+        siteUrl: simulator.siteUrl,
+        clientId: simulator.clientId,
+        clientSecret: simulator.clientSecret,
+        apiKey: simulator.testApiKey,
+        webhookSecret: simulator.webhookSecret,
+        hostOrigins: wiring.hostOrigins,
+        publicOrigin: viteUrl,
+        sessionSecret,
+        data,
+        ...(stores === undefined ? {} : { stores }),
+        ...(options.sessionTtlSeconds === undefined ? {} : { sessionTtlSeconds: options.sessionTtlSeconds }),
+        log,
+      });
+      wire(backend);
+      instances.push(backend);
+    }
+    const backend = instances[0]!;
 
     return {
       urls: {
@@ -186,6 +232,7 @@ export async function startDemo(options: StartDemoOptions = {}): Promise<Demo> {
       },
       simulator,
       backend,
+      instances,
       vite,
       referers,
       close,

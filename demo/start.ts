@@ -4,6 +4,8 @@
  *
  * Ports: DEMO_SIMULATOR_PORT (4010), DEMO_BACKEND_PORT (4020), DEMO_VITE_PORT (4030).
  * DEMO_SESSION_TTL: lifetime of the sample backend's app sessions, in seconds (1–900).
+ * DEMO_REDIS_URL: run the sample backend as two instances sharing the kit's state on this Redis
+ * (redis://127.0.0.1:6379), behind a round-robin proxy on the backend's port.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -39,10 +41,16 @@ const ports = Object.fromEntries(
   ]),
 ) as DemoPorts;
 const sessionTtlSeconds = envInteger('DEMO_SESSION_TTL', undefined, 1, MAX_SESSION_TTL_SECONDS, 'a whole number of seconds');
+// DEMO_REDIS_URL: the sample backend runs as two instances on this Redis, behind a round-robin proxy.
+const redisUrl = process.env.DEMO_REDIS_URL || undefined;
+if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+  console.error(`\n  DEMO_REDIS_URL=${redisUrl} is not valid: it must be a redis:// URL, e.g. redis://127.0.0.1:6379.\n`);
+  process.exit(1);
+}
 
 let demo: Awaited<ReturnType<typeof startDemo>>;
 try {
-  demo = await startDemo({ ports, ...(sessionTtlSeconds === undefined ? {} : { sessionTtlSeconds }) });
+  demo = await startDemo({ ports, ...(sessionTtlSeconds === undefined ? {} : { sessionTtlSeconds }), ...(redisUrl === undefined ? {} : { redisUrl }) });
 } catch (error) {
   if (error instanceof PortInUseError) {
     console.error(`\n  ${error.message}\n`);
@@ -61,7 +69,8 @@ console.log(`
 
     Start page                      ${urls.home}
     Simulator control API           ${urls.simulator}/_simulator/state
-    Sample app backend              ${urls.backend}  (proxied at ${urls.vite}/api)
+    Sample app backend              ${urls.backend}  (proxied at ${urls.vite}/api)${redisUrl === undefined ? '' : `
+                                    two instances on ${redisUrl}, round-robin: each request logs which one served it`}
     Test users                      ${demo.simulator.users.map((user) => user.name).join(', ')}
 `);
 

@@ -9,7 +9,11 @@ import { earlyLaunch, type EarlyLaunchOptions } from '../shared/early-launch.js'
 import { MarketplaceKitError } from '../shared/errors.js';
 import { exactOrigin } from '../shared/origin.js';
 import { functionOption, MAX_TIMER_MS, numberOption } from '../shared/options.js';
+import { createErrorLog } from './error-log.js';
 import { bodyReadFirst } from './lib/body.js';
+import { lazyRequest } from './lib/lazy-request.js';
+import { isLazyResponse, takeLazy } from './lib/lazy-response.js';
+import { TextResponse } from './lib/text-response.js';
 import { toErrorResponse } from './responses.js';
 
 /** Any Web-standard handler, e.g. an `AppBackend`. */
@@ -27,7 +31,7 @@ export interface NodeAdapterOptions {
    * that answers 500 or more (anything but the kit's 4xx errors), or an answer that is not a
    * `Response` (a missing `return`); for `toExpressMiddleware`, also of a webhook body a parser
    * consumed first (`ERR_WEBHOOK_BODY_PARSED`); also of an answer whose body failed while it was
-   * read (a stream that errored), which is then answered 500. Default: logged with `console.error`. An `AppBackend` never
+   * read (a stream that errored), which is then answered 500. Default: `createErrorLog`'s log on `console.error`. An `AppBackend` never
    * throws: it reports its own errors to `createAppBackend`'s `onError` (which logs by default too).
    */
   onError?: ((error: unknown, request: Request) => void) | undefined;
@@ -46,6 +50,8 @@ export function toNodeHandler(
   options: NodeAdapterOptions = {},
 ): (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void {
   assertAdapter('toNodeHandler', handler, options);
+  options = withLog(options);
+  const origin = options.origin === undefined ? undefined : new URL(options.origin);
   return (incoming, outgoing) => {
     // node:http2's request and response offer all that is used here, under the same names.
     const [req, res] = [incoming as IncomingMessage, outgoing as ServerResponse];
@@ -53,12 +59,15 @@ export function toNodeHandler(
       let response: Response;
       let request: Request | undefined;
       try {
-        const url = requestUrl(req, req.url ?? '/', options.origin);
+        const url = requestUrl(req, req.url ?? '/', origin);
         // A framework's body parser (Fastify's, Koa's) or a logger read the stream first.
         const reader = "Something before toNodeHandler (a body parser, such as Fastify's or Koa's, or a middleware)";
         const kept = keptRawBody(req);
         const refused = !kept && bodyGone(req) ? bodyReadFirst(isWebhookRoute(url, handler.basePath), reader, 'give toNodeHandler the request unread') : null;
-        request = toRequest(req, res, url, refused ? null : kept);
+        // A small body of a declared length is read whole first: a stream costs more than the rest of a launch.
+        const reading = refused || kept ? undefined : smallBody(req);
+        const small = reading === undefined ? undefined : await reading;
+        request = toRequest(req, res, url, refused ? null : (kept ?? small));
         response = await answer(refused ? () => Promise.reject(refused) : handler, request, options);
       } catch (error) {
         response = refusedBeforeHandler(error);
@@ -77,7 +86,7 @@ async function answer(handler: FetchHandler, request: Request, options: NodeAdap
   try {
     const response: unknown = await handler(request);
     // By shape, not instanceof: a Response of another fetch library or realm (undici's, say) serves as well.
-    if (isResponseLike(response)) return response;
+    if (isLazyResponse(response) || isResponseLike(response)) return response as Response;
     problem = new MarketplaceKitError('ERR_INTERNAL', `The handler answered ${response === undefined ? 'undefined (a missing return?)' : typeof response}, not a Response`, { status: 500 });
   } catch (error) {
     problem = error;
@@ -87,10 +96,10 @@ async function answer(handler: FetchHandler, request: Request, options: NodeAdap
   return response;
 }
 
-/** Tells `onError` (default: `console.error`) what the handler got wrong. */
+/** Tells `onError` (see `withLog`) what the handler got wrong. */
 function tell(options: NodeAdapterOptions, error: unknown, request: Request): void {
   try {
-    (options.onError ?? ((problem: unknown) => console.error('[marketplace-app-kit] the handler failed:', problem)))(error, request);
+    options.onError?.(error, request);
   } catch {
     // A failing logger must not take the answer down with it.
   }
@@ -149,6 +158,7 @@ export function toExpressMiddleware(
   options: ExpressAdapterOptions = {},
 ): (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void {
   assertAdapter('toExpressMiddleware', handler, options);
+  options = withLog(options);
   const basePath = (options.basePath ?? handler.basePath ?? '').replace(/\/+$/, '');
   if (options.basePath !== undefined && handler.basePath !== undefined && basePath !== handler.basePath) {
     throw new MarketplaceKitError(
@@ -163,6 +173,7 @@ export function toExpressMiddleware(
       "toExpressMiddleware: a backend at the root (basePath '/') would answer every request of the app: give it a basePath such as /api/marketplace, or serve it on its own with toNodeHandler",
     );
   }
+  const origin = options.origin === undefined ? undefined : new URL(options.origin);
   return (req, res, next) => {
     const expressReq = req as ExpressRequest;
     const target = expressReq.originalUrl ?? req.url ?? '/';
@@ -186,7 +197,7 @@ export function toExpressMiddleware(
       let response: Response;
       let request: Request | undefined;
       try {
-        const url = requestUrl(req, target, options.origin);
+        const url = requestUrl(req, target, origin);
         const body = mistake ?? bodyFromParser(expressReq, isWebhookRoute(url, basePath));
         // A body a parser consumed is the app's set-up mistake, as a wrong mount is: answered 500
         // in the handler's place, so that onError (console.error by default) hears of it like any 5xx.
@@ -361,6 +372,11 @@ function isWebhookRoute(url: URL, basePath: string | undefined): boolean {
   return basePath !== undefined && url.pathname.replace(/\/+$/, '') === `${basePath}/webhooks`;
 }
 
+/** The options with an `onError`: the app's, else a quiet log of the adapter's own (`createErrorLog`). */
+function withLog<T extends NodeAdapterOptions>(options: T): T {
+  return options.onError ? options : { ...options, onError: createErrorLog({ context: 'the handler failed' }) };
+}
+
 function assertAdapter(name: string, handler: unknown, options: NodeAdapterOptions): void {
   if (typeof handler !== 'function') {
     throw new MarketplaceKitError('ERR_CONFIG', `${name} needs a handler, (request: Request) => Promise<Response> such as createAppBackend's, got ${String(handler)}`);
@@ -380,7 +396,7 @@ const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
  * be a path starting with exactly one `/` (`//evil.example/x` would make `new URL` take its host),
  * and the Host header must be a plain host.
  */
-function requestUrl(req: IncomingMessage, target: string, origin: string | undefined): URL {
+function requestUrl(req: IncomingMessage, target: string, origin: URL | undefined): URL {
   const invalid = (message: string) => new MarketplaceKitError('ERR_INVALID_INPUT', message, { status: 400 });
   if (!/^\/(?![/\\])/.test(target)) throw invalid('The request target must be a path that starts with a single /');
   // HTTP/2 (node:http2's compatibility API) names the host in `:authority`; a Host header that
@@ -391,38 +407,81 @@ function requestUrl(req: IncomingMessage, target: string, origin: string | undef
     throw invalid('The Host header differs from :authority');
   }
   const host = typeof authority === 'string' ? authority : named;
-  const base =
-    origin !== undefined ? new URL(origin) : host !== undefined && HOST_HEADER.test(host) && URL.canParse(`http://${host}`) ? new URL(`http://${host}`) : null;
+  const base = origin ?? (host === undefined ? null : hostBase(host));
   if (base === null) throw invalid('The Host header is missing or malformed');
   const url = new URL(target, base);
   if (url.origin !== base.origin) throw invalid('The request target must be a path on this server');
   return url;
 }
 
+/** The base URLs of the Host headers seen lately: a server has few, so each is parsed once. */
+const bases = new Map<string, URL>();
+const MAX_BASES = 64;
+
+/** `http://<host>` as a URL, or null when `host` is not a plain host. */
+function hostBase(host: string): URL | null {
+  let base = bases.get(host);
+  if (base === undefined) {
+    if (!HOST_HEADER.test(host) || !URL.canParse(`http://${host}`)) return null;
+    if (bases.size >= MAX_BASES) bases.clear();
+    base = new URL(`http://${host}`);
+    bases.set(host, base);
+  }
+  return base;
+}
+
+/** Bodies up to this size, of a declared length, are read whole before the Request is made. */
+const SMALL_BODY_BYTES = 64 * 1024;
+
+/**
+ * The whole body of a request that declares a small one (`Content-Length` up to 64 KB, no chunking),
+ * read before the handler runs; undefined for any other (GET, a large or chunked body: streamed).
+ */
+function smallBody(req: IncomingMessage): Promise<Buffer<ArrayBuffer>> | undefined {
+  const method = req.method ?? 'GET';
+  const length = req.headers['content-length'];
+  if (method === 'GET' || method === 'HEAD' || req.readableEnded || length === undefined || req.headers['transfer-encoding'] !== undefined) return undefined;
+  if (!(Number(length) <= SMALL_BODY_BYTES)) return undefined;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer<ArrayBuffer>[] = [];
+    req.on('data', (chunk: Buffer<ArrayBuffer> | string) => void chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
+    finished(req, (error) => (error ? reject(error) : resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))));
+  });
+}
+
 /** node:http request → Web Request. `body` undefined: stream the request; null: no body. */
 function toRequest(req: IncomingMessage, res: ServerResponse, url: URL, body: BodyInit | null | undefined): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (name.startsWith(':') || value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else headers.set(name, value);
-  }
   const method = req.method ?? 'GET';
   // Methods a Request cannot carry (Fetch's forbidden methods), which node:http still takes.
   if (/^(connect|trace|track)$/i.test(method)) {
     throw new MarketplaceKitError('ERR_METHOD_NOT_ALLOWED', `${method} is not served here`, { status: 405 });
   }
+  const given = req.headers;
+  // Bytes a parser kept may differ from what was declared; a small body read here is exactly that.
+  const sendsBody = method !== 'GET' && method !== 'HEAD';
+  const declared = !sendsBody || body === undefined || body === null || (body instanceof Buffer && body.byteLength === Number(given['content-length']));
+  // Name-value pairs, which the Request copies once (a Headers object would be copied again).
+  const headers: Array<[string, string]> = [];
+  for (const name in given) {
+    const value = given[name];
+    if (name.startsWith(':') || value === undefined || (name === 'content-length' && !declared)) continue;
+    if (Array.isArray(value)) for (const item of value) headers.push([name, item]);
+    else headers.push([name, value]);
+  }
+  // No body, or a small one read whole: the Request is made only if the handler needs it.
+  if (!sendsBody || body === null || (body instanceof Buffer && declared)) {
+    return lazyRequest({ href: url.href, method, headers, body: sendsBody && body instanceof Buffer ? (body as Buffer<ArrayBuffer>) : null });
+  }
   const init: RequestInit & { duplex?: 'half' } = { method, headers };
-  if (method !== 'GET' && method !== 'HEAD') {
+  if (sendsBody) {
     if (body === undefined) {
       init.body = requestBody(req, res);
       init.duplex = 'half';
     } else if (body !== null) {
       init.body = body;
-      headers.delete('content-length');
     }
   }
-  return new Request(url, init);
+  return new Request(url.href, init);
 }
 
 /** The methods a Web `Request` carries to the handler: all a 405 of the adapters can name in `Allow`. */
@@ -476,6 +535,17 @@ function requestBody(req: IncomingMessage, res: ServerResponse): ReadableStream<
   return stream;
 }
 
+/** An answer's headers onto node:http's response, but those about the connection. */
+function copyHeaders(res: ServerResponse, headers: Headers): void {
+  const cookies = setCookieLines(headers);
+  // A Response of your own may carry them: one passed on from `fetch(upstream)` does.
+  const named = (headers.get('connection') ?? '').split(',').map((name) => name.trim().toLowerCase());
+  headers.forEach((value, name) => {
+    if (name !== 'set-cookie' && !HOP_BY_HOP.has(name) && !named.includes(name)) res.setHeader(name, value);
+  });
+  if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+}
+
 /** Headers about one connection (RFC 9110 §7.6.1): node:http writes its own, node:http2 refuses them. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'transfer-encoding', 'upgrade']);
 
@@ -484,26 +554,31 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te'
  * becomes an error answer (a 500, told to `onError` with the `request`), not a connection cut midway.
  */
 async function writeResponse(res: ServerResponse, answer: Response, request: Request | undefined, options: NodeAdapterOptions): Promise<void> {
-  if (answer.body && /^text\/event-stream\b/i.test(answer.headers.get('content-type') ?? '')) return writeEventStream(res, answer);
-  let response = answer;
-  let body: Buffer | undefined;
+  // The kit's JSON answers, never made a Response: status, headers and text as they are.
+  const lazy = takeLazy(answer);
+  if (lazy !== undefined) {
+    res.statusCode = lazy.status;
+    if (lazy.headers instanceof Headers) copyHeaders(res, lazy.headers);
+    else for (const name in lazy.headers) res.setHeader(name, lazy.headers[name]!);
+    res.end(lazy.text);
+    return;
+  }
+  // The type first: asking a TextResponse for its body would make it a stream.
+  if (/^text\/event-stream\b/i.test(answer.headers.get('content-type') ?? '') && answer.body) return writeEventStream(res, answer);
+  const response = answer;
+  // A TextResponse hands its text over as it is: nothing to read.
+  let body: Buffer | string | undefined = TextResponse.take(response);
   try {
-    body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
+    if (body === undefined && response.body) body = Buffer.from(await response.arrayBuffer());
   } catch (error) {
-    response = toErrorResponse(error);
+    const refusal = toErrorResponse(error);
     // A client that left mid-upload fails a body made of its request: no fault of the handler.
     const gone = res.destroyed || res.req?.destroyed;
-    if (request && response.status >= 500 && !gone) tell(options, error, request);
-    body = Buffer.from(await response.arrayBuffer());
+    if (request && refusal.status >= 500 && !gone) tell(options, error, request);
+    return writeResponse(res, refusal, undefined, options);
   }
   res.statusCode = response.status;
-  const cookies = setCookieLines(response.headers);
-  // A Response of your own may carry them: one passed on from `fetch(upstream)` does.
-  const named = (response.headers.get('connection') ?? '').split(',').map((name) => name.trim().toLowerCase());
-  response.headers.forEach((value, name) => {
-    if (name !== 'set-cookie' && !HOP_BY_HOP.has(name) && !named.includes(name)) res.setHeader(name, value);
-  });
-  if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+  copyHeaders(res, response.headers);
   res.end(body);
 }
 

@@ -7,16 +7,22 @@ import { AnyEntitlement, Profile, type Entitlement } from '../shared/schemas.js'
 import { MarketplaceKitError } from '../shared/errors.js';
 import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
+import { pacedKeyId, processPacing, type KeyPacer } from './api-key-pacing.js';
+import { createMemoryEntitlementStore, MAX_CACHED_USERS, type EntitlementRead } from './entitlement-store.js';
 import { ExpiringMap } from './lib/expiring-set.js';
 import { answerError, answerName, readJsonAnswer, send, untilAborted, type Answer, type Transport } from './lib/http.js';
 import { describeValue, functionOption, methodsOption, numberOption, shownValue } from '../shared/options.js';
 import { isLoopbackOrigin } from './lib/origin.js';
 import { optionsObject } from './lib/options-object.js';
-import { Pacer, PacerWaitTooLong, type ReleaseSlot } from './lib/pacer.js';
+import { PacerWaitTooLong, type ReleaseSlot } from './lib/pacer.js';
+import { refreshKey, sealTokens, unsealTokens } from './lib/sealed-tokens.js';
+import { createMemoryRefreshFlight } from './refresh-flight.js';
+import { readStores, type ClientStores } from './stores.js';
 import {
   buildAuthorizationUrl,
   buildTokenRequest,
   processTokenAnswer,
+  randomToken,
   trimSlash,
   type AuthorizationRequest,
   type TokenGrant,
@@ -67,6 +73,13 @@ export interface MarketplaceClientOptions {
   maxRetryWaitMs?: number | undefined;
   /** Override the key kind's limit (requests per `windowMs`, default one minute). */
   rateLimit?: { limit: number; windowMs?: number | undefined } | undefined;
+  /**
+   * Where the entitlement cache, API-key pacing and refresh single flight live. Default: in memory,
+   * the cache and refreshes per client, pacing shared by every client of the process on the same
+   * key. Pass `createRedisStores({ client })` (`marketplace-app-kit/redis`) to share them with
+   * other instances; any port left out keeps its default.
+   */
+  stores?: Partial<ClientStores> | undefined;
   /** Injected clock (tests). */
   clock?: Clock | undefined;
 }
@@ -109,16 +122,26 @@ export interface MarketplaceClient {
    * none (404). Cached per user; `fresh: true` skips the cache.
    */
   entitlements(who: UserSelector & { fresh?: boolean | undefined }): Promise<Entitlement | null>;
-  /** Drops the user's cached entitlement (and stops an in-flight load from being cached). */
-  invalidate(userId: string): void;
-  /** True when the user's entitlement is cached and unexpired, so `entitlements()` would not ask the marketplace. */
+  /**
+   * Drops the user's cached entitlement (and stops an in-flight load from being cached), in the
+   * store: with shared stores, for every instance. Done when the promise settles; with a shared
+   * store it rejects with `ERR_STORE_UNAVAILABLE` when the store fails, so await it.
+   */
+  invalidate(userId: string): Promise<void>;
+  /**
+   * True when the user's entitlement is cached and unexpired, so `entitlements()` would not ask the
+   * marketplace. With a shared store, as far as this client saw (it reads or writes the cache itself).
+   */
   isCached(userId: string): boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_ENTITLEMENT_TTL_MS = 30_000;
-const MAX_CACHED_USERS = 10_000;
 const BACKOFF_MS = 1_000;
+/** A slot whose request never reports back (its process died) counts as answered this long after the request's timeout. */
+const SLOT_HOLD_MARGIN_MS = 1_000;
+/** How often a refresh waiting for another instance's looks for its result, at first and at most. */
+const REFRESH_POLL_MS = [25, 250] as const;
 /** What a credential sent in a header may hold: visible ASCII (RFC 6750 b64token, and more). */
 const HEADER_TOKEN = /^[\x21-\x7e]+$/;
 
@@ -154,18 +177,24 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     clock,
   };
   const keyKind = options.apiKey === undefined ? null : apiKeyKind(options.apiKey);
-  const pacer =
+  const stores = readStores(options.stores, 'createMarketplaceClient', ['entitlements', 'pacing', 'refresh']);
+  const pace: Pacing | null =
     keyKind === null
       ? null
-      : new Pacer(
-          numberOption(options.rateLimit?.limit, API_KEY_LIMITS[keyKind], 'createMarketplaceClient: rateLimit.limit', { min: 1 }),
-          numberOption(options.rateLimit?.windowMs, 60_000, 'createMarketplaceClient: rateLimit.windowMs', { min: 1 }),
-          clock,
-          numberOption(options.maxQueueWaitMs, transport.timeoutMs, 'createMarketplaceClient: maxQueueWaitMs', { unlimited: true }),
-        );
+      : {
+          limit: numberOption(options.rateLimit?.limit, API_KEY_LIMITS[keyKind], 'createMarketplaceClient: rateLimit.limit', { min: 1 }),
+          windowMs: numberOption(options.rateLimit?.windowMs, 60_000, 'createMarketplaceClient: rateLimit.windowMs', { min: 1 }),
+          maxWaitMs: numberOption(options.maxQueueWaitMs, transport.timeoutMs, 'createMarketplaceClient: maxQueueWaitMs', { unlimited: true }),
+          holdMs: transport.timeoutMs + SLOT_HOLD_MARGIN_MS,
+          pacer: null as unknown as KeyPacer,
+        };
+  // One pacer per key for every client given the same pacing store (the process, by default).
+  if (pace) pace.pacer = (stores.pacing ?? processPacing).pacer({ id: pacedKeyId(apiBaseUrl, options.apiKey!), limit: pace.limit, windowMs: pace.windowMs, clock });
   const maxRetries = numberOption(options.maxRetries, 2, 'createMarketplaceClient: maxRetries');
   const maxRetryWaitMs = numberOption(options.maxRetryWaitMs, 10_000, 'createMarketplaceClient: maxRetryWaitMs', { unlimited: true });
   const ttlMs = numberOption(options.entitlementTtlMs, DEFAULT_ENTITLEMENT_TTL_MS, 'createMarketplaceClient: entitlementTtlMs', { unlimited: true });
+  // A refresh with every retry it may make: another instance waiting for it gives up after this.
+  const refreshLeaseMs = (maxRetries + 1) * transport.timeoutMs + maxRetries * Math.min(maxRetryWaitMs, 60_000);
 
   const credentials = () => {
     if (!options.clientId || !options.clientSecret) {
@@ -174,11 +203,13 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     return { clientId: options.clientId, clientSecret: options.clientSecret };
   };
 
-  /** One logical call: paced (API key), retried after 429 within limits. */
-  async function call(endpoint: MarketplaceEndpoint, request: OutgoingRequest, signal?: AbortSignal): Promise<Answer> {
+  /** One logical call: paced (API key), retried after 429 within limits. `onSend` hears when a request goes out. */
+  async function call(endpoint: MarketplaceEndpoint, request: OutgoingRequest, signal?: AbortSignal, onSend?: () => void): Promise<Answer> {
     const { url, init, paced, secrets } = request;
+    const pacing = paced ? pace : null;
     for (let attempt = 0; ; attempt++) {
-      const release = paced && pacer ? await takeSlot(endpoint, pacer, signal) : undefined;
+      const release = pacing ? await takeSlot(endpoint, pacing, signal) : undefined;
+      onSend?.();
       let answer: Answer;
       try {
         answer = await send(transport, endpoint, url, init, signal, secrets);
@@ -190,11 +221,13 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const error = answerError(answer, endpoint, now);
       const wait = error.retryAfterMs ?? BACKOFF_MS * 2 ** attempt;
       // Only an API-key 429 pauses the API-key queue: a Bearer or token call's 429 says nothing
-      // about the key's budget (the marketplace's documentation leaves OAuth-token callers' limits unshown: docs/marketplace.md#rate-limits).
-      if (paced && pacer) pacer.pauseUntil(now + wait);
+      // about the key's budget (the marketplace's documentation leaves OAuth-token callers' limits
+      // unshown: docs/marketplace.md#rate-limits). A shared
+      // pause that cannot be stored is left out: the next slot fails on the same store anyway.
+      if (pacing) await Promise.resolve(pacing.pacer.pauseUntil(now + wait)).catch(() => undefined);
       // A paced retry that the queue would refuse to wait for fails with this 429 (the call was sent).
-      if (attempt >= maxRetries || wait > maxRetryWaitMs || (paced && pacer && wait > pacer.maxWaitMs)) throw error;
-      if (!(paced && pacer)) await abortable(endpoint, clock.sleep(wait, signal), signal);
+      if (attempt >= maxRetries || wait > maxRetryWaitMs || (pacing && wait > pacing.maxWaitMs)) throw error;
+      if (!pacing) await abortable(endpoint, clock.sleep(wait, signal), signal);
     }
   }
 
@@ -223,58 +256,93 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     return { url: url.href, init: { method: 'GET', headers }, paced: true, secrets: [options.apiKey] };
   }
 
-  // Refreshes in flight, then those that succeeded lately, by the refresh token they spent.
+  // Refreshes in flight, then those that succeeded lately, by the refresh token they spent; the
+  // flight store shares both with other clients (other instances, with shared stores).
   const refreshes = new Map<string, Promise<TokenSet>>();
   const refreshed = new ExpiringMap<TokenSet>(MAX_SETTLED_REFRESHES);
+  const refreshFlight = stores.refresh ?? createMemoryRefreshFlight();
 
-  // Entitlement cache: per user, short TTL. Each load is stamped with the tick it started at, and
-  // each invalidation with a new tick: a load that started before the latest invalidation of its
-  // user (a webhook) is never cached, whatever order the answers come back in. `running` holds the
-  // start tick of every load still running, oldest first, so that markers no running load can
-  // predate are dropped; both maps stay in tick order, which makes that pruning O(1) amortised.
-  const cache = new Map<string, { value: Entitlement | null; expiresAt: number }>();
-  const inflight = new Map<string, { load: Promise<Entitlement | null>; started: number }>();
-  const invalidatedAt = new Map<string, number>();
-  const running = new Map<object, number>();
+  /**
+   * One refresh of `refreshToken` for every client of the flight store: the first takes a lease
+   * and sends it; the others wait for its sealed result, and one of them takes over if it fails.
+   */
+  async function refreshOnce(refreshToken: string): Promise<TokenSet> {
+    const key = refreshKey(refreshToken);
+    const owner = randomToken('', 12);
+    const giveUpAt = clock.now() + refreshLeaseMs;
+    for (let pause: number = REFRESH_POLL_MS[0]; ; pause = Math.min(pause * 2, REFRESH_POLL_MS[1])) {
+      const now = clock.now();
+      const turn = await refreshFlight.begin(key, owner, now + refreshLeaseMs, now);
+      if (turn.state === 'done') {
+        const tokens = unsealTokens(turn.sealed, refreshToken);
+        if (tokens === null) throw new MarketplaceApiError('ERR_RESPONSE_INVALID', 'token', 'The refresh result another instance shared could not be opened');
+        refreshed.set(refreshToken, tokens, Math.min(clock.now() + REFRESH_REUSE_WINDOW_MS, tokens.expiresAt));
+        return tokens;
+      }
+      if (turn.state === 'lead') {
+        let tokens: TokenSet;
+        try {
+          tokens = await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, refreshToken);
+        } catch (error) {
+          await Promise.resolve(refreshFlight.abandon(key, owner)).catch(() => undefined);
+          throw error;
+        }
+        const keepUntil = Math.min(clock.now() + REFRESH_REUSE_WINDOW_MS, tokens.expiresAt);
+        refreshed.set(refreshToken, tokens, keepUntil);
+        // The tokens are this caller's either way; others wait out the lease if the store failed.
+        await Promise.resolve(refreshFlight.finish(key, owner, sealTokens(tokens, refreshToken), keepUntil, clock.now())).catch(() => undefined);
+        return tokens;
+      }
+      if (now >= giveUpAt) throw new MarketplaceApiError('ERR_TIMEOUT', 'token', `Another instance's refresh of this token did not finish within ${refreshLeaseMs} ms`);
+      await clock.sleep(pause);
+    }
+  }
+
+  // Entitlement cache: in the store, per user, short TTL; each load carries the generation it read
+  // before it was sent, so that one sent before an invalidation (a webhook) is never written back.
+  // Loads in flight are shared: by user id (dropped by `invalidate`), or by access token, whose
+  // user shows only in the answer: those are joined only while no invalidation came since (`tick`).
+  const entitlementStore = stores.entitlements ?? createMemoryEntitlementStore();
+  const ownCache = stores.entitlements === undefined;
+  const inflight = new Map<string, EntitlementLoad>();
+  // What this client saw of a shared cache, for `isCached`.
+  const seenCached = new ExpiringMap<true>(MAX_CACHED_USERS);
   let tick = 0;
 
-  function invalidate(userId: string): void {
-    cache.delete(userId);
+  function invalidate(userId: string): Promise<void> {
     inflight.delete(`user:${userId}`);
+    seenCached.delete(userId);
     tick += 1;
-    if (running.size === 0) return; // no load can predate it
-    invalidatedAt.delete(userId);
-    invalidatedAt.set(userId, tick);
-  }
-
-  function pruneInvalidations(): void {
-    const oldest = running.values().next().value ?? Number.POSITIVE_INFINITY;
-    for (const [userId, at] of invalidatedAt) {
-      if (at > oldest) break;
-      invalidatedAt.delete(userId);
-    }
-  }
-
-  async function loadEntitlement(who: SelectedUser): Promise<Entitlement | null> {
-    const load = {};
-    const started = tick;
-    running.set(load, started);
     try {
-      const answer = await call('entitlements', apiRequest('/entitlements', who));
-      const value =
-        answer.status === 404 && isApiErrorBody(answer) ? null : toFullEntitlement(readJsonAnswer(answer, 'entitlements', AnyEntitlement, clock.now()));
-      if (value) assertSameUser(answer, 'entitlements', who.userId, value.user_id);
-      const userId = value?.user_id ?? who.userId;
-      if (ttlMs > 0 && userId !== undefined && (invalidatedAt.get(userId) ?? started) <= started) {
-        cache.delete(userId);
-        if (cache.size >= MAX_CACHED_USERS) cache.delete(cache.keys().next().value!);
-        cache.set(userId, { value, expiresAt: clock.now() + ttlMs });
-      }
-      return value;
-    } finally {
-      running.delete(load);
-      pruneInvalidations();
+      return Promise.resolve(entitlementStore.invalidate(userId, clock.now()));
+    } catch (error) {
+      return Promise.reject(error);
     }
+  }
+
+  /** May a caller share the load `entry`? One asking for a fresh answer only shares one whose request has not gone out yet. */
+  function joinable(entry: EntitlementLoad, fresh: boolean, byToken: boolean): boolean {
+    if (fresh) return entry.fresh && !entry.sent;
+    return !byToken || entry.started === tick;
+  }
+
+  async function loadEntitlement(who: SelectedUser, read: EntitlementRead | Promise<EntitlementRead> | null, entry: EntitlementLoad): Promise<Entitlement | null> {
+    const found = read === null ? null : await read;
+    if (found?.cached && !entry.fresh) return found.cached.value;
+    const generation = found?.generation ?? (ttlMs > 0 ? await entitlementStore.generation(clock.now()) : '');
+    const loadedAt = clock.now();
+    const answer = await call('entitlements', apiRequest('/entitlements', who), undefined, () => (entry.sent = true));
+    const value =
+      answer.status === 404 && isApiErrorBody(answer) ? null : toFullEntitlement(readJsonAnswer(answer, 'entitlements', AnyEntitlement, clock.now()));
+    if (value) assertSameUser(answer, 'entitlements', who.userId, value.user_id);
+    const userId = value?.user_id ?? who.userId;
+    if (ttlMs > 0 && userId !== undefined) {
+      const expiresAt = clock.now() + ttlMs;
+      // The answer is good whether or not it could be cached: a failed write costs a reload, nothing more.
+      const written = await Promise.resolve(entitlementStore.write(userId, { value, generation, loadedAt, expiresAt, now: clock.now() })).catch(() => false);
+      if (written) seenCached.set(userId, true, expiresAt);
+    }
+    return value;
   }
 
   return {
@@ -309,12 +377,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
         // A caller gone before the call starts no refresh (it would spend the token for nobody).
         if (refreshOptions.signal?.aborted) throw abortedError('token', refreshOptions.signal);
         // Shared by every caller, so no single caller's signal may cancel it.
-        shared = token({ grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, refreshToken)
-          .then((tokens) => {
-            refreshed.set(refreshToken, tokens, Math.min(clock.now() + REFRESH_REUSE_WINDOW_MS, tokens.expiresAt));
-            return tokens;
-          })
-          .finally(() => refreshes.delete(refreshToken));
+        shared = refreshOnce(refreshToken).finally(() => refreshes.delete(refreshToken));
         refreshes.set(refreshToken, shared);
       }
       return abortable('token', shared, refreshOptions.signal);
@@ -331,27 +394,23 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     async entitlements(who) {
       const selected = selectUser(who, 'entitlements');
       const { userId } = selected;
-      if (userId !== undefined && who.fresh) invalidate(userId);
-      if (userId !== undefined && ttlMs > 0) {
-        const hit = cache.get(userId);
-        // An aborted caller is told so, cached answer or not (as refresh does).
-        if (hit && hit.expiresAt > clock.now()) return abortable('entitlements', Promise.resolve(hit.value), who.signal);
-      }
+      const fresh = who.fresh === true;
       const key = userId !== undefined ? `user:${userId}` : `token:${selected.accessToken}`;
       let shared = inflight.get(key);
-      // A load by access token names its user only in its answer, so `invalidate` cannot tell
-      // whether it concerns it: one that started before any invalidation since is not joined, nor
-      // by a caller who asks for a fresh answer. (A load by user id is dropped by `invalidate`.)
-      if (shared && userId === undefined && (who.fresh || shared.started !== tick)) shared = undefined;
+      if (shared && !joinable(shared, fresh, userId === undefined)) shared = undefined;
       if (!shared) {
         if (who.signal?.aborted) throw abortedError('entitlements', who.signal);
+        // A load by user id reads the cache first (a fresh one only for the generation); a
+        // synchronous store's hit costs no load at all.
+        const read = userId !== undefined && ttlMs > 0 ? entitlementStore.read(userId, clock.now()) : null;
+        if (read !== null && !isThenable(read) && read.cached && !fresh) {
+          return abortable('entitlements', Promise.resolve(read.cached.value), who.signal);
+        }
+        const entry: EntitlementLoad = { started: tick, fresh, sent: false, load: Promise.resolve(null) };
         // Without the caller's signal: other callers may be waiting on the same load.
-        const entry = {
-          started: tick,
-          load: loadEntitlement(selected).finally(() => {
-            if (inflight.get(key) === entry) inflight.delete(key);
-          }),
-        };
+        entry.load = loadEntitlement(selected, read, entry).finally(() => {
+          if (inflight.get(key) === entry) inflight.delete(key);
+        });
         inflight.set(key, (shared = entry));
       }
       return abortable('entitlements', shared.load, who.signal);
@@ -360,10 +419,31 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     invalidate,
 
     isCached(userId) {
-      const hit = ttlMs > 0 ? cache.get(userId) : undefined;
-      return !!hit && hit.expiresAt > clock.now();
+      if (ttlMs <= 0) return false;
+      if (!ownCache) return seenCached.get(userId, clock.now()) !== undefined;
+      return (entitlementStore.read(userId, clock.now()) as EntitlementRead).cached !== undefined;
     },
   };
+}
+
+/** A load of an entitlement that callers share. */
+interface EntitlementLoad {
+  load: Promise<Entitlement | null>;
+  /** The client's invalidation tick when it started. */
+  started: number;
+  /** It skips the cache. */
+  fresh: boolean;
+  /** Its request has gone out: a later caller asking for a fresh answer does not join it. */
+  sent: boolean;
+}
+
+/** The client's API-key pacing: the shared pacer of its key, and this client's limits for it. */
+interface Pacing {
+  pacer: KeyPacer;
+  limit: number;
+  windowMs: number;
+  maxWaitMs: number;
+  holdMs: number;
 }
 
 /** A request as the client sends it: `secrets` are the credentials it carries, which no message shows. */
@@ -451,8 +531,8 @@ function toFullEntitlement(entitlement: AnyEntitlement): Entitlement {
  * Takes an API-key slot for one request. A caller that stops waiting (abort) while the slot is
  * being granted gives it straight back, so that no slot stays taken by a request never sent.
  */
-async function takeSlot(endpoint: MarketplaceEndpoint, pacer: Pacer, signal?: AbortSignal): Promise<ReleaseSlot> {
-  const taking = pacer.acquire(signal);
+async function takeSlot(endpoint: MarketplaceEndpoint, pacing: Pacing, signal?: AbortSignal): Promise<ReleaseSlot> {
+  const taking = pacing.pacer.acquire(signal, pacing.maxWaitMs, pacing.holdMs);
   try {
     return await abortable(endpoint, taking, signal);
   } catch (error) {
@@ -460,12 +540,12 @@ async function takeSlot(endpoint: MarketplaceEndpoint, pacer: Pacer, signal?: Ab
       (release) => release(),
       () => undefined,
     );
-    return rethrowPacing(error, endpoint, pacer);
+    return rethrowPacing(error, endpoint, pacing);
   }
 }
 
 /** A call the pacer refused to queue fails like a 429 of the marketplace would. */
-function rethrowPacing(error: unknown, endpoint: MarketplaceEndpoint, pacer: Pacer): never {
+function rethrowPacing(error: unknown, endpoint: MarketplaceEndpoint, pacer: Pacing): never {
   if (!(error instanceof PacerWaitTooLong)) throw error;
   const why = error.paused
     ? 'the marketplace answered an earlier request with 429, and the pause it asked for (or the backoff)'
@@ -536,4 +616,9 @@ export function assertCredential(value: unknown, name: string, configError: Conf
   if (!HEADER_TOKEN.test(value)) {
     throw configError(`${name} holds a space, a line break or another character it cannot have (read from a file with its newline, or from a .env with CRLF line ends?)`);
   }
+}
+
+/** A store's answer that has yet to come: a promise, or any thenable a custom store returns. */
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }

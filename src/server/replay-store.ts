@@ -4,12 +4,12 @@
  * with a store shared by several processes.
  */
 import { MarketplaceKitError } from '../shared/errors.js';
-import { numberOption } from '../shared/options.js';
-import { ExpiringSet } from './lib/expiring-set.js';
+import { functionOption, numberOption } from '../shared/options.js';
+import { ExpiringKeys } from './lib/expiring-records.js';
 
 /**
  * `ERR_REPLAY_STORE_FULL` (503): the memory store holds `maxEntries` unexpired keys. `retryAfterMs`
- * is when its older half has expired at the latest; `toErrorResponse` sends it as `Retry-After`.
+ * is when its earliest key expires, making room; `toErrorResponse` sends it as `Retry-After`.
  */
 export class ReplayStoreFullError extends MarketplaceKitError {
   constructor(retryAfterMs: number) {
@@ -23,45 +23,77 @@ export class ReplayStoreFullError extends MarketplaceKitError {
 
 /**
  * Remembers what was already accepted. The default is in memory (one process); with several
- * processes, pass one shared store to `createAppBackend({ replayStore })`, e.g. on Redis:
+ * processes, pass shared stores to `createAppBackend({ stores })`: `createRedisStores` from
+ * `marketplace-app-kit/redis` (docs/redis.md), or your own, proven with the conformance suite of
+ * `marketplace-app-kit/stores/conformance`.
  *
  * @example
  * const replayStore: ReplayStore = {
- *   claim: async (key, expiresAt) => (await redis.set(`mp:${key}`, '1', { PXAT: expiresAt, NX: true })) === 'OK',
+ *   claim: async (key, expiresAt, now) => (await redis.set(`mp:${key}`, '1', { PX: Math.max(1, expiresAt - now), NX: true })) === 'OK',
  *   release: async (key) => void (await redis.del(`mp:${key}`)),
  * };
  */
 export interface ReplayStore {
-  /** Atomically records `key` until `expiresAt` (ms since epoch); false when it is already recorded and unexpired (a replay). Redis: SET key 1 PXAT expiresAt NX. */
-  claim(key: string, expiresAt: number, now: number): boolean | Promise<boolean>;
+  /**
+   * Atomically records `key` until `expiresAt` (ms since epoch); false when it is already recorded
+   * and unexpired (a replay). Redis: SET key 1 PX (expiresAt - now) NX. `issuedAt`, when the caller
+   * knows it (a context token's `iat`), lets a store that lost its data refuse what was issued
+   * before the loss.
+   */
+  claim(key: string, expiresAt: number, now: number, issuedAt?: number): boolean | Promise<boolean>;
   /** Forgets `key` (a delivery whose handler failed, so the marketplace's retry is handled). */
   release(key: string): void | Promise<void>;
 }
 
+/** Options of `createMemoryReplayStore`. */
+export interface MemoryReplayStoreOptions {
+  /** Live keys held at most (default 200 000: 500 launches a second for a context token's whole life). */
+  maxEntries?: number | undefined;
+  /**
+   * Told once when the store fills, and again only after it has had room: one line, not one per
+   * refused request. Default: `console.warn`.
+   */
+  onFull?: ((message: string) => void) | undefined;
+}
+
 /**
- * The default replay store: in memory, bounded, keys forgotten once expired. It fails closed:
- * when `maxEntries` keys are still live, a claim throws `ERR_REPLAY_STORE_FULL` (503) instead of
- * forgetting one, which would let its replay through. A launch answered 503 can be retried once
- * keys expire (at most about five minutes); whether the marketplace retries a webhook answered 503
- * is not documented, so `createAppBackend` gives webhooks a store of their own.
+ * Live keys the default memory store holds: 500 launches a second for the whole life of a context
+ * token (300 s, plus 10 s of clock tolerance) is 155 000; the rest is headroom.
+ */
+export const DEFAULT_REPLAY_STORE_ENTRIES = 200_000;
+
+/**
+ * The default replay store: in memory, bounded, keys forgotten once expired (docs/redis.md
+ * "Memory stores"). It fails closed: when `maxEntries` keys are still live, a claim throws
+ * `ERR_REPLAY_STORE_FULL` (503) instead of forgetting one, which would let its replay through.
+ * A launch answered 503 can be retried as soon as the earliest key expires.
  *
  * @example
- * const replayStore = createMemoryReplayStore({ maxEntries: 50_000 });
+ * const replayStore = createMemoryReplayStore({ maxEntries: 500_000 });
  * await verifyWebhook(body, header, { secret, replayStore });
  * await verifyContextToken(token, { clientId, clientSecret, issuer, replayStore });
  */
-export function createMemoryReplayStore(options: { maxEntries?: number | undefined } = {}): ReplayStore {
-  // A NaN limit would never fill (memory without bound). Two is the least: one key in each of the
-  // set's two generations.
-  const set = new ExpiringSet(numberOption(options.maxEntries, 10_000, 'createMemoryReplayStore: maxEntries', { min: 2 }));
+export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}): ReplayStore {
+  const maxEntries = numberOption(options.maxEntries, DEFAULT_REPLAY_STORE_ENTRIES, 'createMemoryReplayStore: maxEntries', { min: 2 });
+  const onFull = functionOption(options.onFull, 'createMemoryReplayStore: onFull') ?? ((message: string) => console.warn(message));
+  const keys = new ExpiringKeys(maxEntries);
+  let warned = false;
   return {
     claim(key, expiresAt, now) {
-      if (set.has(key, now)) return false;
-      if (set.isFull(now)) throw new ReplayStoreFullError(set.fullUntil - now);
-      set.add(key, expiresAt);
+      if (keys.expiresAt(key, now) !== undefined) return false;
+      if (keys.isFull(now)) {
+        const error = new ReplayStoreFullError(keys.nextExpiry(now) - now);
+        if (!warned) {
+          warned = true;
+          onFull(`[marketplace-app-kit] replay store full: ${maxEntries} live keys; launches and deliveries are refused with 503 until keys expire. Raise maxEntries (replayStoreSize of createAppBackend) or use shared stores (docs/redis.md)`);
+        }
+        throw error;
+      }
+      warned = false;
+      keys.add(key, expiresAt);
       return true;
     },
-    release: (key) => set.delete(key),
+    release: (key) => keys.delete(key),
   };
 }
 

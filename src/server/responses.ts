@@ -4,8 +4,10 @@
  */
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 import { MarketplaceApiError } from './api-error.js';
+import { lazyResponse } from './lib/lazy-response.js';
 
-const NO_STORE = { 'cache-control': 'no-store' } as const;
+/** The headers of every JSON answer: its type, and that no cache keeps it. */
+const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
 /** What `new Headers()` takes. Not `HeadersInit`: a Node project without the DOM library lacks that name. */
 type HeadersSource = ConstructorParameters<typeof Headers>[0];
@@ -17,10 +19,15 @@ type HeadersSource = ConstructorParameters<typeof Headers>[0];
  * return jsonResponse({ notes }, { status: 201 });
  */
 export function jsonResponse(body: unknown, init: { status?: number | undefined; headers?: HeadersSource | undefined } = {}): Response {
-  const headers = new Headers(init.headers);
-  headers.set('content-type', 'application/json; charset=utf-8');
-  for (const [name, value] of Object.entries(NO_STORE)) headers.set(name, value);
-  return new Response(JSON.stringify(body), { status: init.status ?? 200, headers });
+  // Without headers of the caller's, a plain record: the Response copies it once.
+  let headers: HeadersSource = JSON_HEADERS;
+  if (init.headers !== undefined) {
+    const merged = new Headers(init.headers);
+    for (const [name, value] of Object.entries(JSON_HEADERS)) merged.set(name, value);
+    headers = merged;
+  }
+  // A Response made only if someone needs one: toNodeHandler writes it as it is (docs/server.md, "Speed").
+  return lazyResponse(JSON.stringify(body), init.status ?? 200, headers);
 }
 
 /**

@@ -26,6 +26,8 @@ export type ErrorCode =
   | 'ERR_WEBHOOK_IN_PROGRESS'
   // The default in-memory replay store (webhooks and context tokens), full of unexpired keys.
   | 'ERR_REPLAY_STORE_FULL'
+  // A shared store (Redis) that did not answer in time, or could not be reached.
+  | 'ERR_STORE_UNAVAILABLE'
   // Context tokens and app session tokens.
   | 'ERR_CONTEXT_TOKEN_MALFORMED'
   | 'ERR_CONTEXT_TOKEN_ALGORITHM'
@@ -38,6 +40,7 @@ export type ErrorCode =
   | 'ERR_SESSION_MISSING'
   | 'ERR_SESSION_INVALID'
   | 'ERR_SESSION_EXPIRED'
+  | 'ERR_SESSION_REVOKED'
   // Access rules; a cookie-session request from another origin (CSRF).
   | 'ERR_ACCESS_DENIED'
   | 'ERR_ORIGIN_REFUSED'

@@ -61,7 +61,7 @@ describe('sample backend (demo/backend.ts)', () => {
     for (const path of ['/notes', '/activity']) {
       const refused = await api(path, before);
       assert.equal(refused.status, 401, path);
-      assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'ERR_SESSION_INVALID');
+      assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'ERR_SESSION_REVOKED');
     }
     const note = JSON.stringify({ title: 'after the revoke' });
     const written = await api('/notes', before, { method: 'POST', body: note, headers: { 'content-type': 'application/json', 'content-length': String(note.length) } });

@@ -1146,7 +1146,7 @@ describe('toErrorResponse: a wait of 0 s', () => {
 });
 
 describe('toNodeHandler: a request body cut off by the client', () => {
-  it('makes the handler\'s read fail, instead of handing it the truncated body as complete', async () => {
+  it("makes the handler's read of a streamed body fail, instead of handing it the truncated body as complete", async () => {
     let reading!: Promise<unknown>;
     let started!: () => void;
     const arrived = new Promise<void>((resolve) => (started = resolve));
@@ -1166,12 +1166,40 @@ describe('toNodeHandler: a request body cut off by the client', () => {
       const { port } = server.address() as AddressInfo;
       const socket = connect(port, '127.0.0.1');
       socket.on('error', () => undefined);
-      socket.write('POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\nonly a part');
+      // Over 64 KB: streamed to the handler as it arrives.
+      socket.write(`POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${100 * 1024}\r\n\r\nonly a part`);
       await arrived;
       socket.destroy();
       const outcome = (await reading) as { body?: string; error?: unknown };
       assert.equal(outcome.body, undefined, `the truncated body was read as complete: ${JSON.stringify(outcome.body)}`);
       assert.ok(outcome.error !== undefined);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('never calls the handler with a small body cut off: it is read whole before the handler runs', async () => {
+    let calls = 0;
+    const server = createServer(
+      toNodeHandler(async (request) => {
+        calls++;
+        return new Response(await request.text());
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const cut = connect(port, '127.0.0.1');
+      cut.on('error', () => undefined);
+      const closed = new Promise((resolve) => server.once('connection', (socket: Socket) => socket.once('close', resolve)));
+      cut.write('POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\nonly a part');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      cut.destroy();
+      await closed;
+      const whole = await fetch(`http://127.0.0.1:${port}/upload`, { method: 'POST', body: 'the whole body' });
+      assert.equal(await whole.text(), 'the whole body');
+      assert.equal(calls, 1, 'only the complete request reached the handler');
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

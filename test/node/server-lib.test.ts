@@ -8,14 +8,16 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../../src/shared/errors.js';
-import { ReplayStoreFullError, createMemoryReplayStore } from '../../src/server/index.js';
+import { ReplayStoreFullError, createMemoryReplayStore, jsonResponse, toErrorResponse, toNodeHandler } from '../../src/server/index.js';
 import { linkSignals } from '../../src/server/lib/abort.js';
 import { readLimited } from '../../src/server/lib/body.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
 import { ExpiringMap } from '../../src/server/lib/expiring-set.js';
-import { hmacCryptoKey, hmacKey } from '../../src/server/lib/hmac-key.js';
+import { lazyRequest, unreadBody } from '../../src/server/lib/lazy-request.js';
+import { hmacKey, hmacKeyFor } from '../../src/server/lib/hmac-key.js';
 import { readJsonAnswer, parseRetryAfter, send, MAX_RETRY_AFTER_MS } from '../../src/server/lib/http.js';
 import { optionsObject } from '../../src/server/lib/options-object.js';
+import { TextResponse } from '../../src/server/lib/text-response.js';
 import { Pacer } from '../../src/server/lib/pacer.js';
 import { MarketplaceApiError } from '../../src/server/api-error.js';
 import { systemClock } from '../../src/server/lib/clock.js';
@@ -296,11 +298,29 @@ describe('hmacKey', () => {
     const body = 'payload';
     const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(body).digest('hex');
     assert.equal(createHmac('sha256', secret).update(body).digest('hex'), expected, 'node:crypto reads a string key as UTF-8');
-    assert.equal(createHmac('sha256', hmacKey(secret)).update(body).digest('hex'), expected);
-    const web = await hmacCryptoKey(secret);
+    assert.equal(createHmac('sha256', hmacKey(secret).node).update(body).digest('hex'), expected);
+    const web = await hmacKey(secret).web();
     const signature = new Uint8Array(await crypto.subtle.sign('HMAC', web, new TextEncoder().encode(body)));
     assert.equal(Buffer.from(signature).toString('hex'), expected);
     assert.equal(await crypto.subtle.verify('HMAC', web, signature, new TextEncoder().encode(body)), true, 'sign then verify round-trips');
+    assert.equal(await hmacKey(secret).web(), web, 'imported once');
+  });
+
+  it('imports each secret once, keeps a bounded number of them, and finds a holder’s key while it holds that secret', () => {
+    const first = hmacKey('secret-number-0');
+    assert.equal(hmacKey('secret-number-0'), first, 'the same key for the same secret');
+    assert.notEqual(hmacKey('secret-number-1'), first);
+    for (let i = 1; i <= 16; i++) hmacKey(`secret-number-${i}`);
+    assert.notEqual(hmacKey('secret-number-0'), first, 'forgotten once 16 others came after it: the cache is bounded');
+
+    const options = { secret: 'holder-secret-a' };
+    const a = hmacKeyFor(options, options.secret);
+    assert.equal(hmacKeyFor(options, options.secret), a);
+    assert.equal(a, hmacKey('holder-secret-a'));
+    options.secret = 'holder-secret-b';
+    const b = hmacKeyFor(options, options.secret);
+    assert.notEqual(b, a, 'a holder whose secret changed gets the new secret’s key');
+    assert.equal(createHmac('sha256', b.node).update('x').digest('hex'), createHmac('sha256', 'holder-secret-b').update('x').digest('hex'));
   });
 });
 
@@ -330,6 +350,143 @@ describe('ExpiringMap fullness', () => {
       }
       assert.equal(map.get('k999', NOW), 999);
       assert.ok(map.size >= Math.floor(maxEntries / 2), `maxEntries ${maxEntries}: only ${map.size} keys kept`);
+    }
+  });
+});
+
+describe('TextResponse (the kit’s JSON answers)', () => {
+  it('is a Response whose body readers, body stream and clone give its text, once', async () => {
+    const make = () => new TextResponse('{"a":1}', { status: 201, headers: { 'content-type': 'application/json' } });
+    const response = make();
+    assert.ok(response instanceof Response);
+    assert.deepEqual([response.status, response.headers.get('content-type'), response.bodyUsed], [201, 'application/json', false]);
+    assert.deepEqual(await response.json(), { a: 1 });
+    assert.equal(response.bodyUsed, true);
+    await assert.rejects(response.text(), TypeError, 'a body is read once');
+    assert.throws(() => response.clone(), TypeError);
+
+    const streamed = make();
+    assert.equal(await new Response(streamed.body).text(), '{"a":1}', 'its body is a stream of the text');
+    assert.equal(streamed.bodyUsed, true);
+    await assert.rejects(streamed.arrayBuffer(), TypeError);
+
+    const original = make();
+    const copy = original.clone();
+    assert.equal(await copy.text(), '{"a":1}');
+    assert.equal(new TextDecoder().decode(await original.arrayBuffer()), '{"a":1}');
+    assert.equal((await make().blob()).type, 'application/json');
+    assert.equal(TextResponse.take(make()), '{"a":1}');
+    const taken = make();
+    TextResponse.take(taken);
+    assert.equal(taken.bodyUsed, true, 'taken is used');
+    assert.equal(TextResponse.take(taken), undefined);
+    assert.throws(() => new TextResponse('x', { status: 204 }), TypeError);
+  });
+
+  it('is written by toNodeHandler as it is, its body never made a stream', async () => {
+    class Untouchable extends TextResponse {
+      override get body(): never {
+        throw new Error('the adapter asked for the body stream');
+      }
+    }
+    const server = createServer(toNodeHandler(async () => new Untouchable('{"ok":true}', { headers: { 'content-type': 'application/json' } })));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      assert.deepEqual([answer.status, await answer.text(), answer.headers.get('content-length')], [200, '{"ok":true}', '11']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('lazyRequest (what toNodeHandler hands a handler)', () => {
+  const parts = (body: string | null) => ({
+    href: 'http://127.0.0.1:3000/api/notes?x=1',
+    method: body === null ? 'GET' : 'POST',
+    headers: [['content-type', 'application/json'], ['x-trace', 'a']] as Array<[string, string]>,
+    body: body === null ? null : (Buffer.from(body) as Buffer<ArrayBuffer>),
+  });
+
+  it('passes for a Request everywhere: its own readers, clone, new Request(request) and a copy with other headers', async () => {
+    const request = lazyRequest(parts('{"a":1}'));
+    assert.ok(request instanceof Request);
+    assert.deepEqual([request.method, request.url, request.headers.get('x-trace')], ['POST', 'http://127.0.0.1:3000/api/notes?x=1', 'a']);
+    assert.equal(unreadBody(request)?.byteLength, 7, 'nothing needed the real Request yet');
+    const copy = new Request(request, { headers: { 'x-trace': 'b' } });
+    assert.deepEqual([copy.method, copy.url, copy.headers.get('x-trace'), await copy.text()], ['POST', request.url, 'b', '{"a":1}']);
+    assert.equal(unreadBody(request), undefined, 'made once something needed it');
+    assert.equal(request.bodyUsed, true, 'the copy took the body, as it does from a real Request');
+
+    const other = lazyRequest(parts('{"b":2}'));
+    assert.deepEqual(await other.clone().json(), { b: 2 });
+    assert.deepEqual(await other.json(), { b: 2 });
+    assert.ok(other.signal instanceof AbortSignal);
+    assert.equal(await Promise.resolve(other), other, 'not a thenable');
+    assert.equal(typeof (await Request.prototype.arrayBuffer.call(lazyRequest(parts('xyz')))).byteLength, 'number');
+  });
+
+  it('keeps headers set before the real Request is made', async () => {
+    const request = lazyRequest(parts(null));
+    request.headers.set('x-added', 'yes');
+    assert.equal(new Request(request).headers.get('x-added'), 'yes');
+    assert.equal(request.body, null);
+    assert.equal('clone' in request && 'method' in request, true);
+  });
+
+  it('reaches the backend with its body whole when a middleware copies the Request first', async () => {
+    const seen: string[] = [];
+    const server = createServer(
+      toNodeHandler(async (request) => {
+        const copy = new Request(request, { headers: { ...Object.fromEntries(request.headers), 'x-seen': '1' } });
+        seen.push(copy.headers.get('x-seen')!);
+        return new Response(await copy.text());
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const answer = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/x`, { method: 'POST', body: 'the body' });
+      assert.deepEqual([answer.status, await answer.text(), seen], [200, 'the body', ['1']]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('jsonResponse’s lazy answers', () => {
+  it('pass for a Response: status, headers, body readers, clone, new Response(null, answer)', async () => {
+    const answer = jsonResponse({ a: 1 }, { status: 201 });
+    assert.ok(answer instanceof Response);
+    assert.deepEqual([answer.status, answer.ok, answer.statusText, answer.headers.get('content-type')], [201, true, '', 'application/json; charset=utf-8']);
+    assert.deepEqual(await answer.clone().json(), { a: 1 });
+    assert.deepEqual(await answer.json(), { a: 1 });
+    assert.equal(answer.bodyUsed, true);
+    const head = new Response(null, jsonResponse({ b: 2 }, { status: 404, headers: { 'x-extra': '1' } }));
+    assert.deepEqual([head.status, head.headers.get('x-extra'), head.headers.get('cache-control')], [404, '1', 'no-store']);
+    assert.equal(await new Response(jsonResponse({ c: 3 }).body).text(), '{"c":3}');
+    assert.throws(() => jsonResponse({}, { status: 204 }), TypeError);
+  });
+
+  it('are written by toNodeHandler with the headers set on them after they were made', async () => {
+    const server = createServer(
+      toNodeHandler(async (request) => {
+        const answer = new URL(request.url).pathname === '/error' ? toErrorResponse(new MarketplaceKitError('ERR_RATE_LIMITED', 'wait', { status: 429, retryAfterMs: 2000 })) : jsonResponse({ ok: true });
+        answer.headers.set('x-added', 'later');
+        return answer;
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const ok = await fetch(`${base}/`);
+      assert.deepEqual([ok.status, ok.headers.get('x-added'), ok.headers.get('cache-control'), await ok.text()], [200, 'later', 'no-store', '{"ok":true}']);
+      const limited = await fetch(`${base}/error`);
+      assert.deepEqual([limited.status, limited.headers.get('retry-after'), limited.headers.get('x-added'), (await limited.json()).error.code], [429, '2', 'later', 'ERR_RATE_LIMITED']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

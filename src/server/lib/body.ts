@@ -1,5 +1,6 @@
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { WebhookVerificationError } from '../webhooks.js';
+import { unreadBody } from './lazy-request.js';
 
 /**
  * Reads a body up to `limit` bytes from any byte stream (a Web `ReadableStream`, a node:http
@@ -54,12 +55,15 @@ export function bodyReadFirst(isWebhook: boolean, reader: string, advice: string
  * a body read before (`bodyUsed`) with `bodyReadFirst`.
  */
 export function readBodyBytes(request: Request, limit: number, isWebhook: boolean): Promise<Uint8Array> {
+  const tooLarge = () => new MarketplaceKitError('ERR_PAYLOAD_TOO_LARGE', `Request bodies are limited to ${limit} bytes`, { status: 413 });
+  // Read whole by toNodeHandler, and nobody has touched the Request since (docs/server.md, "Speed").
+  const unread = unreadBody(request);
+  if (unread !== undefined) return unread.byteLength > limit ? Promise.reject(tooLarge()) : Promise.resolve(unread);
   if (request.bodyUsed) {
     const advice = "give the backend the Request unread (a middleware that needs the body can read request.clone() instead)";
     return Promise.reject(bodyReadFirst(isWebhook, 'Something (a middleware calling request.json() or text(), say)', advice));
   }
   if (!request.body) return Promise.resolve(new Uint8Array(0));
-  const tooLarge = () => new MarketplaceKitError('ERR_PAYLOAD_TOO_LARGE', `Request bodies are limited to ${limit} bytes`, { status: 413 });
   // Node's ReadableStream is async iterable; the DOM lib's type does not say so.
   return readLimited(request.body as unknown as AsyncIterable<Uint8Array>, request.headers.get('content-length'), limit, tooLarge);
 }

@@ -8,6 +8,7 @@
  * than `maxWaitMs`: a caller whose turn would come later is refused at once with `PacerWaitTooLong`.
  */
 import { linkSignals } from './abort.js';
+import type { KeyPacer } from '../api-key-pacing.js';
 import type { Clock } from './clock.js';
 
 /**
@@ -33,7 +34,7 @@ interface Slot {
   end: number;
 }
 
-export class Pacer {
+export class Pacer implements KeyPacer {
   private _slots: Slot[] = [];
   private _pausedUntil = 0;
   private _tail: Promise<void> = Promise.resolve();
@@ -48,11 +49,12 @@ export class Pacer {
 
   /**
    * Waits for a free slot and takes it. Rejects (without taking a slot) when `signal` aborts, or
-   * with `PacerWaitTooLong` when the slot would come more than `maxWaitMs` after this call.
+   * with `PacerWaitTooLong` when the slot would come more than `maxWaitMs` (by default the
+   * pacer's) after this call.
    */
-  acquire(signal?: AbortSignal): Promise<ReleaseSlot> {
+  acquire(signal?: AbortSignal, maxWaitMs = this.maxWaitMs): Promise<ReleaseSlot> {
     const since = this._clock.now();
-    const turn = this._tail.then(() => this._take(since, signal));
+    const turn = this._tail.then(() => this._take(since, maxWaitMs, signal));
     this._tail = turn.then(
       () => undefined,
       () => undefined,
@@ -65,7 +67,7 @@ export class Pacer {
     this._pausedUntil = Math.max(this._pausedUntil, until);
   }
 
-  private async _take(since: number, signal?: AbortSignal): Promise<ReleaseSlot> {
+  private async _take(since: number, maxWaitMs: number, signal?: AbortSignal): Promise<ReleaseSlot> {
     for (;;) {
       signal?.throwIfAborted();
       const now = this._clock.now();
@@ -80,10 +82,10 @@ export class Pacer {
       const wait = Math.max(windowWait, pause);
       if (wait <= 0) return this._claim();
       // Earlier callers are served in order, so this caller has waited at most `maxWaitMs` so far.
-      if (now + wait - since > this.maxWaitMs) throw new PacerWaitTooLong(wait, pause > windowWait);
+      if (now + wait - since > maxWaitMs) throw new PacerWaitTooLong(wait, pause > windowWait);
       if (inFlightOnly && pause <= 0) {
         // The slot comes one window after an answer: an answer later than this breaks maxWaitMs.
-        const latest = since + this.maxWaitMs - this.windowMs - now;
+        const latest = since + maxWaitMs - this.windowMs - now;
         if (!(await this._nextRelease(latest, signal))) throw new PacerWaitTooLong(this.windowMs, false);
       } else {
         await this._clock.sleep(wait, signal);
