@@ -1,5 +1,6 @@
 /**
- * Reading the embed launch parameters (docs/runtime.md, "Inside the dashboard") from the page URL, before anything else runs.
+ * Reading the embed launch parameters (docs/runtime.md, "Inside the dashboard (embedded app)")
+ * from the page URL, before anything else runs.
  */
 import { MarketplaceKitError } from '../shared/errors.js';
 import { EMBED_PARAMS, SIGN_IN_ERROR_CODE, SIGN_IN_ERROR_PARAM, type Theme } from '../shared/schemas.js';
