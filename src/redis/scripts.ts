@@ -1,6 +1,6 @@
 /**
  * The Lua scripts of the Redis stores: each store operation is one script, so it is atomic and
- * costs one round trip (docs/redis.md "Redis shapes"). Times are the app's clock in ms; expiries
+ * costs one round trip (docs/redis.md "What is shared"). Times are the app's clock in ms; expiries
  * are relative (`PX`), so that a Redis whose clock differs from the app's keeps keys as long as
  * asked.
  *

@@ -1,5 +1,6 @@
 /**
- * Reading the embed launch parameters (docs/runtime.md#inside-the-dashboard-embedded-app) from the page URL, before anything else runs.
+ * Reading the embed launch parameters (docs/runtime.md, "Inside the dashboard (embedded app)")
+ * from the page URL, before anything else runs.
  */
 import { DEV } from '../shared/dev.js';
 import { MarketplaceKitError } from '../shared/errors.js';

@@ -1,6 +1,6 @@
 /**
- * The session inside the dashboard (docs/runtime.md#inside-the-dashboard-embedded-app): the launch's context
- * token (or the dashboard's `getContext`, after a reload in the frame) exchanged at
+ * The session inside the dashboard (docs/runtime.md, "Inside the dashboard (embedded app)"): the
+ * launch's context token (or the dashboard's `getContext`, after a reload in the frame) exchanged at
  * `POST {backend}/session` for a short bearer token, kept in memory only and renewed through a
  * fresh context before it expires.
  */

@@ -4,7 +4,10 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { anchorsOf, readDoc, root } from '../support/docs.js';
+import { anchorsOf, prose, readDoc, root } from '../support/docs.js';
+
+/** A page's headings as written, in lower case. */
+const headingsOf = (text: string) => new Set([...prose(text).matchAll(/^#{1,6} (.+)$/gm)].map(([, heading]) => heading!.trim().toLowerCase()));
 
 /** The source files of the repository: src, test, demo and scripts. */
 function sourceFiles(): string[] {
@@ -22,10 +25,16 @@ describe('doc citations in the code', () => {
     const broken: string[] = [];
     let count = 0;
     for (const { file, text } of files) {
-      for (const [, page, anchor] of text.matchAll(/\b(docs\/[\w/-]+\.md)(?:#([\w-]+))?/g)) {
+      // A page with an anchor (`#webhooks`), or with a heading in its words and quotes, after a comma
+      // or not (a comment may wrap it).
+      for (const [, page, anchor, quoted] of text.matchAll(/\b(docs\/[\w/-]+\.md)(?:#([\w-]+)|,? "([^"]{1,80})")?/g)) {
         count++;
         if (!existsSync(`${root}${page}`)) broken.push(`${file}: ${page} does not exist`);
         else if (anchor && !anchorsOf(readDoc(page!)).has(anchor)) broken.push(`${file}: ${page} has no heading #${anchor}`);
+        else if (quoted) {
+          const heading = quoted.replace(/\s*(?:\*|\/\/)?\s*\n\s*(?:\*|\/\/)?\s*/g, ' ').replace(/^#+ /, '').trim().toLowerCase();
+          if (!headingsOf(readDoc(page!)).has(heading)) broken.push(`${file}: ${page} has no heading "${heading}"`);
+        }
       }
     }
     assert.ok(count >= 50, `only ${count} citations found`);
