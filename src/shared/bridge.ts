@@ -9,12 +9,12 @@
  */
 import { RPC } from '@mixer/postmessage-rpc';
 // Named imports (not `* as z`): the script tag's bridge file takes exactly these from the script (vite.config.ts).
-import { nullable, number, object, optional, refine, string } from 'zod/mini';
+import { nullable, object, optional, refine, string } from 'zod/mini';
 import type * as z from 'zod/mini';
 import { DEV } from './dev.js';
 import { MarketplaceKitError, isKitError } from './errors.js';
 import { assertOrigin } from './origin.js';
-import { THEMES, describeFailure, length, matches } from './schemas.js';
+import { THEMES, describeFailure, length, matches, numberWhere } from './schemas.js';
 
 /** The `serviceId` both ends use, so other postMessage traffic on the page is never confused with ours. */
 export const BRIDGE_SERVICE_ID = 'marketplace-app-bridge';
@@ -91,7 +91,7 @@ export const BRIDGE_PROTOCOL = {
   },
   resize: {
     direction: 'app-to-host',
-    params: /* @__PURE__ */ object({ height: number().check(refine((value) => value >= 0 && value <= 1_000_000, DEV ? 'expected 0 to 1000000' : '')) }),
+    params: /* @__PURE__ */ object({ height: numberWhere((value) => value >= 0 && value <= 1_000_000, DEV ? 'expected 0 to 1000000' : '') }),
     result: null,
   },
   navigate: { direction: 'app-to-host', params: /* @__PURE__ */ object({ path: AppPath }), result: null },
@@ -119,7 +119,7 @@ export const BRIDGE_PROTOCOL = {
 export const BRIDGE_PACKET = /* @__PURE__ */ object({
   type: oneOf(['method', 'reply']),
   serviceID: string(),
-  id: number().check(refine(Number.isSafeInteger)),
+  id: numberWhere(Number.isSafeInteger, ''),
   method: optional(text(0, 64)),
   // `error` is not checked: one that is not `{code, message}` still fails its call at once (the
   // library reads any error but null, 0, "" or false; the message is read where the error is

@@ -35,6 +35,8 @@ describe('shared schemas', () => {
     assert.equal(message(Theme, 'blue'), 'Invalid answer: expected "light" or "dark"');
     const short = { user_id: 'usr_1', app_id: 'app_1', plan: 'pro', features: [], usage: { api_calls: 0, limit: 5 } };
     assert.equal(message(EntitlementShort, { ...short, status: 'active' }), 'Invalid answer at status: expected no value');
+    assert.equal(message(EntitlementShort, { ...short, features: ['export', 7] }), 'Invalid answer at features: expected a list of features of 0 to 100 characters each');
+    assert.equal(message(EntitlementShort, { ...short, usage: { api_calls: '1', limit: 5 } }), 'Invalid answer at usage.api_calls: expected a whole number, 0 or more');
     assert.equal(message(Profile, { id: 'usr_1', email: 'a@b.c', name: 'n', avatar_url: 'ftp://x' }), 'Invalid answer at avatar_url: expected an http(s) URL', 'a refinement keeps its own message');
   });
 
