@@ -55,12 +55,12 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     : new URL(base).origin === pageOrigin
       ? `The app backend at ${base} could not be reached`
       : `The app backend at ${base} could not be reached: it is on another origin than this page (${pageOrigin}), so it must be running and list this origin in createAppBackend's corsOrigins`;
-  /** `late`: how the timeout is named in the message. */
-  const failure = (error: unknown, late = `within ${timeoutMs} ms`) => {
+  /** `late`: how the timeout is named in the message (default: within the kit's timeout). */
+  const failure = (error: unknown, late?: string) => {
     const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
     return new MarketplaceKitError(
       timedOut ? 'ERR_TIMEOUT' : 'ERR_NETWORK',
-      timedOut ? (DEV ? `The app backend did not answer ${late}` : '') : unreachable,
+      timedOut ? (DEV ? `The app backend did not answer ${late ?? `within ${timeoutMs} ms`}` : '') : unreachable,
       { cause: error },
     );
   };
@@ -107,7 +107,7 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     },
     adopt: async (early) => {
       const session = await read(
-        await early.response.catch((error: unknown) => Promise.reject(failure(error, DEV ? "the early exchange in time (earlyLaunchScript's timeoutMs)" : ''))),
+        await early.response.catch((error: unknown) => Promise.reject(failure(error, DEV ? "the early exchange in time (earlyLaunchScript's timeoutMs)" : undefined))),
       );
       // The answer waited for the page's bundle: the backend's clock has moved on as much since.
       const waited = typeof early.receivedAt === 'number' && Number.isFinite(early.receivedAt) ? timers.now() - early.receivedAt : 0;

@@ -85,7 +85,7 @@ export class EmbeddedSession extends SessionManager {
   }
 
   protected loadUpkeep(): Promise<Upkeep> {
-    return import('./upkeep-embedded.js').then(({ EmbeddedUpkeep }) => new EmbeddedUpkeep(this));
+    return import('./upkeep-strategies.js').then(({ EmbeddedUpkeep }) => new EmbeddedUpkeep(this));
   }
 
   /**

@@ -65,7 +65,7 @@ export class OwnSiteSession extends SessionManager {
   }
 
   protected loadUpkeep(): Promise<Upkeep> {
-    return import('./upkeep-own-site.js').then(({ OwnSiteUpkeep }) => new OwnSiteUpkeep(this));
+    return import('./upkeep-strategies.js').then(({ OwnSiteUpkeep }) => new OwnSiteUpkeep(this));
   }
 
   override close(): void {

@@ -4,8 +4,8 @@
  * the backend's HttpOnly cookie (`session-own-site.ts`). The kit picks one strategy at start-up.
  * This part is what start-up needs: keeping the session it gets, by the backend's clock, and
  * signing out. What keeps the session afterwards (`kit.fetch`'s renewals, `refresh()`) is its
- * upkeep (`upkeep.ts`), a chunk of its own loaded in the task after start-up: it is not on the
- * path to ready.
+ * upkeep (`upkeep.ts`, with each mode's part: `upkeep-strategies.ts`), a chunk of its own loaded in
+ * the task after start-up: it is not on the path to ready.
  */
 import { DEV } from '../shared/dev.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';

@@ -1,7 +1,7 @@
 /**
  * The session's upkeep outside the dashboard (upkeep.ts): a renewal reads the cookie session
- * again, and `kit.fetch` sends the cookie. A chunk loaded after start-up; a page inside the
- * dashboard never loads it.
+ * again, and `kit.fetch` sends the cookie. Loaded after start-up, in the upkeep's chunk
+ * (upkeep-strategies.ts).
  */
 import { isKitError, type MarketplaceKitError } from '../shared/errors.js';
 import type { ServedSession } from './backend.js';

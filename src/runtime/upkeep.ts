@@ -1,8 +1,9 @@
 /**
  * The session's upkeep once the kit is ready (docs/runtime.md#the-kit): `kit.fetch` with the
  * session's credential, one renewal for all concurrent callers, the pause a backend asked for, and
- * refreshes queued behind each other. A chunk of its own (`upkeep-embedded.ts`,
- * `upkeep-own-site.ts` add each strategy's part), loaded after start-up: not on the path to ready.
+ * refreshes queued behind each other. `upkeep-embedded.ts` and `upkeep-own-site.ts` add each
+ * mode's part; the three are one chunk (`upkeep-strategies.ts`), loaded after start-up: not on the
+ * path to ready.
  */
 import { DEV } from '../shared/dev.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';

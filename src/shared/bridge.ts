@@ -253,7 +253,8 @@ function claimChannel(self: MessageSource, peer: object | null | undefined, clos
 export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bridge<S> {
   const origin = assertOrigin(options.origin, DEV ? 'The bridge peer origin' : '');
   const defaultTimeoutMs = options.timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS;
-  const timers: BridgeTimers = options.timers ?? { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout: (timer) => clearTimeout(timer) };
+  // The global ones are called as methods of the global object, as they must be.
+  const timers = options.timers ?? (globalThis as BridgeTimers);
   const peer = typeof options.peer === 'function' ? options.peer : () => options.peer as MessagePeer;
   let closed = false;
   /** How many `ready` handshakes the peer has sent. */
@@ -345,12 +346,9 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
       // Call ids restart at every handshake: the answer to a call from before the peer's latest
       // handshake (a kit since replaced in that frame) could be taken by a newer call with the
       // same id, so it is never sent.
+      // (A promise that never settles, returned from `finally`, holds the answer for good.)
       const handshake = handshakes;
-      const unsent = new Promise<never>(() => undefined);
-      return answerCall(method, params, paramsSchema, resultSchema).then(
-        (answer) => (handshake === handshakes ? answer : unsent),
-        (error: unknown) => (handshake === handshakes ? Promise.reject(error) : unsent),
-      );
+      return answerCall(method, params, paramsSchema, resultSchema).finally(() => handshake === handshakes || new Promise<never>(() => undefined));
     });
   }
 
@@ -396,16 +394,20 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
       if (!checked.success) {
         throw new MarketplaceKitError('ERR_INVALID_INPUT', DEV ? describeFailure(`${method} params`, checked.error) : '');
       }
-      let timer: ReturnType<typeof setTimeout> | undefined;
       let timedOut = false;
       let forget: () => void = () => undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = timers.setTimeout(() => {
-          timedOut = true;
-          reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', DEV ? `${method} got no answer within ${timeoutMs} ms` : ''));
-          forget();
-        }, timeoutMs);
-      });
+      // What ends the call without an answer: its timeout, the bridge closing, the peer starting over.
+      let fail!: (error: unknown) => void;
+      const failed = new Promise<never>((_, reject) => (fail = reject));
+      const abandon = (error: unknown) => {
+        forget();
+        fail(error);
+      };
+      onClose.add(fail);
+      const timer = timers.setTimeout(() => {
+        timedOut = true;
+        abandon(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', DEV ? `${method} got no answer within ${timeoutMs} ms` : ''));
+      }, timeoutMs);
       // A call that timed out while waiting for the handshake is never sent: its caller has already
       // been told it failed, so the dashboard must not act on it later.
       const send = () => {
@@ -426,12 +428,6 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
         return reply;
       };
       let result: unknown;
-      let stop!: (error: unknown) => void;
-      const closing = new Promise<never>((_, reject) => onClose.add((stop = reject)));
-      const abandon = (error: unknown) => {
-        forget();
-        stop(error);
-      };
       let start!: () => void;
       const sent = new Promise<unknown>((resolve, reject) => {
         start = () => {
@@ -446,7 +442,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
       if (handshaken) start();
       else waiting.add(start);
       try {
-        result = await Promise.race([sent, timeout, closing]);
+        result = await Promise.race([sent, failed]);
       } catch (error) {
         // Our own timeout and closing are kit errors; anything else is the peer's error reply.
         if (isKitError(error)) throw error;
@@ -455,7 +451,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
         throw new MarketplaceKitError('ERR_BRIDGE_REMOTE', DEV ? `${method} failed on the other side: ${message}` : `${method}: ${message}`, { cause: error });
       } finally {
         timers.clearTimeout(timer);
-        onClose.delete(stop);
+        onClose.delete(fail);
         unanswered.delete(abandon);
         waiting.delete(start);
       }
