@@ -141,14 +141,13 @@ export class HostConnection implements HostLinkContext {
     if (this.#closed) return Promise.reject(bridgeClosed());
     const { env } = this;
     const timeoutMs = this.#options.requestMs;
-    let timer: TimerId | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = env.setTimeout(() => reject(new MarketplaceKitError('ERR_TIMEOUT', DEV ? `The host bridge's code did not load within ${timeoutMs} ms` : '')), timeoutMs);
-    });
+    let fail!: (error: unknown) => void;
+    const failed = new Promise<never>((_, reject) => (fail = reject));
+    const timer = env.setTimeout(() => fail(new MarketplaceKitError('ERR_TIMEOUT', DEV ? `The host bridge's code did not load within ${timeoutMs} ms` : '')), timeoutMs);
     // close() ends the wait at once: whatever waits for the bridge hears ERR_BRIDGE_CLOSED now.
-    const stopped = new Promise<never>((_, reject) => (this.#stopLoading = () => reject(bridgeClosed())));
+    this.#stopLoading = () => fail(bridgeClosed());
     const load = Promise.resolve().then(() => env.loadHostLink());
-    const bridge = Promise.race([load, timeout, stopped])
+    const bridge = Promise.race([load, failed])
       .finally(() => {
         env.clearTimeout(timer);
         this.#stopLoading = undefined;

@@ -72,7 +72,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
     }
     this.planNames = resolved.planNames;
     const initial = { state: 'loading', user: null, entitlement: null, theme: env.defaultTheme, locale: env.defaultLocale, error: null } as const;
-    this.#store = new KitStore({ ...initial }, this, env, () => this.#session.now(), () => this.dispatchEvent(new Event(KIT_CHANGE_EVENT)));
+    this.#store = new KitStore(initial, this, env, () => this.#session.now(), () => this.dispatchEvent(new Event(KIT_CHANGE_EVENT)));
     const ctx: SessionContext = { env, store: this.#store, backend, options: resolved, destroyed: () => this.#destroyed };
     // The mode is decided once, here; the bridge is there at once inside the dashboard, for an
     // mp-kit-created listener too: its first call opens it.

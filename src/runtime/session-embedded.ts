@@ -12,7 +12,7 @@ import { prepareSessionSchema } from '../shared/schemas.js';
 import type { ServedSession } from './backend.js';
 import { BRIDGE_OPEN_AT_LATEST_MS, type HostConnection } from './host-connection.js';
 import { normalizeLocale, type Launch } from './launch.js';
-import { SessionManager, type SessionContext } from './session.js';
+import { FOREVER, SessionManager, type SessionContext } from './session.js';
 import type { Upkeep } from './upkeep.js';
 
 type EmbeddedLaunch = Extract<Launch, { kind: 'embedded' }>;
@@ -76,7 +76,7 @@ export class EmbeddedSession extends SessionManager {
   /** The margin before expiry, but never more than half the lifetime (short sessions). A session that looks expired on arrival is renewed on a 401 only. */
   protected usable(lifetime: number): { renewAt: number; expiresAt: number } {
     const now = this.ctx.env.now();
-    if (!(lifetime > 0)) return { renewAt: Infinity, expiresAt: Infinity };
+    if (!(lifetime > 0)) return FOREVER;
     return { renewAt: now + Math.max(lifetime - this.ctx.options.marginMs, lifetime / 2), expiresAt: now + lifetime };
   }
 

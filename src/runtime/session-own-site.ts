@@ -11,13 +11,12 @@
 import { isKitError } from '../shared/errors.js';
 import type { ServedSession } from './backend.js';
 import type { Launch } from './launch.js';
-import { SessionManager, type SessionContext } from './session.js';
+import { FOREVER, SessionManager, type SessionContext } from './session.js';
 import type { Upkeep } from './upkeep.js';
 
 /** A launch outside the dashboard: on the developer's own site, or refused. */
 export type OutsideLaunch = Extract<Launch, { kind: 'standalone' | 'rejected' }>;
 
-const FOREVER = { renewAt: Infinity, expiresAt: Infinity };
 
 export class OwnSiteSession extends SessionManager {
   readonly embedded = false;

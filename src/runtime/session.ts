@@ -25,6 +25,9 @@ const CLOCK_SKEW_MS = 2_000;
 /** The longest pause a backend's `Retry-After` puts on renewals (its own exchange limit counts 5 min). */
 const MAX_RENEW_PAUSE_MS = 300_000;
 
+/** A session used until the backend refuses it (a 401), never renewed before. */
+export const FOREVER = { renewAt: Infinity, expiresAt: Infinity } as const;
+
 export const noSession = () =>
   new MarketplaceKitError('ERR_SESSION_MISSING', DEV ? 'There is no session: the user is not signed in, signed out, or the kit was destroyed' : '');
 

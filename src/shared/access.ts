@@ -51,7 +51,8 @@ export interface AccessDecision {
 }
 
 const LIVE_STATUSES = new Set(['active', 'trialing']);
-const KNOWN_DENIED: Record<string, AccessReason> = { past_due: 'past_due', cancelled: 'cancelled', expired: 'expired' };
+/** The statuses that refuse access under their own name (the reason is the status). */
+const KNOWN_DENIED = new Set(['past_due', 'cancelled', 'expired']);
 
 const REQUIREMENT_KEYS = new Set(['feature', 'plan', 'metered']);
 
@@ -91,7 +92,7 @@ export function checkAccess(
 
   // A short-form entitlement has no status and no expiry: it counts as active (docs/decisions.md#marketplace-api).
   const status = 'status' in entitlement ? entitlement.status : 'active';
-  if (!LIVE_STATUSES.has(status)) return deny(Object.hasOwn(KNOWN_DENIED, status) ? KNOWN_DENIED[status]! : 'inactive');
+  if (!LIVE_STATUSES.has(status)) return deny(KNOWN_DENIED.has(status) ? (status as AccessReason) : 'inactive');
 
   const expiresAt = 'expires_at' in entitlement ? entitlement.expires_at : undefined;
   if (expiresAt != null) {

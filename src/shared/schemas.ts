@@ -67,17 +67,16 @@ export function arrayOf<T>(item: z.ZodMiniType<T, T>, message: string): z.ZodMin
   }, message);
 }
 
-const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;
-
 /**
  * Between `min` and `max` characters, both included; no upper limit without `max`. Characters are
- * code points, as zod's `minLength` and `maxLength` count them: a surrogate pair (an emoji) is one.
+ * code points, as zod's `minLength` and `maxLength` count them: a surrogate pair (an emoji) is one,
+ * as it is one item of the string's iterator.
  */
 /* @__NO_SIDE_EFFECTS__ */
 export function length(min: number, max = Infinity): z.core.$ZodCheck<string> {
   return z.refine(
     (value: string) => {
-      const characters = value.length - (value.match(SURROGATE_PAIR)?.length ?? 0);
+      const characters = value.length > max * 2 ? Infinity : [...value].length;
       return characters >= min && characters <= max;
     },
     !DEV ? '' : max === Infinity ? `expected at least ${min} characters` : `expected ${min} to ${max} characters`,
