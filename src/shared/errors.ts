@@ -90,18 +90,19 @@ export interface MarketplaceKitErrorOptions {
  */
 export class MarketplaceKitError extends Error {
   override name = 'MarketplaceKitError';
-  readonly code: ErrorCode;
-  readonly status: number | undefined;
+  // `declare`: set in the constructor, not defined before it as well (the same own properties).
+  declare readonly code: ErrorCode;
+  declare readonly status: number | undefined;
   /**
    * The other side's own error code, when it gave one: the marketplace's RFC 6749 `error` or API
    * `error.code` (server), or the sign-in's OAuth error (`access_denied`) of a browser `ERR_OAUTH`.
    */
-  readonly upstreamCode: string | undefined;
+  declare readonly upstreamCode: string | undefined;
   /**
    * How long to wait before trying again, when the other side said (`Retry-After`): the
    * marketplace's (server) or the app backend's (browser). `undefined` when nobody said.
    */
-  readonly retryAfterMs: number | undefined;
+  declare readonly retryAfterMs: number | undefined;
 
   /**
    * `message` may be empty in the production build of the browser entries, which leaves long
