@@ -31,11 +31,12 @@ export { browserEnvironment, type KitEnvironment } from './environment.js';
 const notEmbedded = () => new MarketplaceKitError('ERR_NOT_EMBEDDED', DEV ? 'This needs the marketplace dashboard; the app is not embedded in it' : '');
 
 export class MarketplaceKit extends EventTarget implements Kit {
+  // `declare`: set in the constructor, not defined before it as well.
   /** Settles when start-up is over, whatever its outcome (`state` then says which). */
-  readonly started: Promise<void>;
-  readonly embedded: boolean;
-  readonly planNames: Readonly<Record<string, string>>;
-  readonly fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+  declare readonly started: Promise<void>;
+  declare readonly embedded: boolean;
+  declare readonly planNames: Readonly<Record<string, string>>;
+  declare readonly fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
   readonly #store: KitStore;
   readonly #session: SessionManager;
