@@ -87,19 +87,13 @@ export function length(min: number, max = Infinity): z.core.$ZodCheck<string> {
 
 const userId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^usr_[A-Za-z0-9_-]{1,64}$/, DEV ? 'expected a user id of the form usr_<id>' : ''));
 const appId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^app_[A-Za-z0-9_-]{1,64}$/, DEV ? 'expected an app id of the form app_<id>' : ''));
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
 /**
  * False when the `YYYY-MM-DD` a timestamp starts with names a day its month lacks, which
- * Date.parse rolls over (2024-02-31 is read as March 2). A month out of range it refuses itself.
+ * Date.parse rolls over in V8 (2024-02-31 is read as March 2) and refuses elsewhere: the day
+ * read back from that date must be the day written.
  */
 export function hasRealDay(timestamp: string): boolean {
-  // No array, no map: the server checks the timestamp of every webhook delivery.
-  const year = Number(timestamp.substring(0, 4));
-  const month = Number(timestamp.substring(5, 7));
-  const day = Number(timestamp.substring(8, 10));
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  return day <= (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 31));
+  return new Date(Date.parse(timestamp.substring(0, 10))).getUTCDate() === Number(timestamp.substring(8, 10));
 }
 
 /** ISO 8601 UTC timestamp, `YYYY-MM-DDThh:mm:ssZ` (fractional seconds tolerated). */
