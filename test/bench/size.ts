@@ -10,23 +10,20 @@
 //                 it imports statically; on the developer's own site also the own-site chunk (and
 //                 what it imports), which start-up imports there. At most 12.5 KB on either path;
 //                 it must not include the host bridge (@mixer/postmessage-rpc).
-//   runtime:      all the chunks of that bundle together, at most 17 KB (not met yet: held under
-//                 the ceiling in CEILINGS); no Lit, no element.
+//   runtime:      all the chunks of that bundle together, at most 17 KB; no Lit, no element.
 //   script tag:   dist/cdn/marketplace-app-kit.js as `vite build` makes it (runtime + Lit + all
-//                 elements, English texts built in), at most 30 KB. Printed beside it: its bridge
-//                 file, which only a page inside the dashboard imports, after start-up.
+//                 elements, English texts built in), at most 30 KB: what every page that uses it
+//                 loads, and all it loads before the kit is ready. Printed beside it: its bridge
+//                 file, which only a page inside the dashboard imports, after start-up, and the two
+//                 files together (each gzipped on its own, as each is served), what such a page
+//                 loads in all. Other languages' texts (locales/) are files of their own too.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BROWSER_UI, HOST_BRIDGE, bundle, libraryBuild, root, type Bundle } from '../support/bundles.js';
 
 const KB = 1000;
-/** The budgets of issue 40. */
+/** The budgets (docs/benchmarks.md#runtime-and-size): above one, `npm run size` and CI fail. */
 export const BUDGETS = { beforeReady: 12.5 * KB, runtime: 17 * KB, scriptTag: 30 * KB };
-/**
- * Where a budget is not met yet, the ceiling this check holds instead, so that nothing grows
- * meanwhile (docs/benchmarks.md#runtime-and-size, says by how much and what would meet it).
- */
-export const CEILINGS: Partial<Record<keyof typeof BUDGETS, number>> = { runtime: 18 * KB };
 
 const REFERENCE = 'Shopify App Bridge 3 34 KB · zod (full) 27 KB · Lit 6.2 KB · zod/mini 5.6 KB · @mixer/postmessage-rpc 2.9 KB';
 
@@ -37,7 +34,7 @@ export interface SizeReport {
   /** What is over its budget, one line each. */
   over: string[];
   lines: string[];
-  sizes: { beforeReady: number; beforeReadyOwnSite: number; runtime: number; scriptTag: number; bridgeFile: number };
+  sizes: { beforeReady: number; beforeReadyOwnSite: number; runtime: number; scriptTag: number; bridgeFile: number; scriptTagInDashboard: number };
 }
 
 /** Builds and measures every bundle; `ok` is false when one is over its budget. */
@@ -51,15 +48,13 @@ export async function measureSizes(): Promise<SizeReport> {
 
   const lines: string[] = [];
   const over: string[] = [];
-  const line = (name: string, measured: Bundle, budget?: keyof typeof BUDGETS) => {
+  const line = (name: string, measured: Pick<Bundle, 'bytes' | 'gzip'>, budget?: keyof typeof BUDGETS) => {
     let limit = '';
     if (budget !== undefined) {
       const target = BUDGETS[budget];
-      const ceiling = CEILINGS[budget];
       const met = measured.gzip <= target;
-      const held = met || (ceiling !== undefined && measured.gzip <= ceiling);
-      if (!held) over.push(`${name}: ${kb(measured.gzip)} > ${kb(ceiling ?? target)}`);
-      limit = ` / ${kb(target)} ${met ? 'ok' : held ? `NOT MET (held under ${kb(ceiling!)})` : 'OVER BUDGET'}`;
+      if (!met) over.push(`${name}: ${kb(measured.gzip)} > ${kb(target)}`);
+      limit = ` / ${kb(target)} ${met ? `ok (${kb(target - measured.gzip)} to spare)` : 'OVER BUDGET'}`;
     }
     lines.push(`  ${name.padEnd(52)} ${kb(measured.bytes).padStart(9)} min  ${kb(measured.gzip).padStart(8)} gzip${limit}`);
   };
@@ -80,8 +75,12 @@ export async function measureSizes(): Promise<SizeReport> {
   check('runtime pulls in Lit or an element', leaked.length > 0, leaked.join(', '));
   line('script tag: dist/cdn/marketplace-app-kit.js', scriptTag, 'scriptTag');
   const bridgeFile = scriptTag.files.get('marketplace-app-kit-bridge.js');
-  if (!bridgeFile) over.push('script tag: no marketplace-app-kit-bridge.js beside it');
-  else line('  its bridge file, inside the dashboard only', bridgeFile);
+  const inDashboard = bridgeFile && { bytes: scriptTag.bytes + bridgeFile.bytes, gzip: scriptTag.gzip + bridgeFile.gzip };
+  if (!bridgeFile || !inDashboard) over.push('script tag: no marketplace-app-kit-bridge.js beside it');
+  else {
+    line('  + its bridge file (dashboard only, after ready)', bridgeFile);
+    line('  = both, as a page inside the dashboard loads them', inDashboard);
+  }
   lines.push('For information:');
   line('elements alone, English (Lit, src/shared external)', elements.startUp ?? elements);
   line('Lit 3 (lit/index.js)', lit);
@@ -92,7 +91,14 @@ export async function measureSizes(): Promise<SizeReport> {
     ok: over.length === 0,
     over,
     lines,
-    sizes: { beforeReady: startUp.gzip, beforeReadyOwnSite: ownSite.gzip, runtime: runtime.gzip, scriptTag: scriptTag.gzip, bridgeFile: bridgeFile?.gzip ?? NaN },
+    sizes: {
+      beforeReady: startUp.gzip,
+      beforeReadyOwnSite: ownSite.gzip,
+      runtime: runtime.gzip,
+      scriptTag: scriptTag.gzip,
+      bridgeFile: bridgeFile?.gzip ?? NaN,
+      scriptTagInDashboard: inDashboard?.gzip ?? NaN,
+    },
   };
 }
 
