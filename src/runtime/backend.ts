@@ -22,13 +22,13 @@ export interface BackendClient {
   send(url: string, init: RequestInit): Promise<Response>;
   /** Sends to `{base}/session{query}` and reads the `SessionResponse`; any other answer throws. */
   session(init: RequestInit, query?: string): Promise<ServedSession>;
-  /** Reads a `SessionResponse` from an answer of the session route. */
-  read(response: Response, url?: string): Promise<ServedSession>;
+  /** Reads a `SessionResponse` from an answer of the session route (`text`: its body, if read already). */
+  read(response: Response, url?: string, text?: string): Promise<ServedSession>;
   /**
    * Reads the answer of a request sent before the kit existed (the early exchange), as `session`
    * does. Its `Date` is of when it arrived (`receivedAt`), which may be long before now.
    */
-  adopt(early: Pick<EarlyLaunch, 'response' | 'receivedAt'>): Promise<ServedSession>;
+  adopt(early: Pick<EarlyLaunch, 'response' | 'receivedAt' | 'body'>): Promise<ServedSession>;
 }
 
 const SERVER_CODE = /^ERR_[A-Z0-9_]{1,60}$/;
@@ -79,12 +79,12 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     }
   };
 
-  const read = async (response: Response, url = response.url || base): Promise<ServedSession> => {
+  const read = async (response: Response, url = response.url || base, text?: string): Promise<ServedSession> => {
     let body: unknown;
     try {
       // Bounded here too: a custom fetch that ignores the signal would let a body that stalls
       // after its headers (a proxy stuck mid-answer) hold the kit for ever.
-      body = await unlessAborted(response.json(), deadlines.get(response) ?? timers.timeoutSignal(timeoutMs));
+      body = text === undefined ? await unlessAborted(response.json(), deadlines.get(response) ?? timers.timeoutSignal(timeoutMs)) : JSON.parse(text);
     } catch (error) {
       // The timeout also covers reading the body, and a connection lost in its middle is a
       // TypeError; a body that is not JSON (a SyntaxError) is judged below.
@@ -106,9 +106,9 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
       return read(await send(url, init), url);
     },
     adopt: async (early) => {
-      const session = await read(
-        await early.response.catch((error: unknown) => Promise.reject(failure(error, DEV ? "the early exchange in time (earlyLaunchScript's timeoutMs)" : undefined))),
-      );
+      const response = await early.response.catch((error: unknown) => Promise.reject(failure(error, DEV ? "the early exchange in time (earlyLaunchScript's timeoutMs)" : undefined)));
+      // The body the early exchange read already is parsed at once (see EarlyLaunch.body).
+      const session = await read(response, undefined, typeof early.body === 'string' ? early.body : undefined);
       // The answer waited for the page's bundle: the backend's clock has moved on as much since.
       const waited = typeof early.receivedAt === 'number' && Number.isFinite(early.receivedAt) ? timers.now() - early.receivedAt : 0;
       return session.servedAt === undefined || !(waited > 0) ? session : { ...session, servedAt: session.servedAt + waited };

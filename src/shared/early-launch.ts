@@ -39,6 +39,12 @@ export interface EarlyLaunch {
    * may run much later: the answer's `Date` is of that moment, not of the kit's.
    */
   receivedAt?: number;
+  /**
+   * The answer's body as text (set before `response` resolves). `createKit` parses it at once:
+   * reading `response`'s body again would wait for a task of its own, behind whatever the page
+   * does meanwhile (the rest of its HTML, the elements' first render).
+   */
+  body?: string;
 }
 
 /** Runs in the page, as inline script. See the top of this file. */
@@ -73,8 +79,9 @@ export function earlyLaunch(options: EarlyLaunchOptions): void {
     // The body is read here, within the timeout: the timeout's signal would otherwise also abort
     // a body that arrived in time but that createKit, run later, reads after the timeout.
     const response = fetch(`${backend}/session`, init).then((answer) =>
-      answer.arrayBuffer().then((body) => {
+      answer.text().then((body) => {
         launch.receivedAt = Date.now();
+        launch.body = body;
         return new Response([204, 205, 304].includes(answer.status) ? null : body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
       }),
     );

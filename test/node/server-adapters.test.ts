@@ -736,7 +736,7 @@ function runEarlyLaunch(text: string, href: string, options: EarlyRunOptions) {
       return options.fetch ? options.fetch(url, init) : Promise.resolve(new Response('{}'));
     },
   });
-  const launch = page[Symbol.for(EARLY_LAUNCH_KEY)] as { href: string; backend: string; response: Promise<Response>; receivedAt?: number } | undefined;
+  const launch = page[Symbol.for(EARLY_LAUNCH_KEY)] as { href: string; backend: string; response: Promise<Response>; receivedAt?: number; body?: string } | undefined;
   return { sent, replaced, launch, page };
 }
 
@@ -902,6 +902,7 @@ describe('embed page headers', () => {
       const response = await launch!.response;
       const receivedAt = launch!.receivedAt!;
       timer.abort(new DOMException('The operation timed out.', 'TimeoutError'));
+      assert.equal(launch!.body, JSON.stringify({ ok: true }), 'the body as text, for createKit to parse at once');
       assert.deepEqual([response.status, response.headers.get('x-seen'), await response.json()], [200, '/api/marketplace/session', { ok: true }]);
       // When it arrived, not when createKit took it: its Date is of that moment.
       assert.ok(receivedAt >= sent && receivedAt <= Date.now(), `receivedAt ${receivedAt - sent} ms after sending`);

@@ -740,6 +740,26 @@ describe('the early exchange (the page sent the start-up request before the kit 
     expect(fetch.calls.map((call) => call.authorization)).to.deep.equal(['Bearer tok-early']);
   });
 
+  it('the body the early exchange read is parsed at once; without one (or not text), the answer is read', async () => {
+    // A used body cannot be read again: the kit must take the text it was handed.
+    const used = jsonResponse(sessionBody('tok-other', 600_000));
+    await used.text();
+    const env = framedEnv({ ...early(Promise.resolve(used)), body: JSON.stringify(sessionBody('tok-early', 600_000)) });
+    const kit = start(env, scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000))));
+    await kit.started;
+    expect(kit.state).to.equal('ready');
+    await kit.fetch('/api/data');
+    kit.destroy();
+    const text = framedEnv({ ...early(Promise.resolve(jsonResponse(sessionBody('tok-read', 600_000)))), body: 42 as unknown as string });
+    const second = start(text, scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000))));
+    await second.started;
+    expect(second.state).to.equal('ready', 'a body that is no text is ignored: the answer is read');
+    const invalid = framedEnv({ ...early(Promise.resolve(jsonResponse({}))), body: '<h1>oops</h1>' });
+    const third = start(invalid, scriptedFetch(() => jsonResponse(sessionBody('tok-kit', 600_000))));
+    await third.started;
+    expect([third.state, third.error?.code]).to.deep.equal(['error', 'ERR_RESPONSE_INVALID']);
+  });
+
   it('an answer that waited for the bundle is no clock skew: its Date is of when it arrived', async () => {
     // The browser's clock is right; the answer arrived 30 s before createKit ran.
     const arrived = Date.now() - 30_000;
