@@ -70,6 +70,8 @@ let bundleDir: string;
 let marketplace: FakeMarketplace;
 let dashboard: TestServer;
 let app: { url: string; server: Server; requests: string[]; pages: Map<string, string> };
+/** Another origin serving dist/cdn/ as a CDN would, with `Access-Control-Allow-Origin: *` unless `cors` is off. */
+let cdn: { url: string; server: Server; cors: boolean; requests: string[] };
 let browser: Browser;
 const contexts: BrowserContext[] = [];
 
@@ -129,6 +131,18 @@ before(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   app = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, requests, pages };
 
+  const cdnServer = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://cdn').pathname;
+    cdn.requests.push(path);
+    const file = files.get(path.replace(/^\/mpkit\//, '/'));
+    const cors: Record<string, string> = cdn.cors ? { 'access-control-allow-origin': '*' } : {};
+    if (file) return void res.writeHead(200, { 'content-type': 'text/javascript', ...cors }).end(file);
+    res.writeHead(404, cors).end();
+  });
+  // `localhost`, not 127.0.0.1: another origin than the app's (and than the dashboard's).
+  await new Promise<void>((resolve) => cdnServer.listen(0, '127.0.0.1', resolve));
+  cdn = { url: `http://localhost:${(cdnServer.address() as AddressInfo).port}`, server: cdnServer, cors: true, requests: [] };
+
   browser = await launchChromium();
 });
 
@@ -138,6 +152,10 @@ after(async () => {
   await new Promise<void>((resolve) => {
     app?.server.closeAllConnections();
     app?.server.close(() => resolve());
+  });
+  await new Promise<void>((resolve) => {
+    cdn?.server.closeAllConnections();
+    cdn?.server.close(() => resolve());
   });
   await dashboard?.close();
   await marketplace?.close();
@@ -400,5 +418,30 @@ describe('the script-tag bundle', () => {
     const { tab } = await open('/own-site.html', page(scriptTag()));
     await waitForState(tab, 'signed-out');
     assert.deepEqual(app.requests.filter((line) => line.includes('-bridge')), []);
+  });
+
+  it('served from another origin (a CDN): the bridge file comes from there with CORS; without Access-Control-Allow-Origin the kit is ready and host calls fail with ERR_NETWORK', async () => {
+    for (const cors of [true, false]) {
+      cdn.cors = cors;
+      cdn.requests.length = 0;
+      const context = await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: marketplace.siteUrl, host: dashboard.url, appId: 'app_1', user: USER });
+      const launch = new URLSearchParams({ mp_context: context, mp_host: dashboard.url });
+      app.pages.set('/cdn.html', page(scriptTag(`data-backend="${BACKEND}" data-host-origins="${dashboard.url}"`, `${cdn.url}/mpkit/marketplace-app-kit.js`)));
+      const browserContext = await browser.newContext();
+      contexts.push(browserContext);
+      const tab = await browserContext.newPage();
+      await tab.goto(`${dashboard.url}/?bridge=1&app=${encodeURIComponent(`${app.url}/cdn.html?${launch}`)}`);
+      const appFrame = tab.frames().find((candidate) => candidate.url().startsWith(app.url))!;
+      await waitForState(appFrame, 'ready');
+      const outcome = await appFrame.evaluate(() =>
+        (window as unknown as PageWindow).MarketplaceKit.getKit()!.host!.toast('Saved').then(
+          () => 'sent',
+          (error: { code?: string }) => error.code,
+        ),
+      );
+      assert.equal(outcome, cors ? 'sent' : 'ERR_NETWORK', `with${cors ? '' : 'out'} CORS`);
+      assert.ok(cdn.requests.includes('/mpkit/marketplace-app-kit-bridge.js'), 'the bridge file is asked for beside the script, on its origin');
+      assert.deepEqual(await tab.evaluate(() => (window as unknown as { toasts: string[] }).toasts), cors ? ['Saved'] : []);
+    }
   });
 });
