@@ -226,7 +226,7 @@ describe('locales: live switching', () => {
       const el = await fixture<MpGate>(html`<mp-gate lang="es" feature="export"></mp-gate>`);
       await waitUntil(() => el.state === 'not-connected', 'the gate never gave up waiting for a kit');
       await settle(el);
-      expect(part(el, 'loading')!.textContent).to.equal('Sin conexión con Marketplace');
+      expect(part(el, 'loading')!.textContent).to.equal('No conectado a Marketplace');
       el.lang = 'sv';
       await settle(el);
       expect(part(el, 'loading')!.textContent).to.equal('Inte ansluten till Marketplace');
