@@ -73,8 +73,9 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   static kitTimeoutMs = 1000;
 
   /**
-   * How long an element holds its update while the texts of a new locale load. A pack slower than
-   * that shows the fallback's texts (English) meanwhile, and its own once it is here.
+   * How long an element holds its first update in a locale (its first look, or its look after a
+   * locale change) while that locale's texts load. A pack slower than that shows the fallback's
+   * texts (English) meanwhile, and its own once it is here; no element waits for it again.
    */
   static localeTimeoutMs = 3000;
 
