@@ -1,5 +1,6 @@
 import { LitElement, adoptStyles, html, type CSSResultGroup, type PropertyDeclarations, type PropertyValues, type TemplateResult } from 'lit';
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../../shared/errors.js';
+import { DEV } from '../../shared/dev.js';
 import { MAX_TIMER_MS } from '../../shared/options.js';
 import type { Theme } from '../../shared/schemas.js';
 import type { Kit, KitState, UpgradeOutcome } from '../../runtime/types.js';
@@ -44,7 +45,7 @@ export const STRINGS_PROPERTY = {
       } catch {
         // Reported below.
       }
-      console.warn(`[marketplace-app-kit] The strings attribute is not a JSON object of texts, so the built-in texts are used: ${value.slice(0, 100)}`);
+      console.warn(`[marketplace-app-kit] ${DEV ? 'The strings attribute is not a JSON object of texts, so the built-in texts are used' : 'strings'}: ${value.slice(0, 100)}`);
       return undefined;
     },
   },
@@ -319,7 +320,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       this.requestUpdate();
       if (warned) return;
       warned = true;
-      console.warn(`[marketplace-app-kit] ${NOT_FOUND}: <${this.localName}> found no kit. Call createKit() (if you did, it failed: see its error) or set .kit (marketplace-app-kit: docs/elements.md#how-elements-find-the-kit).`);
+      console.warn(`[marketplace-app-kit] ${NOT_FOUND}${DEV ? `: <${this.localName}> found no kit. Call createKit() (if you did, it failed: see its error) or set .kit (marketplace-app-kit: docs/elements.md#how-elements-find-the-kit).` : ''}`);
     }, (this.constructor as typeof MarketplaceElement).kitTimeoutMs);
   }
 
@@ -489,8 +490,12 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     if (!kit.embedded && !upgradeWarned) {
       upgradeWarned = true;
       console.warn(
-        `[marketplace-app-kit] ERR_NOT_EMBEDDED: <${this.localName}> cannot upgrade here: the plan chooser is the dashboard's. ` +
-          'On your own site, listen for mp-upgrade-request, call event.preventDefault() and send the user to your pricing page (marketplace-app-kit: docs/elements/mp-upgrade-button.md).',
+        `[marketplace-app-kit] ERR_NOT_EMBEDDED${
+          DEV
+            ? `: <${this.localName}> cannot upgrade here: the plan chooser is the dashboard's. ` +
+              'On your own site, listen for mp-upgrade-request, call event.preventDefault() and send the user to your pricing page (marketplace-app-kit: docs/elements/mp-upgrade-button.md).'
+            : ''
+        }`,
       );
     }
     return this._run(async () => {
@@ -552,5 +557,5 @@ function navigationOver(cancel: AbortSignal): Promise<void> {
 function asKitError(error: unknown): MarketplaceKitError {
   if (isKitError(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
-  return new MarketplaceKitError('ERR_ACTION_FAILED', `The element's action failed: ${message}`, { cause: error });
+  return new MarketplaceKitError('ERR_ACTION_FAILED', DEV ? `The element's action failed: ${message}` : '', { cause: error });
 }

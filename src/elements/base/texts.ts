@@ -5,6 +5,7 @@
  * user's locale reads, which fall back by language (`de-AT` → `de`) and then to English. Finding
  * one text among them: `text-lookup.ts`.
  */
+import { DEV } from '../../shared/dev.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { loaders } from '../locales/loaders.js';
 import type { BaseStrings } from './marketplace-element.js';
@@ -99,7 +100,7 @@ for (const [tag, load] of Object.entries(loaders)) {
  */
 export function registerLocale(locale: string, texts: LocaleTexts | LocaleLoader): void {
   const tag = canonical(locale);
-  if (!tag) throw new MarketplaceKitError('ERR_CONFIG', `registerLocale: ${String(locale).slice(0, 40)} is no language tag`);
+  if (!tag) throw new MarketplaceKitError('ERR_CONFIG', DEV ? `registerLocale: ${String(locale).slice(0, 40)} is no language tag` : '');
   const order = ++registrations;
   if (typeof texts === 'function') queued.set(tag, [...(queued.get(tag) ?? []), { order, load: texts }]);
   else add(tag, { order, texts: texts as Pack });
@@ -184,7 +185,7 @@ async function run(tag: string, { order, load }: Queued): Promise<void> {
 }
 
 function add(tag: string, layer: Layer): void {
-  if (!layer.texts || typeof layer.texts !== 'object') throw new MarketplaceKitError('ERR_CONFIG', `The ${tag} texts are no object of texts`);
+  if (!layer.texts || typeof layer.texts !== 'object') throw new MarketplaceKitError('ERR_CONFIG', DEV ? `The ${tag} texts are no object of texts` : '');
   const layers = [...(packs.get(tag) ?? []), layer];
   packs.set(tag, layers.sort((a, b) => b.order - a.order));
 }
