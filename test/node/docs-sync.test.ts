@@ -105,6 +105,15 @@ describe('docs: the README is the way in', () => {
   });
 });
 
+describe('docs: the starter', () => {
+  it('quotes the starter\'s files as mpkit init writes them', () => {
+    // A block after `<!-- the starter's file: PATH -->` is templates/starter/PATH, whole.
+    const quoted = markdownFiles().flatMap((file) => [...page(file).matchAll(/^<!-- the starter's file: (\S+) -->\n```\w*\n([\s\S]*?)^```$/gm)].map((match) => ({ file, path: match[1]!, code: match[2]! })));
+    assert.ok(quoted.length >= 2, `only ${quoted.length} quoted starter files`);
+    for (const { file, path, code } of quoted) assert.equal(code, readFileSync(`${root}templates/starter/${path}`, 'utf8'), `${file} quotes an old templates/starter/${path}`);
+  });
+});
+
 describe('docs: error codes', () => {
   const source = readFileSync(`${root}src/shared/errors.ts`, 'utf8');
   const union = /^export type ErrorCode =([\s\S]*?);$/m.exec(source)?.[1] ?? '';
