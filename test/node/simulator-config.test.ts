@@ -222,6 +222,38 @@ describe('mpkit simulate and the config file', () => {
     assert.deepEqual((given.plans as Array<{ id: string }>).map((plan) => plan.id), ['free', 'pro_monthly', 'pro_annual', 'lifetime']);
   });
 
+  /** Runs mpkit in `cwd` until its banner is printed, then stops it. */
+  async function banner(cwd: string, args: string[] = []): Promise<string> {
+    const child = spawn(process.execPath, ['--import', TSX, CLI, 'simulate', '--port', '0', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    let errors = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
+    const exited = once(child, 'exit');
+    while (!output.includes('Ctrl-C')) {
+      const result = await Promise.race([once(child.stdout, 'data').then(() => null), exited.then(([code]) => code)]);
+      if (result !== null) assert.fail(`mpkit exited (${String(result)}): ${errors}`);
+    }
+    child.kill('SIGINT');
+    await exited;
+    return output;
+  }
+
+  it('says the credentials the file fixes are fixed, and which ones are made up for this run', { timeout: 60_000 }, async () => {
+    const project = mkdtempSync(join(dir, 'project-'));
+    writeFileSync(join(project, 'mpkit.config.json'), JSON.stringify({ ...FIXED, liveApiKey: 'live_fixed_key' }));
+    const fixed = await banner(project);
+    assert.match(fixed, /^Credentials \(fixed by mpkit\.config\.json: the same on every run\):\n {2}Client ID {7}client_/m);
+    assert.doesNotMatch(fixed, /for this run/);
+
+    const { liveApiKey: _made, ...some } = { ...FIXED, liveApiKey: 'live_fixed_key' };
+    writeFileSync(join(project, 'mpkit.config.json'), JSON.stringify(some));
+    const mixed = await banner(project);
+    assert.match(mixed, /^Credentials:\n/m);
+    assert.match(mixed, new RegExp(`Client ID {7}${FIXED.clientId} {2}\\(fixed by mpkit\\.config\\.json\\)\n`));
+    assert.match(mixed, /Live API key {4}live_\S+ {2}\(made up for this run\)\n/);
+  });
+
   it('stops on a bad config with one line that names the file and the field (exit 1)', async () => {
     const file = configFile('wrong.json', { plans: [{ id: 'x', name: 'X', kind: 'weekly', usageLimit: 1 }] });
     const run = promisify(execFile)(process.execPath, ['--import', TSX, CLI, 'simulate', '--config', file]);
