@@ -57,8 +57,8 @@ function simulatorConfig(name: string, credentials: Record<string, string>): str
     ...credentials,
     plans: [
       { id: 'free', name: 'Free', kind: 'free', usageLimit: 100 },
-      { id: 'pro_monthly', name: 'Pro', kind: 'monthly', price: 12, features: ['export'], usageLimit: 10000 },
-      { id: 'pro_annual', name: 'Pro (annual)', kind: 'annual', price: 120, features: ['export'], usageLimit: 10000 },
+      { id: 'pro_monthly', name: 'Pro', description: 'Everything in Free, and the CSV export', kind: 'monthly', price: 12, features: ['export'], usageLimit: 10000 },
+      { id: 'pro_annual', name: 'Pro (annual)', description: 'Pro, paid for a year', kind: 'annual', price: 120, features: ['export'], usageLimit: 10000 },
     ],
     users: [
       { id: 'usr_ada', name: 'Ada Lovelace', plan: 'free' },

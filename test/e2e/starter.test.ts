@@ -237,7 +237,8 @@ describe('the starter (mpkit init), from the packed package', () => {
     await page.waitForSelector('dialog#upgrade[open]');
     const plans = await page.$$eval('#plan-list .plan', (cards) => cards.map((card) => (card as HTMLElement).dataset.plan));
     assert.deepEqual(plans, ['free', 'pro_monthly', 'pro_annual'], 'the plan chooser offers the config file’s plans');
-    assert.match((await page.textContent('#plan-list .plan[data-plan="pro_monthly"]')) ?? '', /Pro[\s\S]*\$12 \/ month/);
+    assert.match((await page.textContent('#plan-list .plan[data-plan="pro_monthly"]')) ?? '', /Pro[\s\S]*\$12 \/ month[\s\S]*Everything in Free, and the CSV export/, 'the config file’s description');
+    assert.match((await page.textContent('#plan-list .plan[data-plan="free"]')) ?? '', /^Free\$0No charge(Current plan)?$/, 'how a plan without a description is billed, and nothing invented');
     await page.check('input[value="pro_monthly"]');
     await page.click('#upgrade-confirm');
 

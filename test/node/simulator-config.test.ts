@@ -21,7 +21,7 @@ const TSX = import.meta.resolve('tsx');
 
 const PLANS: NonNullable<SimulatorConfigFile['plans']> = [
   { id: 'hobby', name: 'Hobby', kind: 'free', usageLimit: 50 },
-  { id: 'pro_monthly', name: 'Pro', kind: 'monthly', price: 9.5, currency: 'EUR', features: ['export'], usageLimit: 5_000 },
+  { id: 'pro_monthly', name: 'Pro', description: 'For notes worth exporting', kind: 'monthly', price: 9.5, currency: 'EUR', features: ['export'], usageLimit: 5_000 },
   { id: 'pro_annual', name: 'Pro (annual)', kind: 'annual', price: 90, features: ['export', 'reports'], usageLimit: 5_000 },
   { id: 'forever', name: 'Forever', kind: 'one-time', price: 199, features: ['export', 'reports', 'api'], usageLimit: 50_000 },
 ];
@@ -73,6 +73,7 @@ describe('simulator config file', () => {
     ['an unknown top-level field', { app_name: 'X' }, /^bad\.json: has an unknown field "app_name"$/],
     ['a plan id with a space', { plans: [{ id: 'pro plan', name: 'Pro', kind: 'monthly', usageLimit: 1 }] }, /^bad\.json: plans\[0\]\.id must be 1 to 100 letters.*got "pro plan"$/],
     ['a negative price', { plans: [{ id: 'x', name: 'X', kind: 'monthly', price: -1, usageLimit: 1 }] }, /^bad\.json: plans\[0\]\.price must be a number of at least 0, got -1$/],
+    ['an empty plan description', { plans: [{ id: 'x', name: 'X', description: ' ', kind: 'free', usageLimit: 1 }] }, /^bad\.json: plans\[0\]\.description must be a non-empty text of at most 200 characters/],
     ['a lower-case currency', { plans: [{ id: 'x', name: 'X', kind: 'monthly', currency: 'usd', usageLimit: 1 }] }, /^bad\.json: plans\[0\]\.currency must be a three-letter currency code/],
     ['two plans with one id', { plans: [PLANS[0], { ...PLANS[1], id: 'hobby' }] }, /^bad\.json: plans\[1\]\.id repeats "hobby"/],
     ['a user on a plan the list lacks', { plans: PLANS, users: [{ id: 'usr_ada', name: 'Ada', plan: 'free' }] }, /^bad\.json: users\[0\]\.plan must be one of the plans \(hobby, pro_monthly, pro_annual, forever\) or null, got "free"$/],
@@ -122,12 +123,13 @@ describe('a simulator on the config file’s plans', () => {
     const { plans, app_name } = sim.state();
     assert.equal(app_name, 'Field Notes');
     assert.deepEqual(
-      plans.map((plan) => [plan.id, plan.name, plan.kind, plan.price, plan.limit, plan.periodDays]),
+      plans.map((plan) => [plan.id, plan.name, plan.description, plan.kind, plan.price, plan.limit, plan.periodDays]),
       [
-        ['hobby', 'Hobby', 'free', '$0', 50, null],
-        ['pro_monthly', 'Pro', 'monthly', '€9.50 / month', 5_000, 30],
-        ['pro_annual', 'Pro (annual)', 'annual', '$90 / year', 5_000, 365],
-        ['forever', 'Forever', 'one_time', '$199 once', 50_000, null],
+        // The description given, or how the plan is billed: nothing the file did not say.
+        ['hobby', 'Hobby', 'No charge', 'free', '$0', 50, null],
+        ['pro_monthly', 'Pro', 'For notes worth exporting', 'monthly', '€9.50 / month', 5_000, 30],
+        ['pro_annual', 'Pro (annual)', 'Billed yearly', 'annual', '$90 / year', 5_000, 365],
+        ['forever', 'Forever', 'Paid once', 'one_time', '$199 once', 50_000, null],
       ],
     );
     assert.deepEqual(sim.planNames, { hobby: 'Hobby', pro_monthly: 'Pro', pro_annual: 'Pro (annual)', forever: 'Forever' });
