@@ -178,6 +178,34 @@ describe('the starter (mpkit init), from the packed package', () => {
     }
   });
 
+  it('npm start (README, step 10): .env.example copied, a SESSION_SECRET of one\'s own, and it serves the built page', { timeout: 2 * HANG_MS }, async () => {
+    assert.ok(app, 'the starter was built (npm test builds dist/)');
+    const port = await freePort();
+    const example = readFileSync(join(app, '.env.example'), 'utf8').replace(/^PORT=.*$/m, `PORT=${port}`);
+    try {
+      // As copied, SESSION_SECRET is empty: one line says so.
+      writeFileSync(join(app, '.env'), example);
+      const bare = started('npm', ['start', '--silent'], app, userEnv());
+      assert.equal(await within(bare.exited, HANG_MS, `npm start did not stop:\n${bare.out.text}`), 1);
+      assert.equal(bare.out.text, 'npm start: Missing in the environment: SESSION_SECRET. Copy .env.example to .env and fill it in.\n');
+
+      writeFileSync(join(app, '.env'), example.replace(/^SESSION_SECRET=$/m, `SESSION_SECRET=${randomBytes(32).toString('base64url')}`));
+      const server = started('npm', ['start', '--silent'], app, userEnv());
+      try {
+        // HOST=127.0.0.1 in .env.example: this machine only.
+        await server.printed(new RegExp(`App listening on http://127\\.0\\.0\\.1:${port}\n`), 'the listening line');
+        const page = await fetch(`http://127.0.0.1:${port}/`);
+        assert.equal(page.status, 200);
+        assert.match(await page.text(), /<meta name="mp-plan-names" content="\{&quot;free&quot;:&quot;Free&quot;/);
+      } finally {
+        if (server.child.exitCode === null && server.child.signalCode === null) process.kill(-server.child.pid!, 'SIGKILL');
+        await server.exited;
+      }
+    } finally {
+      rmSync(join(app, '.env'), { force: true });
+    }
+  });
+
   it('npm run test:page runs its page test in Chromium, on FakeKit', { timeout: NPM_TIMEOUT_MS }, async () => {
     assert.ok(app, 'the starter was installed');
     const { stdout } = await run('npm', ['run', 'test:page', '--silent'], { cwd: app, timeout: NPM_TIMEOUT_MS, env: userEnv({ CHROME_PATH: chromiumPath() }) }).catch(
