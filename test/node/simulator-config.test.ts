@@ -192,22 +192,26 @@ describe('the built-in users on plans of one’s own', () => {
 });
 
 describe('mpkit simulate and the config file', () => {
-  /** Runs mpkit in `cwd` until its JSON line, then stops it. */
-  async function jsonLine(cwd: string, args: string[]): Promise<Record<string, unknown>> {
-    const child = spawn(process.execPath, ['--import', TSX, CLI, 'simulate', '--port', '0', '--json', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  /** Runs `mpkit simulate --port 0` in `cwd` until its output holds `until`, then stops it. */
+  async function outputUntil(cwd: string, args: string[], until: string): Promise<string> {
+    const child = spawn(process.execPath, ['--import', TSX, CLI, 'simulate', '--port', '0', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     let errors = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
     const exited = once(child, 'exit');
-    while (!output.includes('\n')) {
+    while (!output.includes(until)) {
       const result = await Promise.race([once(child.stdout, 'data').then(() => null), exited.then(([code]) => code)]);
       if (result !== null) assert.fail(`mpkit exited (${String(result)}): ${errors}`);
     }
     child.kill('SIGINT');
     await exited;
-    return JSON.parse(output) as Record<string, unknown>;
+    return output;
   }
+  /** Its JSON line (`--json`). */
+  const jsonLine = async (cwd: string, args: string[]) => JSON.parse(await outputUntil(cwd, ['--json', ...args], '\n')) as Record<string, unknown>;
+  /** Its banner, for people. */
+  const banner = (cwd: string) => outputUntil(cwd, [], 'Ctrl-C');
 
   it('reads mpkit.config.json from the working directory, and --config FILE; flags win over the file', { timeout: 60_000 }, async () => {
     const project = mkdtempSync(join(dir, 'project-'));
@@ -223,23 +227,6 @@ describe('mpkit simulate and the config file', () => {
     assert.equal(given.client_id, 'client_flag');
     assert.deepEqual((given.plans as Array<{ id: string }>).map((plan) => plan.id), ['free', 'pro_monthly', 'pro_annual', 'lifetime']);
   });
-
-  /** Runs mpkit in `cwd` until its banner is printed, then stops it. */
-  async function banner(cwd: string, args: string[] = []): Promise<string> {
-    const child = spawn(process.execPath, ['--import', TSX, CLI, 'simulate', '--port', '0', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    let errors = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
-    const exited = once(child, 'exit');
-    while (!output.includes('Ctrl-C')) {
-      const result = await Promise.race([once(child.stdout, 'data').then(() => null), exited.then(([code]) => code)]);
-      if (result !== null) assert.fail(`mpkit exited (${String(result)}): ${errors}`);
-    }
-    child.kill('SIGINT');
-    await exited;
-    return output;
-  }
 
   it('says the credentials the file fixes are fixed, and which ones are made up for this run', { timeout: 60_000 }, async () => {
     const project = mkdtempSync(join(dir, 'project-'));
