@@ -1,7 +1,7 @@
 /**
  * The simulator dashboard's browser code, built by Vite (`vite build --mode dashboard`) into
  * `dist/cdn/marketplace-dashboard.js` and served at `/_simulator/dashboard.js`. It embeds the app
- * with fresh `mp_*` parameters (docs/simulator.md, "The dashboard"), answers the app's bridge calls
+ * with fresh `mp_*` parameters (docs/simulator.md#the-dashboard), answers the app's bridge calls
  * through `window.MarketplaceHost.connectApp` (its handlers are typed by the bridge protocol, see
  * docs/host.md), follows the simulator's event stream, and drives the control panel through the
  * control API.
