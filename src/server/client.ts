@@ -9,7 +9,7 @@ import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { pacedKeyId, processPacing, type KeyPacer } from './api-key-pacing.js';
 import { createMemoryEntitlementStore, MAX_CACHED_USERS, type EntitlementRead } from './entitlement-store.js';
-import { ExpiringMap } from './lib/expiring-set.js';
+import { ExpiringMap } from './lib/expiring-map.js';
 import { answerError, answerName, readJsonAnswer, send, untilAborted, type Answer, type Transport } from './lib/http.js';
 import { describeValue, functionOption, methodsOption, numberOption, shownValue } from '../shared/options.js';
 import { isLoopbackOrigin } from './lib/origin.js';

@@ -5,7 +5,7 @@
  * others wait for its result, which is kept a short while, sealed with a key derived from the
  * refresh token itself (`sealTokens`), so the store never holds a token in clear.
  */
-import { ExpiringMap } from './lib/expiring-set.js';
+import { ExpiringMap } from './lib/expiring-map.js';
 
 /** What `begin` found: this caller refreshes (`lead`), or another did (`sealed` result), or is doing it (`wait`). */
 export type RefreshTurn = { state: 'lead' } | { state: 'done'; sealed: string } | { state: 'wait' };

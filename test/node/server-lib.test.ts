@@ -8,11 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../../src/shared/errors.js';
-import { ReplayStoreFullError, createMemoryReplayStore, jsonResponse, toErrorResponse, toNodeHandler } from '../../src/server/index.js';
+import { createMemoryReplayStore, jsonResponse, toErrorResponse, toNodeHandler } from '../../src/server/index.js';
 import { linkSignals } from '../../src/server/lib/abort.js';
 import { readLimited } from '../../src/server/lib/body.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
-import { ExpiringMap } from '../../src/server/lib/expiring-set.js';
+import { ExpiringMap } from '../../src/server/lib/expiring-map.js';
 import { lazyRequest, unreadBody } from '../../src/server/lib/lazy-request.js';
 import { hmacKey, hmacKeyFor } from '../../src/server/lib/hmac-key.js';
 import { readJsonAnswer, parseRetryAfter, send, MAX_RETRY_AFTER_MS } from '../../src/server/lib/http.js';
@@ -324,23 +324,8 @@ describe('hmacKey', () => {
   });
 });
 
-describe('ExpiringMap fullness', () => {
-  it('has room again at exactly fullUntil; the memory replay store then accepts a claim', async () => {
-    const map = new ExpiringMap<true>(2);
-    map.set('a', true, NOW + 100);
-    map.set('b', true, NOW + 200);
-    assert.equal(map.fullUntil, NOW + 100);
-    assert.equal(map.isFull(NOW + 99), true);
-    assert.equal(map.isFull(NOW + 100), false);
-
-    const store = createMemoryReplayStore({ maxEntries: 2 });
-    assert.equal(await store.claim('a', NOW + 100, NOW), true);
-    assert.equal(await store.claim('b', NOW + 200, NOW), true);
-    assert.throws(() => store.claim('c', NOW + 300, NOW + 99), (error: unknown) => error instanceof ReplayStoreFullError);
-    assert.equal(await store.claim('c', NOW + 300, NOW + 100), true);
-  });
-
-  it('used as a cache (set without isFull), keeps at most maxEntries keys, or one more when odd, and the newest', () => {
+describe('ExpiringMap (the caches that forget their oldest keys)', () => {
+  it('keeps at most maxEntries keys, or one more when odd, and the newest', () => {
     for (const maxEntries of [4, 5, 100]) {
       const map = new ExpiringMap<number>(maxEntries);
       for (let i = 0; i < 1_000; i++) {

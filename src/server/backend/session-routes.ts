@@ -8,7 +8,7 @@ import { MarketplaceKitError } from '../../shared/errors.js';
 import type { Entitlement, Profile } from '../../shared/schemas.js';
 import { contextTokenKey, verifyContextToken } from '../context-token.js';
 import { readBodyBytes } from '../lib/body.js';
-import { ExpiringSet } from '../lib/expiring-set.js';
+import { ExpiringMap } from '../lib/expiring-map.js';
 import type { LaunchDecision } from '../launch-limiter.js';
 import type { ReplayStore } from '../replay-store.js';
 import { toErrorResponse } from '../responses.js';
@@ -22,7 +22,7 @@ const SessionRequestBody = z.object({ context: z.string().check(z.minLength(1)),
 
 export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { post: Route; get: Route; delete: Route } {
   const { options, config, clock, client, stores, cookies, report } = ctx;
-  const recentRefreshes = new ExpiringSet(MAX_TRACKED_REFRESHES);
+  const recentRefreshes = new ExpiringMap<true>(MAX_TRACKED_REFRESHES);
   const trailingReloads = new Map<string, Promise<Entitlement | null>>();
 
   /**
@@ -143,7 +143,7 @@ export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { p
     const now = clock.now();
     const until = recentRefreshes.expiresAt(userId, now);
     if (until === undefined) {
-      recentRefreshes.add(userId, now + REFRESH_MIN_INTERVAL_MS);
+      recentRefreshes.set(userId, true, now + REFRESH_MIN_INTERVAL_MS);
       return client.entitlements({ userId, fresh: true });
     }
     // Not cached (a webhook emptied it, or a load is on its way): load, or join the load under way.
