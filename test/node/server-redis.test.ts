@@ -8,6 +8,7 @@ import { createRedisStores } from '../../src/redis/index.js';
 import {
   createAppBackend,
   createMarketplaceClient,
+  isKitError,
   signContextToken,
   signWebhookBody,
   type AppBackend,
@@ -178,6 +179,43 @@ describe('several instances on one Redis', () => {
       assert.equal(replay.status, 401, 'the token used before Redis lost its data is still a replay');
       assert.equal(await code(replay), 'ERR_CONTEXT_TOKEN_REPLAYED');
       assert.equal((await post(backends[0]!, delivery('user.authorized', { user_id: USER.id }))).status, 200);
+    });
+  }
+
+  for (const client of ['node-redis', 'ioredis'] as const) {
+    it(`a Redis that refuses commands (${client}, out of memory under noeviction): 503 without Redis's words, one log line with the stack`, async () => {
+      const lines: string[] = [];
+      const backends = instances(await sharedStores(1, client, (line) => lines.push(line)));
+      const reported: unknown[] = [];
+      const quiet = instances(await sharedStores(1, client, () => undefined), { onError: (error) => reported.push(error) });
+      // Context tokens carry whole seconds: the epoch that the first script starts is an earlier one.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const admin = await REDIS_CLIENTS['node-redis'](redis.url);
+      closers.push(admin.close);
+      await admin.client.configSet('maxmemory', '1');
+      try {
+        for (let i = 0; i < 5; i++) {
+          const answer = await launch(backends[0]!, await contextToken());
+          assert.equal(answer.status, 503);
+          assert.equal(answer.headers.get('retry-after'), '2');
+          const text = await answer.text();
+          assert.equal(JSON.parse(text).error.code, 'ERR_STORE_UNAVAILABLE');
+          assert.doesNotMatch(text, /OOM|maxmemory|script|Redis refused/i, 'Redis stays out of the answer');
+        }
+        const refusals = lines.filter((line) => /Redis refused a command/.test(line));
+        assert.equal(refusals.length, 1, lines.join('\n---\n'));
+        assert.match(refusals[0]!, /OOM command not allowed/, 'the log has Redis\'s words');
+        assert.match(refusals[0]!, /\n +at /, 'and the stack');
+        assert.equal(lines.length, 1, 'not taken for an outage');
+
+        assert.equal((await launch(quiet[0]!, await contextToken())).status, 503);
+        assert.equal(reported.length, 1);
+        assert.ok(isKitError(reported[0], 'ERR_STORE_UNAVAILABLE'));
+        assert.match(String((reported[0] as Error).cause), /OOM/, 'onError has the reply as the cause');
+      } finally {
+        await admin.client.configSet('maxmemory', '0');
+      }
+      assert.equal((await launch(backends[0]!, await contextToken())).status, 200);
     });
   }
 
