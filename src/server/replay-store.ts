@@ -93,3 +93,42 @@ export function claimAnswer(value: unknown): boolean {
   if (value === true || value === false) return value;
   throw new MarketplaceKitError('ERR_CONFIG', `replayStore.claim must answer true or false (or a promise of one), got ${String(value)}`);
 }
+
+/**
+ * Claims `keys` in order, for one item known by several keys (a webhook delivery: its signature,
+ * then its id). True when every key was fresh; false at the first that was not, the keys before it
+ * staying claimed. Identical copies of a delivery meet on the signature, so exactly one of them
+ * goes on to the id; re-signed copies meet on the id. A re-signed copy refused by its id keeps its
+ * signature claimed, so replaying that copy stays a duplicate after the id's claim (made by an
+ * earlier copy, with an earlier timestamp) has expired.
+ *
+ * A store that fails mid-way gets back what it had claimed (the item is refused with a 5xx, so it
+ * is retried, and the retry must not be a duplicate); if that fails too, both failures go to the
+ * caller in an `AggregateError`.
+ */
+export async function claimInOrder(store: ReplayStore, keys: readonly string[], expiresAt: number, now: number, issuedAt?: number): Promise<boolean> {
+  const claimed: string[] = [];
+  try {
+    for (const key of keys) {
+      if (!claimAnswer(await store.claim(key, expiresAt, now, issuedAt))) return false;
+      claimed.push(key);
+    }
+  } catch (error) {
+    const failures = await releaseEach(store, claimed);
+    if (failures.length > 0) throw new AggregateError([error, ...failures], 'The replay store failed to claim a delivery, then to release what it had claimed');
+    throw error;
+  }
+  return true;
+}
+
+/** Releases every one of `keys`, even if another's release fails; the first failure is thrown. */
+export async function releaseAll(store: ReplayStore, keys: readonly string[]): Promise<void> {
+  const failures = await releaseEach(store, keys);
+  if (failures.length > 0) throw failures[0];
+}
+
+/** Releases each of `keys`; what failed. */
+async function releaseEach(store: ReplayStore, keys: readonly string[]): Promise<unknown[]> {
+  const results = await Promise.allSettled(keys.map(async (key) => store.release(key)));
+  return results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+}

@@ -9,8 +9,10 @@ import {
   createAppBackend,
   createMarketplaceClient,
   isKitError,
+  receiveWebhook,
   signContextToken,
   signWebhookBody,
+  verifyWebhook,
   type AppBackend,
   type AppBackendOptions,
   type MarketplaceStores,
@@ -231,6 +233,43 @@ describe('several instances on one Redis', () => {
     } finally {
       redis.thaw();
     }
+  });
+
+  it('a replayed delivery is refused after Redis lost its data, whatever the tolerance (verifyWebhook, receiveWebhook, the legacy replayStore)', async () => {
+    const [stores] = await sharedStores(1);
+    const admin = await REDIS_CLIENTS['node-redis'](redis.url);
+    closers.push(admin.close);
+    /** Redis forgets this test's keys, its epoch among them, as a restart without persistence would. */
+    const loseData = async () => {
+      const keys = await admin.client.keys(`t${prefix}:*`);
+      if (keys.length > 0) await admin.client.del(keys);
+    };
+    // Redis's epoch and the loss each start in a second of their own: what was issued in the very
+    // second of a loss is not caught (docs/redis.md).
+    const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() % 1_000) + 5));
+    // Accepted within a tolerance of 10 minutes: longer than the 310 s a claim that does not say
+    // when its item was issued is taken to have lived.
+    const sent = (id: string) => JSON.stringify({ id, event: 'user.authorized', timestamp: new Date().toISOString(), data: { user_id: USER.id } });
+    const options = { secret: WEBHOOK_SECRET, replayStore: stores!.replay, toleranceSeconds: 600 };
+    for (const [name, verify] of [
+      ['verifyWebhook', (body: string) => verifyWebhook(body, signWebhookBody(body, WEBHOOK_SECRET), options)],
+      ['receiveWebhook', (body: string) => receiveWebhook(body, signWebhookBody(body, WEBHOOK_SECRET), options)],
+    ] as const) {
+      await nextSecond();
+      const body = sent(`evt_${name}`);
+      await verify(body);
+      await nextSecond();
+      await loseData();
+      await assert.rejects(verify(body), { code: 'ERR_WEBHOOK_DUPLICATE' }, `${name}: sent before the loss`);
+    }
+
+    const [legacy] = instances([stores!], { stores: undefined, replayStore: stores!.replay, webhookToleranceSeconds: 600 });
+    await nextSecond();
+    const body = sent('evt_legacy');
+    assert.equal((await post(legacy!, body)).status, 200);
+    await nextSecond();
+    await loseData();
+    assert.deepEqual(await (await post(legacy!, body)).json(), { received: true, duplicate: true }, 'legacy replayStore: sent before the loss');
   });
 
   it('keeps every key under its prefix, and no token, secret or code in clear', async () => {

@@ -30,9 +30,9 @@ export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { p
    * (made once the token has verified, so `sub` is the token's true user) also counts the launch,
    * at the same time, so that a launch costs one round trip to shared stores before the entitlement.
    */
-  function countingReplayStore({ userId, issuedAt }: UnverifiedClaims, counted: { decision?: Promise<LaunchDecision> }): ReplayStore {
+  function countingReplayStore(userId: string | undefined, counted: { decision?: Promise<LaunchDecision> }): ReplayStore {
     return {
-      claim(key, expiresAt, now) {
+      claim(key, expiresAt, now, issuedAt) {
         if (userId !== undefined) {
           counted.decision = Promise.resolve(stores.launches.take(userId, config.maxExchangesPerUser, EXCHANGE_WINDOW_MS, now));
           counted.decision.catch(() => undefined); // awaited below, or given back if the claim fails
@@ -61,8 +61,7 @@ export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { p
       throw new MarketplaceKitError('ERR_CONTEXT_TOKEN_HOST', 'mp_host is not one of the dashboard origins this backend accepts', { status: 401 });
     }
     const counted: { decision?: Promise<LaunchDecision> } = {};
-    const unverified = unverifiedClaims(context);
-    const subject = unverified.userId;
+    const subject = unverifiedUser(context);
     let claims;
     try {
       claims = await verifyContextToken(context, {
@@ -71,7 +70,7 @@ export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { p
         issuer: config.siteUrl,
         host,
         now: clock.now(),
-        replayStore: countingReplayStore(unverified, counted),
+        replayStore: countingReplayStore(subject, counted),
       });
     } catch (error) {
       // A replay or a store failure made no session: the launch it counted is given back.
@@ -172,18 +171,12 @@ export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { p
   return { post: postSession, get: getSession, delete: deleteSession };
 }
 
-interface UnverifiedClaims {
-  userId: string | undefined;
-  /** `iat` in ms. */
-  issuedAt: number | undefined;
-}
-
-/** The `sub` and `iat` of a context token, read before it is verified: used only once it has verified. */
-function unverifiedClaims(token: string): UnverifiedClaims {
+/** The `sub` of a context token, read before it is verified: used only once it has verified. */
+function unverifiedUser(token: string): string | undefined {
   try {
-    const { sub, iat } = decodeJwt(token);
-    return { userId: typeof sub === 'string' ? sub : undefined, issuedAt: typeof iat === 'number' ? iat * 1000 : undefined };
+    const { sub } = decodeJwt(token);
+    return typeof sub === 'string' ? sub : undefined;
   } catch {
-    return { userId: undefined, issuedAt: undefined };
+    return undefined;
   }
 }
