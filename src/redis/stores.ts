@@ -247,8 +247,5 @@ function refreshFlight(link: RedisLink, key: KeyOf): RefreshFlight {
     async finish(name, _owner, sealed, keepUntil, now) {
       await link.run(lua.REFRESH_FINISH, keys(name), [sealed, ttl(keepUntil, now)]);
     },
-    async abandon(name, owner) {
-      await link.run(lua.REFRESH_ABANDON, [key('refresh-lease', name)], [owner]);
-    },
   };
 }

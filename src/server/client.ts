@@ -15,7 +15,7 @@ import { describeValue, functionOption, methodsOption, numberOption, shownValue 
 import { isLoopbackOrigin } from './lib/origin.js';
 import { optionsObject } from './lib/options-object.js';
 import { PacerWaitTooLong, type ReleaseSlot } from './lib/pacer.js';
-import { refreshKey, sealTokens, unsealTokens } from './lib/sealed-tokens.js';
+import { failedRefresh, openOutcome, refreshError, refreshKey, sealOutcome, type RefreshOutcome } from './lib/sealed-refresh.js';
 import { createMemoryRefreshFlight } from './refresh-flight.js';
 import { readStores, type ClientStores } from './stores.js';
 import {
@@ -41,6 +41,11 @@ export type ApiKeyKind = keyof typeof API_KEY_LIMITS;
  * before the refresh ended must not send it again.
  */
 export const REFRESH_REUSE_WINDOW_MS = 60_000;
+/**
+ * How long a failed refresh answers the callers that were waiting for it, and later calls with
+ * the same refresh token, with its failure instead of a second request with that token.
+ */
+const REFRESH_FAILURE_KEEP_MS = 10_000;
 const MAX_SETTLED_REFRESHES = 10_000;
 
 /** Options of `createMarketplaceClient`: `siteUrl`, plus the credentials of the calls you make. */
@@ -112,7 +117,8 @@ export interface MarketplaceClient {
   /**
    * Renews an access token. Concurrent calls with one refresh token share one request, and for
    * `REFRESH_REUSE_WINDOW_MS` after it succeeded (at most while its access token lives) later calls
-   * with that spent token get the same answer instead of sending it again.
+   * with that spent token get the same answer instead of sending it again; for 10 s after it failed,
+   * its failure.
    */
   refresh(refreshToken: string, options?: { signal?: AbortSignal | undefined }): Promise<TokenSet>;
   /** `GET {base_url}/whoami`. */
@@ -264,7 +270,8 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
 
   /**
    * One refresh of `refreshToken` for every client of the flight store: the first takes a lease
-   * and sends it; the others wait for its sealed result, and one of them takes over if it fails.
+   * and sends it; the others wait for its sealed outcome, success or failure alike. Only a lease
+   * that ran out with no outcome (its holder died) is taken over.
    */
   async function refreshOnce(refreshToken: string): Promise<TokenSet> {
     const key = refreshKey(refreshToken);
@@ -274,28 +281,34 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
       const now = clock.now();
       const turn = await refreshFlight.begin(key, owner, now + refreshLeaseMs, now);
       if (turn.state === 'done') {
-        const tokens = unsealTokens(turn.sealed, refreshToken);
-        if (tokens === null) throw new MarketplaceApiError('ERR_RESPONSE_INVALID', 'token', 'The refresh result another instance shared could not be opened');
-        refreshed.set(refreshToken, tokens, Math.min(clock.now() + REFRESH_REUSE_WINDOW_MS, tokens.expiresAt));
-        return tokens;
+        const outcome = openOutcome(turn.sealed, refreshToken);
+        if (outcome === null) throw new MarketplaceApiError('ERR_RESPONSE_INVALID', 'token', 'The refresh result another instance shared could not be opened');
+        if ('failure' in outcome) throw refreshError(outcome.failure);
+        refreshed.set(refreshToken, outcome.tokens, Math.min(clock.now() + REFRESH_REUSE_WINDOW_MS, outcome.tokens.expiresAt));
+        return outcome.tokens;
       }
-      if (turn.state === 'lead') {
-        let tokens: TokenSet;
-        try {
-          tokens = await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, refreshToken);
-        } catch (error) {
-          await Promise.resolve(refreshFlight.abandon(key, owner)).catch(() => undefined);
-          throw error;
-        }
-        const keepUntil = Math.min(clock.now() + REFRESH_REUSE_WINDOW_MS, tokens.expiresAt);
-        refreshed.set(refreshToken, tokens, keepUntil);
-        // The tokens are this caller's either way; others wait out the lease if the store failed.
-        await Promise.resolve(refreshFlight.finish(key, owner, sealTokens(tokens, refreshToken), keepUntil, clock.now())).catch(() => undefined);
-        return tokens;
-      }
+      if (turn.state === 'lead') return lead(refreshToken, key, owner);
       if (now >= giveUpAt) throw new MarketplaceApiError('ERR_TIMEOUT', 'token', `Another instance's refresh of this token did not finish within ${refreshLeaseMs} ms`);
       await clock.sleep(pause);
     }
+  }
+
+  /** Sends the refresh, and shares its outcome: the new tokens for a while, a failure briefly. */
+  async function lead(refreshToken: string, key: string, owner: string): Promise<TokenSet> {
+    let outcome: RefreshOutcome;
+    let failure: unknown;
+    try {
+      outcome = { tokens: await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, refreshToken) };
+    } catch (error) {
+      failure = error;
+      outcome = failedRefresh(error);
+    }
+    const keepUntil = 'tokens' in outcome ? Math.min(clock.now() + REFRESH_REUSE_WINDOW_MS, outcome.tokens.expiresAt) : clock.now() + REFRESH_FAILURE_KEEP_MS;
+    if ('tokens' in outcome) refreshed.set(refreshToken, outcome.tokens, keepUntil);
+    // The outcome is this caller's either way; others wait out the lease if the store failed.
+    await Promise.resolve(refreshFlight.finish(key, owner, sealOutcome(outcome, refreshToken), keepUntil, clock.now())).catch(() => undefined);
+    if ('failure' in outcome) throw failure;
+    return outcome.tokens;
   }
 
   // Entitlement cache: in the store, per user, short TTL; each load carries the generation it read

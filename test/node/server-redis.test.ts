@@ -130,7 +130,7 @@ describe('several instances on one Redis', () => {
     assert.deepEqual(statuses, [200, 200, 429]);
   });
 
-  it('three clients on shared stores refresh one rotating refresh token with one token request', async () => {
+  it('three clients on shared stores refresh one rotating refresh token with one token request, and share a failure too', async () => {
     const stores = await sharedStores(3);
     let requests = 0;
     market.override = (req, res) => {
@@ -145,6 +145,16 @@ describe('several instances on one Redis', () => {
     closers.push(inspector.close);
     const keys = (await inspector.client.keys(`t${prefix}:*`)).join(' ');
     assert.doesNotMatch(keys, /rt_|at_new/, 'no token in a key');
+
+    // A refresh the marketplace refuses is refused for all three, after one request.
+    requests = 0;
+    market.override = (req, res) => {
+      requests += 1;
+      setTimeout(() => res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant' })), 100);
+    };
+    const failures = await Promise.allSettled(clients.map((client) => client.refresh('rt_revoked')));
+    assert.equal(requests, 1);
+    assert.deepEqual(failures.map((failure) => failure.status === 'rejected' && [failure.reason.code, failure.reason.upstreamCode]), Array(3).fill(['ERR_OAUTH', 'invalid_grant']));
   });
 
   for (const client of ['node-redis', 'ioredis'] as const) {
