@@ -5,6 +5,7 @@
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 import { MarketplaceApiError } from './api-error.js';
 import { lazyResponse } from './lib/lazy-response.js';
+import { LinkedHeaders } from './lib/linked-headers.js';
 
 /** The headers of every JSON answer: its type, and that no cache keeps it. */
 const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
@@ -22,7 +23,8 @@ export function jsonResponse(body: unknown, init: { status?: number | undefined;
   // Without headers of the caller's, a plain record: the Response copies it once.
   let headers: HeadersSource = JSON_HEADERS;
   if (init.headers !== undefined) {
-    const merged = new Headers(init.headers);
+    // The answer's own headers object, kept as it is (lib/lazy-response.ts).
+    const merged = new LinkedHeaders(init.headers);
     for (const [name, value] of Object.entries(JSON_HEADERS)) merged.set(name, value);
     headers = merged;
   }
