@@ -590,9 +590,7 @@ async function writeResponse(res: ServerResponse, answer: Response, request: Req
  */
 async function writeEventStream(res: ServerResponse, response: Response): Promise<void> {
   res.statusCode = response.status;
-  response.headers.forEach((value, name) => {
-    if (!HOP_BY_HOP.has(name)) res.setHeader(name, value);
-  });
+  copyHeaders(res, response.headers);
   res.flushHeaders();
   const reader = response.body!.getReader();
   const left = new Promise<void>((resolve) => res.once('close', resolve));
