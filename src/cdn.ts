@@ -10,8 +10,12 @@
  * Without `data-backend` it starts nothing: call `MarketplaceKit.createKit({...})` yourself.
  * Loading it twice neither throws (names already registered are left alone) nor starts a second
  * kit (a kit registered by the first copy is kept).
+ *
+ * Two builds: `marketplace-app-kit.js` for production, whose errors carry their code and
+ * docs/errors.md, and `marketplace-app-kit.dev.js` with the long explanations (docs/script-tag.md).
  */
 import { createKit, getKit } from './runtime/index.js';
+import { DEV } from './shared/dev.js';
 
 export * from './runtime/index.js';
 export * from './elements/index.js';
@@ -25,9 +29,11 @@ const READ = ['backend', 'hostOrigins', 'planNames'];
 
 if (!script) {
   console.error(
-    '[marketplace-app-kit] The script-tag bundle could not find its own <script> element, so it starts no kit. ' +
-      'Load it as a classic script, without type="module" (a module also keeps window.MarketplaceKit from being set); ' +
-      'with a bundler, import "marketplace-app-kit" and "marketplace-app-kit/elements" instead.',
+    DEV
+      ? '[marketplace-app-kit] The script-tag bundle could not find its own <script> element, so it starts no kit. ' +
+          'Load it as a classic script, without type="module" (a module also keeps window.MarketplaceKit from being set); ' +
+          'with a bundler, import "marketplace-app-kit" and "marketplace-app-kit/elements" instead.'
+      : '[marketplace-app-kit] No <script> element of its own, so no kit: load it as a classic script (docs/script-tag.md).',
   );
 } else {
   // A misspelt attribute (`data-backend-url`) would otherwise start nothing without a word.
@@ -35,7 +41,7 @@ if (!script) {
     .filter((key) => !READ.includes(key))
     .map((key) => `data-${key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`);
   if (unread.length > 0) {
-    console.warn(`[marketplace-app-kit] The script tag does not read ${unread.join(', ')}: it reads data-backend, data-host-origins and data-plan-names.`);
+    console.warn(`[marketplace-app-kit] The script tag does not read ${unread.join(', ')}${DEV ? ': it reads data-backend, data-host-origins and data-plan-names.' : ' (docs/script-tag.md).'}`);
   }
 }
 

@@ -190,7 +190,10 @@ function options(args: string[]): Parsed {
  * The options from the config file with the flags over them, and how to name each option in a
  * message: by its flag when a flag gave it, by the file and its field when the file did.
  */
-function merged(configFile: string | undefined, flags: SimulatorOptions): { simulator: SimulatorOptions; nameOf: (option: string) => string } {
+function merged(
+  configFile: string | undefined,
+  flags: SimulatorOptions,
+): { simulator: SimulatorOptions; nameOf: (option: string) => string; sourceOf: (option: string) => string | null } {
   const file: SimulatorOptions = configFile ? loadSimulatorConfig(configFile) : {};
   const simulator: SimulatorOptions = { ...file, ...flags, port: flags.port ?? file.port ?? 4010 };
   if (flags.rateLimits && file.rateLimits) simulator.rateLimits = { ...file.rateLimits, ...flags.rateLimits };
@@ -200,10 +203,37 @@ function merged(configFile: string | undefined, flags: SimulatorOptions): { simu
     if (fromFlags.has(top) && FLAGS[option.replace(/\[\d+\]$/, '')]) return flagOf(option);
     return configFile && top in file ? `${configFile}: ${option}` : option;
   };
-  return { simulator, nameOf };
+  /** The flag or the file that gave a top-level option, or null when neither did. */
+  const sourceOf = (option: string) => (fromFlags.has(option) ? flagOf(option) : configFile && option in file ? configFile : null);
+  return { simulator, nameOf, sourceOf };
 }
 
-function banner(sim: Simulator, configFile: string | undefined): string {
+/** The credentials the banner shows, by option name and label. */
+const CREDENTIALS = [
+  ['clientId', 'Client ID'],
+  ['clientSecret', 'Client Secret'],
+  ['testApiKey', 'Test API key'],
+  ['liveApiKey', 'Live API key'],
+  ['webhookSecret', 'Webhook secret'],
+] as const;
+
+/**
+ * Where each credential came from: the config file, a flag, or made up for this run. Fixed ones
+ * are the same on every run; made-up ones change with each start, so an app's .env cannot keep them.
+ */
+function credentialsBlock(sim: Simulator, sourceOf: (option: string) => string | null): string {
+  const rows = CREDENTIALS.map(([option, label]) => ({ label, value: sim[option], source: sourceOf(option) }));
+  const sources = new Set(rows.map((row) => row.source));
+  const line = ({ label, value }: { label: string; value: string }) => `  ${label.padEnd(16)}${value}`;
+  if (sources.size === 1) {
+    const [source] = sources;
+    const heading = source === null ? `Credentials for this run (made up; fix them in ${CONFIG_FILE} or with flags to keep them):` : `Credentials (fixed by ${source}: the same on every run):`;
+    return `${heading}\n${rows.map(line).join('\n')}`;
+  }
+  return `Credentials:\n${rows.map((row) => `${line(row)}  (${row.source === null ? 'made up for this run' : `fixed by ${row.source}`})`).join('\n')}`;
+}
+
+function banner(sim: Simulator, configFile: string | undefined, sourceOf: (option: string) => string | null): string {
   const { config } = sim.state();
   const rows = (pairs: [string, string][]) => pairs.map(([label, value]) => `  ${label.padEnd(16)}${value}`).join('\n');
   const users = sim.users
@@ -226,14 +256,7 @@ ${rows([
   ['Webhook URL', config.webhook_url ?? '(none: pass --webhook-url)'],
 ])}
 
-Credentials for this run:
-${rows([
-  ['Client ID', sim.clientId],
-  ['Client Secret', sim.clientSecret],
-  ['Test API key', sim.testApiKey],
-  ['Live API key', sim.liveApiKey],
-  ['Webhook secret', sim.webhookSecret],
-])}
+${credentialsBlock(sim, sourceOf)}
 
 Plans:
 ${plans}
@@ -312,9 +335,11 @@ async function main(argv: string[]): Promise<number> {
   }
   let sim: Simulator;
   let simulator: SimulatorOptions = parsed.simulator;
+  let sourceOf: (option: string) => string | null = () => null;
   try {
     const options = merged(parsed.configFile, parsed.simulator);
     simulator = options.simulator;
+    sourceOf = options.sourceOf;
     // The same checks startSimulator makes, first with the names the user wrote (flags, file fields).
     resolveOptions(simulator, options.nameOf);
     sim = await startSimulator(simulator);
@@ -352,7 +377,7 @@ async function main(argv: string[]): Promise<number> {
       })}\n`,
     );
   } else {
-    process.stdout.write(banner(sim, parsed.configFile));
+    process.stdout.write(banner(sim, parsed.configFile, sourceOf));
     sim.subscribe((event) => {
       const line = logLine(event, stopping);
       if (line) process.stdout.write(`${line}\n`);

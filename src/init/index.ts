@@ -1,8 +1,8 @@
 /**
  * `mpkit init <dir>`: writes a starter app (templates/starter/) into a new or empty directory: a
  * node:http server on `marketplace-app-kit/server`, one Vite page with the elements, a simulator
- * config with credentials of its own (the same on every run), `.env.example`, and one test that
- * launches the app through the simulator. The guide around it: docs/guides/embed-an-existing-app.md.
+ * config with credentials of its own (the same on every run), `.env.example`, one test that
+ * launches the app through the simulator and one page test in Chromium. The guide around it: docs/guides/embed-an-existing-app.md.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
@@ -17,8 +17,11 @@ const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Files stored under another name: npm leaves `.gitignore` out of a package, and dotfiles are easy to lose. */
 const RENAMED: Record<string, string> = { gitignore: '.gitignore', 'env.example': '.env.example' };
 
-/** The Vite the starter builds its page with: the one this package is built and tested with. */
-const VITE_RANGE = '^8.3.8';
+/**
+ * The starter's tools, at the ranges this package is built and tested with (its devDependencies):
+ * Vite builds the page; @web/test-runner and @open-wc/testing run its page test in Chromium.
+ */
+export const STARTER_TOOLS: Readonly<Record<string, string>> = { vite: '^8.3.8', '@web/test-runner': '^1.0.0', '@open-wc/testing': '^5.0.0' };
 
 /** A package name npm accepts, from the directory's name: `My App!` → `my-app`. */
 export function packageName(dir: string): string {
@@ -54,8 +57,8 @@ function simulatorConfig(name: string, credentials: Record<string, string>): str
     ...credentials,
     plans: [
       { id: 'free', name: 'Free', kind: 'free', usageLimit: 100 },
-      { id: 'pro_monthly', name: 'Pro', kind: 'monthly', price: 12, features: ['export'], usageLimit: 10000 },
-      { id: 'pro_annual', name: 'Pro (annual)', kind: 'annual', price: 120, features: ['export'], usageLimit: 10000 },
+      { id: 'pro_monthly', name: 'Pro', description: 'Everything in Free, and the CSV export', kind: 'monthly', price: 12, features: ['export'], usageLimit: 10000 },
+      { id: 'pro_annual', name: 'Pro (annual)', description: 'Pro, paid for a year', kind: 'annual', price: 120, features: ['export'], usageLimit: 10000 },
     ],
     users: [
       { id: 'usr_ada', name: 'Ada Lovelace', plan: 'free' },
@@ -124,9 +127,10 @@ export async function init(dir: string): Promise<string> {
       build: 'vite build',
       start: 'node server.js',
       test: 'vite build --logLevel warn && node --test test/app.test.js',
+      'test:page': 'wtr',
     },
     dependencies: { 'marketplace-app-kit': kitDependency(version) },
-    devDependencies: { vite: VITE_RANGE },
+    devDependencies: { ...STARTER_TOOLS },
   };
   writeFileSync(join(target, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
 
@@ -136,8 +140,9 @@ export async function init(dir: string): Promise<string> {
 
   cd ${shown}
   npm install
-  npm run dev     the local marketplace with your app inside: open the dashboard it prints
-  npm test        the simulator launches your app, on the free plan and on Pro
+  npm run dev         the local marketplace with your app inside: open the dashboard it prints
+  npm test            the simulator launches your app, on the free plan and on Pro
+  npm run test:page   the page's elements in Chromium, on FakeKit
 
 Your plans and test users are in mpkit.config.json; the server is server.js; the page is
 index.html and src/main.js.

@@ -3,9 +3,10 @@
  * error for every way it can fail: network, timeout, an error status, or a body that is not the
  * session JSON (an HTML error page, a truncated answer).
  */
+import { DEV } from '../shared/dev.js';
 import { MarketplaceKitError, type ErrorCode } from '../shared/errors.js';
 import type { EarlyLaunch } from '../shared/early-launch.js';
-import { SessionResponse, parseOrThrow } from '../shared/schemas.js';
+import { parseOrThrow, sessionResponseSchema, type SessionResponse } from '../shared/schemas.js';
 import type { KitTimers } from './environment.js';
 
 /**
@@ -49,8 +50,9 @@ export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefin
  */
 export function createBackendClient(base: string, fetchImpl: typeof fetch, timeoutMs: number, pageOrigin: string, timers: Pick<KitTimers, 'now' | 'timeoutSignal'>): BackendClient {
   // A browser hides why a cross-origin request failed; the likeliest reason is named instead.
-  const unreachable =
-    new URL(base).origin === pageOrigin
+  const unreachable = !DEV
+    ? ''
+    : new URL(base).origin === pageOrigin
       ? `The app backend at ${base} could not be reached`
       : `The app backend at ${base} could not be reached: it is on another origin than this page (${pageOrigin}), so it must be running and list this origin in createAppBackend's corsOrigins`;
   /** `late`: how the timeout is named in the message. */
@@ -58,7 +60,7 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
     return new MarketplaceKitError(
       timedOut ? 'ERR_TIMEOUT' : 'ERR_NETWORK',
-      timedOut ? `The app backend did not answer ${late}` : unreachable,
+      timedOut ? (DEV ? `The app backend did not answer ${late}` : '') : unreachable,
       { cause: error },
     );
   };
@@ -90,7 +92,7 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
       if (response.ok) throw notJson(response, url, error);
     }
     if (!response.ok) throw errorFromResponse(response, body, url);
-    const session = parseOrThrow(SessionResponse, body, `session response from ${url}`, 'ERR_RESPONSE_INVALID', response.status);
+    const session = parseOrThrow(sessionResponseSchema(), body, DEV ? `session response from ${url}` : '', 'ERR_RESPONSE_INVALID', response.status);
     const date = Date.parse(response.headers.get('date') ?? '');
     return Number.isNaN(date) ? session : { ...session, servedAt: date + 500 };
   };
@@ -105,7 +107,7 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
     },
     adopt: async (early) => {
       const session = await read(
-        await early.response.catch((error: unknown) => Promise.reject(failure(error, "the early exchange in time (earlyLaunchScript's timeoutMs)"))),
+        await early.response.catch((error: unknown) => Promise.reject(failure(error, DEV ? "the early exchange in time (earlyLaunchScript's timeoutMs)" : ''))),
       );
       // The answer waited for the page's bundle: the backend's clock has moved on as much since.
       const waited = typeof early.receivedAt === 'number' && Number.isFinite(early.receivedAt) ? timers.now() - early.receivedAt : 0;
@@ -116,9 +118,13 @@ export function createBackendClient(base: string, fetchImpl: typeof fetch, timeo
 
 /** A success status whose body is no JSON: most often a dev server's page where no proxy forwards. */
 function notJson(response: Response, url: string, cause: unknown): MarketplaceKitError {
+  return new MarketplaceKitError('ERR_RESPONSE_INVALID', DEV ? `The app backend answered ${response.status} at ${url} with ${bodyKind(response)}` : '', { status: response.status, cause });
+}
+
+/** What a body that is no JSON was, for a message. */
+function bodyKind(response: Response): string {
   const type = response.headers.get('content-type')?.split(';')[0]?.trim() || 'no content type';
-  const what = /\bjson$/i.test(type) ? 'a body that is not valid JSON' : `${type}, not JSON: is that the app backend (does the dev server forward it)?`;
-  return new MarketplaceKitError('ERR_RESPONSE_INVALID', `The app backend answered ${response.status} at ${url} with ${what}`, { status: response.status, cause });
+  return /\bjson$/i.test(type) ? 'a body that is not valid JSON' : `${type}, not JSON: is that the app backend (does the dev server forward it)?`;
 }
 
 /**
@@ -134,6 +140,6 @@ function errorFromResponse(response: Response, body: unknown, url: string): Mark
     return new MarketplaceKitError(error.code as ErrorCode, error.message, options);
   }
   // Not the kit's error body: this is not createAppBackend answering (a wrong path or server).
-  const hint = status === 404 ? ": is createAppBackend's handler mounted there (createKit's backend, its basePath)?" : '';
-  return new MarketplaceKitError('ERR_HTTP', `The app backend answered ${status} at ${url}${hint}`, options);
+  const hint = () => (status === 404 ? ": is createAppBackend's handler mounted there (createKit's backend, its basePath)?" : '');
+  return new MarketplaceKitError('ERR_HTTP', DEV ? `The app backend answered ${status} at ${url}${hint()}` : '', options);
 }

@@ -4,14 +4,17 @@
  * the document's height is reported as it changes. The dashboard's theme and locale are applied
  * here too, wherever they come from (the launch, `getContext`, `themeChanged`).
  */
-import type { Bridge, HandlerTable, HostMethod, ParamsOf, ResultOf } from '../shared/bridge.js';
+import { DEV } from '../shared/dev.js';
+import type { Bridge, HostMethod, ParamsOf, ResultOf } from '../shared/bridge.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';
 import type { Theme } from '../shared/schemas.js';
 import type { KitEnvironment, TimerId } from './environment.js';
-import { normalizeLocale } from './launch.js';
 import type { ResolvedOptions } from './options.js';
 import type { KitStore } from './store.js';
-import type { HostBridge, ToastTone } from './types.js';
+import type { HostLinkContext } from './host-link.js';
+import type { HostBridge, ToastTone, UpgradeOutcome } from './types.js';
+
+type HostLinkModule = typeof import('./host-link.js');
 
 /**
  * Inside the dashboard the bridge opens when start-up ends, or this long after the start-up
@@ -19,19 +22,13 @@ import type { HostBridge, ToastTone } from './types.js';
  */
 export const BRIDGE_OPEN_AT_LATEST_MS = 1_000;
 
-const bridgeClosed = () => new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed: the kit was destroyed');
+const bridgeClosed = () => new MarketplaceKitError('ERR_BRIDGE_CLOSED', DEV ? 'The host bridge is closed: the kit was destroyed' : '');
 
-export interface HostConnectionContext {
-  env: KitEnvironment;
-  store: KitStore;
-  options: ResolvedOptions;
-  /** The dashboard's origin, from the launch. */
-  origin: string;
-  /** Reloads the entitlement (the dashboard's `entitlementsChanged`). */
-  refresh(): Promise<void>;
-}
+/** The options the connection uses. */
+type ConnectionOptions = Pick<ResolvedOptions, 'requestMs' | 'bridgeMs' | 'upgradeMs' | 'autoResize'>;
 
-export class HostConnection {
+/** The connection is also what the open bridge works with (`HostLinkContext`, in the bridge's chunk). */
+export class HostConnection implements HostLinkContext {
   /** `kit.host`; null once closed. */
   host: HostBridge | null;
   /** The reload the dashboard's last `entitlementsChanged` started; a new object for each one. */
@@ -39,37 +36,70 @@ export class HostConnection {
   /** The bridge, loading or open; null before the first use and after its code failed to load. */
   #bridge: Promise<Bridge<'app'>> | null = null;
   #opened: Bridge<'app'> | null = null;
+  /** The bridge's chunk, once loaded. */
+  #link: HostLinkModule | undefined;
   /** Ends a load of the bridge code under way (set while one runs): `close()` calls it. */
   #stopLoading: (() => void) | undefined;
   #openTimer: TimerId | undefined;
   #stopResize: (() => void) | null = null;
   #closed = false;
 
-  constructor(private readonly ctx: HostConnectionContext) {
+  /** `origin`: the dashboard's, from the launch; `refresh`: reloads the entitlement. */
+  readonly #store: KitStore;
+  readonly #options: ConnectionOptions;
+
+  constructor(
+    readonly env: KitEnvironment,
+    store: KitStore,
+    options: ConnectionOptions,
+    readonly origin: string,
+    readonly refresh: () => Promise<void>,
+  ) {
+    this.#store = store;
+    this.#options = options;
     this.host = this.#facade();
   }
 
-  /** The dashboard's origin. */
-  get origin(): string {
-    return this.ctx.origin;
+  get timeoutMs(): number | undefined {
+    return this.#options.bridgeMs;
+  }
+
+  get autoResize(): boolean {
+    return this.#options.autoResize;
+  }
+
+  /** The dashboard's `entitlementsChanged`: answered at once; the reload runs on its own (a failure leaves the last known entitlement). */
+  entitlementsChanged(): void {
+    const reload = this.refresh();
+    reload.catch(() => undefined);
+    this.announced = { reload };
+  }
+
+  /** `kit.upgrade()`: the plan chooser, then the reload (host-link.ts). `signedIn` says whether there is a session to reload. */
+  async upgrade(params: { plan?: string | undefined; feature?: string | undefined }, signedIn: () => boolean): Promise<UpgradeOutcome> {
+    const announced = this.announced;
+    const { outcome } = await this.call('openUpgrade', params, { timeoutMs: this.#options.upgradeMs });
+    // The chooser answered through the bridge: its chunk is loaded.
+    await this.#link!.afterUpgrade(this, announced, outcome, signedIn);
+    return outcome;
   }
 
   /** Opens the bridge in `ms` (replacing an earlier time), unless a host call opened it before. */
   openIn(ms: number): void {
-    const { env } = this.ctx;
+    const { env } = this;
     env.clearTimeout(this.#openTimer);
     this.#openTimer = env.setTimeout(() => void (this.host && this.#connect().catch(() => undefined)), ms);
   }
 
   applyTheme(theme: Theme): void {
-    if (this.ctx.env.root) this.ctx.env.root.dataset['mpTheme'] = theme;
-    this.ctx.store.set({ theme });
+    if (this.env.root) this.env.root.dataset['mpTheme'] = theme;
+    this.#store.set({ theme });
   }
 
   applyLocale(locale: string): void {
     // Not `lang`: the user's locale says nothing of the language the app's texts are in.
-    if (this.ctx.env.root) this.ctx.env.root.dataset['mpLocale'] = locale;
-    this.ctx.store.set({ locale });
+    if (this.env.root) this.env.root.dataset['mpLocale'] = locale;
+    this.#store.set({ locale });
   }
 
   /** A call to the dashboard; the first one opens the bridge if it is not open yet. */
@@ -81,22 +111,23 @@ export class HostConnection {
   close(): void {
     this.#closed = true;
     this.host = null;
-    this.ctx.env.clearTimeout(this.#openTimer);
+    this.env.clearTimeout(this.#openTimer);
     this.#stopResize?.();
     this.#stopLoading?.();
     this.#opened?.destroy();
   }
 
+  /** `kit.host`. The calls without a result resolve to nothing (the bridge's `call` checks it). */
   #facade(): HostBridge {
-    const done = () => undefined;
-    const { env, options } = this.ctx;
+    const { env } = this;
+    const options = this.#options;
     return {
-      resize: (height?: number) => this.call('resize', { height: height ?? env.measureHeight() }).then(done),
-      navigate: (path: string) => this.call('navigate', { path }).then(done),
-      openExternal: (url: string) => this.call('openExternal', { url }).then(done),
+      resize: (height?: number) => this.call('resize', { height: height ?? env.measureHeight() }),
+      navigate: (path: string) => this.call('navigate', { path }),
+      openExternal: (url: string) => this.call('openExternal', { url }),
       openUpgrade: (params = {}) => this.call('openUpgrade', params, { timeoutMs: options.upgradeMs }),
-      toast: (message: string, tone?: ToastTone) => this.call('toast', tone ? { message, tone } : { message }).then(done),
-      setTitle: (title: string) => this.call('setTitle', { title }).then(done),
+      toast: (message: string, tone?: ToastTone) => this.call('toast', tone ? { message, tone } : { message }),
+      setTitle: (title: string) => this.call('setTitle', { title }),
     };
   }
 
@@ -108,11 +139,11 @@ export class HostConnection {
   #connect(): Promise<Bridge<'app'>> {
     if (this.#bridge) return this.#bridge;
     if (this.#closed) return Promise.reject(bridgeClosed());
-    const { env } = this.ctx;
-    const timeoutMs = this.ctx.options.requestMs;
+    const { env } = this;
+    const timeoutMs = this.#options.requestMs;
     let timer: TimerId | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = env.setTimeout(() => reject(new MarketplaceKitError('ERR_TIMEOUT', `The host bridge's code did not load within ${timeoutMs} ms`)), timeoutMs);
+      timer = env.setTimeout(() => reject(new MarketplaceKitError('ERR_TIMEOUT', DEV ? `The host bridge's code did not load within ${timeoutMs} ms` : '')), timeoutMs);
     });
     // close() ends the wait at once: whatever waits for the bridge hears ERR_BRIDGE_CLOSED now.
     const stopped = new Promise<never>((_, reject) => (this.#stopLoading = () => reject(bridgeClosed())));
@@ -122,85 +153,24 @@ export class HostConnection {
         env.clearTimeout(timer);
         this.#stopLoading = undefined;
       })
-      .then(({ openHostLink }) => {
+      .then((link) => {
         // Closed while loading: no bridge is opened, so nothing is posted to the dashboard.
         if (this.#closed) throw bridgeClosed();
-        return this.#open(openHostLink);
+        this.#link = link;
+        const { bridge: opened, stop } = link.openHostLink(this);
+        this.#opened = opened;
+        this.#stopResize = stop;
+        return opened;
       })
       .catch((cause: unknown) => {
         if (this.#bridge === bridge) this.#bridge = null;
         if (this.#closed) throw bridgeClosed();
         if (isKitError(cause)) throw cause;
-        throw new MarketplaceKitError('ERR_NETWORK', `The host bridge's code could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}`, {
+        throw new MarketplaceKitError('ERR_NETWORK', DEV ? `The host bridge's code could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}` : '', {
           cause,
         });
       });
     this.#bridge = bridge;
     return bridge;
-  }
-
-  #open(openHostLink: (typeof import('./host-link.js'))['openHostLink']): Bridge<'app'> {
-    const { env } = this.ctx;
-    const handlers: HandlerTable<'app'> = {
-      themeChanged: ({ theme }) => this.applyTheme(theme),
-      localeChanged: ({ locale }) => {
-        const tag = normalizeLocale(locale, null);
-        // Refused, so the dashboard hears that its value was not used.
-        if (!tag) throw new Error(`locale ${JSON.stringify(locale.slice(0, 40))} is not a BCP 47 language tag`);
-        this.applyLocale(tag);
-      },
-      // Answer at once; the reload runs on its own (a failure leaves the last known entitlement).
-      entitlementsChanged: () => {
-        const reload = this.ctx.refresh();
-        reload.catch(() => undefined);
-        this.announced = { reload };
-      },
-    };
-    // What the dashboard must be told again when it starts its end over (set below).
-    let restated = () => {};
-    const bridge = openHostLink({
-      self: env.self,
-      peer: () => env.parent,
-      origin: this.ctx.origin,
-      handlers,
-      timeoutMs: this.ctx.options.bridgeMs,
-      timers: env,
-      onPeerRestart: () => restated(),
-    });
-    this.#opened = bridge;
-    if (this.ctx.options.autoResize) restated = this.#autoResize(bridge);
-    return bridge;
-  }
-
-  /** Reports the document's height as it changes; returns what tells a restarted dashboard again. */
-  #autoResize(bridge: Bridge<'app'>): () => void {
-    const { env } = this.ctx;
-    // The height sent last, or -1 once the last call failed; how many were sent.
-    let last = -1;
-    let sent = 0;
-    const report = (height: number) => {
-      if (height === last) return;
-      last = height;
-      const call = ++sent;
-      // Resizing is best effort: a dashboard that does not answer must not break the app. Only
-      // the last call's failure counts: an older one (to an end since gone) says nothing of it.
-      this.host?.resize(height).catch(() => {
-        if (sent === call) last = -1;
-      });
-    };
-    try {
-      this.#stopResize = env.observeHeight(report);
-    } catch {
-      // No ResizeObserver here: no automatic resizing, but the bridge and `host.resize()` work.
-      return () => {};
-    }
-    // A dashboard that connects late lets the first heights time out: once it has answered the
-    // handshake, the height goes again (the observer says nothing until it changes).
-    bridge.ready.then(() => last === -1 && !this.#closed && report(env.measureHeight()), () => undefined);
-    // A dashboard that started over on this frame knows no height at all.
-    return () => {
-      last = -1;
-      report(env.measureHeight());
-    };
   }
 }

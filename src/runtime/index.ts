@@ -3,6 +3,7 @@
  * needs inside the marketplace dashboard (embed context, session exchange, entitlements, host
  * bridge) and on the developer's own site (cookie session after sign-in).
  */
+import { DEV } from '../shared/dev.js';
 import { MarketplaceKit, browserEnvironment, type KitOptions } from './kit.js';
 import { registerKit } from './registry.js';
 import type { Kit } from './types.js';
@@ -35,7 +36,7 @@ export type { AnyEntitlement, Entitlement, EntitlementShort, Profile, Theme } fr
  */
 export async function createKit(options: KitOptions): Promise<Kit> {
   if (typeof window === 'undefined' || typeof document === 'undefined') {
-    throw new MarketplaceKitError('ERR_CONFIG', 'createKit needs a browser: create the kit from client-only code, not in a server-side render');
+    throw new MarketplaceKitError('ERR_CONFIG', DEV ? 'createKit needs a browser: create the kit from client-only code, not in a server-side render' : '');
   }
   const kit = new MarketplaceKit(options, browserEnvironment());
   registerKit(kit);

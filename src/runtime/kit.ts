@@ -6,6 +6,7 @@
  * dashboard (`host-connection.ts`). `createKit` (index.ts) builds it on the real window; tests
  * build it on a fake `KitEnvironment` whose clock they move.
  */
+import { DEV } from '../shared/dev.js';
 import type { AccessDecision, AccessRequirement } from '../shared/access.js';
 import { checkAccess } from '../shared/access.js';
 import type { EarlyLaunch } from '../shared/early-launch.js';
@@ -20,14 +21,14 @@ import { resolveOptions, type KitOptions, type ResolvedOptions } from './options
 import { unregisterKit } from './registry.js';
 import type { SessionContext, SessionManager } from './session.js';
 import { EmbeddedSession } from './session-embedded.js';
-import { OwnSiteSession, RefusedLaunch } from './session-own-site.js';
+import { OwnSiteSession } from './session-own-site.js';
 import { KitStore } from './store.js';
 import { KIT_CHANGE_EVENT, type HostBridge, type Kit, type KitState, type UpgradeOutcome } from './types.js';
 
 export type { KitOptions } from './options.js';
 export { browserEnvironment, type KitEnvironment } from './environment.js';
 
-const notEmbedded = () => new MarketplaceKitError('ERR_NOT_EMBEDDED', 'This needs the marketplace dashboard; the app is not embedded in it');
+const notEmbedded = () => new MarketplaceKitError('ERR_NOT_EMBEDDED', DEV ? 'This needs the marketplace dashboard; the app is not embedded in it' : '');
 
 export class MarketplaceKit extends EventTarget implements Kit {
   /** Settles when start-up is over, whatever its outcome (`state` then says which). */
@@ -36,8 +37,6 @@ export class MarketplaceKit extends EventTarget implements Kit {
   readonly planNames: Readonly<Record<string, string>>;
   readonly fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
-  readonly #env: KitEnvironment;
-  readonly #backend: BackendClient;
   readonly #store: KitStore;
   readonly #session: SessionManager;
   /** Inside the dashboard only. */
@@ -46,24 +45,24 @@ export class MarketplaceKit extends EventTarget implements Kit {
 
   constructor(options: KitOptions, env: KitEnvironment) {
     super();
-    this.#env = env;
     const url = new URL(env.href());
     let resolved: ResolvedOptions;
+    let backend: BackendClient;
     let launch: Launch;
     let adopted: EarlyLaunch | undefined;
     try {
       resolved = resolveOptions(options, url);
-      this.#backend = createBackendClient(resolved.backend, resolved.fetch, resolved.requestMs, url.origin, env);
+      backend = createBackendClient(resolved.backend, resolved.fetch, resolved.requestMs, url.origin, env);
       // The early exchange scrubbed the URL and sent the request: the launch it was handed is
       // checked as ours would be, and its request adopted only if it went to this kit's backend.
       const early = env.takeEarlyLaunch();
       const handed = early && typeof early.href === 'string' && early.response instanceof Promise ? early : undefined;
-      if (handed?.backend === this.#backend.base) adopted = handed;
+      if (handed?.backend === backend.base) adopted = handed;
       launch = readLaunch({ href: handed?.href ?? url.href, hostOrigins: resolved.hostOrigins, framed: env.framed, parentOrigin: env.parentOrigin });
       if (handed && !adopted && launch.kind === 'embedded') {
         // Its context token went to another backend, which spent it: the kit asks the dashboard
         // for a fresh one, as after a reload.
-        console.warn(`[marketplace-app-kit] The early exchange went to ${handed.backend}, not to this kit's backend ${this.#backend.base}: asking the dashboard for a new context.`);
+        if (DEV) console.warn(`[marketplace-app-kit] The early exchange went to ${handed.backend}, not to this kit's backend ${backend.base}: asking the dashboard for a new context.`);
         launch = { ...launch, context: null };
       }
     } finally {
@@ -74,16 +73,15 @@ export class MarketplaceKit extends EventTarget implements Kit {
     this.planNames = resolved.planNames;
     const initial = { state: 'loading', user: null, entitlement: null, theme: env.defaultTheme, locale: env.defaultLocale, error: null } as const;
     this.#store = new KitStore({ ...initial }, this, env, () => this.#session.now(), () => this.dispatchEvent(new Event(KIT_CHANGE_EVENT)));
-    const ctx: SessionContext = { env, store: this.#store, backend: this.#backend, options: resolved, destroyed: () => this.#destroyed };
+    const ctx: SessionContext = { env, store: this.#store, backend, options: resolved, destroyed: () => this.#destroyed };
     // The mode is decided once, here; the bridge is there at once inside the dashboard, for an
     // mp-kit-created listener too: its first call opens it.
     if (launch.kind === 'embedded') {
-      const refresh = () => this.refresh();
-      this.#connection = new HostConnection({ env, store: this.#store, options: resolved, origin: launch.host, refresh });
+      this.#connection = new HostConnection(env, this.#store, resolved, launch.host, () => this.refresh());
       this.#session = new EmbeddedSession(ctx, this.#connection, launch, adopted);
     } else {
       this.#connection = null;
-      this.#session = launch.kind === 'standalone' ? new OwnSiteSession(ctx, launch.signInError) : new RefusedLaunch(ctx, launch);
+      this.#session = new OwnSiteSession(ctx, launch);
     }
     this.embedded = this.#session.embedded;
     this.fetch = authorizedFetch(this.#session, resolved, () => env.href());
@@ -133,22 +131,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   }
 
   async signIn(returnTo?: string): Promise<void> {
-    const url = new URL(`${this.#backend.base}/oauth/start`);
-    url.searchParams.set('return_to', this.#resolve(returnTo));
-    await this.#session.signIn(url.href);
-  }
-
-  /**
-   * Where sign-in returns, as an absolute URL: relative to this page, not to the backend, which may
-   * be on another origin. What is no URL goes as it is, for the backend to refuse.
-   */
-  #resolve(returnTo: string | undefined): string {
-    const page = this.#env.href();
-    try {
-      return new URL(returnTo ?? page, page).href;
-    } catch {
-      return String(returnTo);
-    }
+    return (await this.#session.upkeep()).signIn(returnTo);
   }
 
   signOut(): Promise<void> {
@@ -158,19 +141,7 @@ export class MarketplaceKit extends EventTarget implements Kit {
   async upgrade(options: { plan?: string | undefined; feature?: string | undefined } = {}): Promise<UpgradeOutcome> {
     const connection = this.#connection;
     if (!connection?.host) throw notEmbedded();
-    const announced = connection.announced;
-    const { outcome } = await connection.host.openUpgrade(options);
-    // After signOut() there is no session to reload: the next launch shows the new plan.
-    if (outcome === 'upgraded' && this.#store.fields.state !== 'signed-out') {
-      // The dashboard announced a change while its chooser was open: that reload (most likely of
-      // the purchase) is the one to wait for, since another one now would wait out the backend's
-      // refresh interval (5 s). If it failed, the kit reloads once more all the same.
-      const reload = connection.announced !== announced ? connection.announced.reload.catch(() => this.refresh()) : this.refresh();
-      // The user did upgrade: a reload that fails must not turn that into a failure. It is said in
-      // the console; the next refresh (the dashboard's entitlementsChanged, say) shows the plan.
-      await reload.catch((error: unknown) => console.error('[marketplace-app-kit] The entitlement could not be reloaded after the upgrade:', error));
-    }
-    return outcome;
+    return connection.upgrade(options, () => this.#store.fields.state !== 'signed-out');
   }
 
   subscribe(listener: (kit: Kit) => void): () => void {

@@ -2,6 +2,7 @@
  * Reading the embed launch parameters (docs/runtime.md, "Inside the dashboard (embedded app)")
  * from the page URL, before anything else runs.
  */
+import { DEV } from '../shared/dev.js';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { EMBED_PARAMS, SIGN_IN_ERROR_CODE, SIGN_IN_ERROR_PARAM, type Theme } from '../shared/schemas.js';
 
@@ -91,13 +92,13 @@ export function readLaunch(input: LaunchInput): Launch {
     error: new MarketplaceKitError(code, message),
   });
   if (!host || !input.hostOrigins.includes(host)) {
-    return reject(`The dashboard origin ${JSON.stringify(host)} is not in hostOrigins; the launch is refused`);
+    return reject(DEV ? `The dashboard origin ${JSON.stringify(host)} is not in hostOrigins; the launch is refused` : '');
   }
-  if (!input.framed) return reject('Launch parameters were given to a page that is not framed by the dashboard');
+  if (!input.framed) return reject(DEV ? 'Launch parameters were given to a page that is not framed by the dashboard' : '');
   if (input.parentOrigin !== undefined && input.parentOrigin !== host) {
-    return reject(`The page is framed by ${input.parentOrigin}, not by ${host}`);
+    return reject(DEV ? `The page is framed by ${input.parentOrigin}, not by ${host}` : '');
   }
-  if (!context) return reject(`The launch carries no ${EMBED_PARAMS.context}`, 'ERR_INVALID_INPUT');
+  if (!context) return reject(DEV ? `The launch carries no ${EMBED_PARAMS.context}` : '', 'ERR_INVALID_INPUT');
   const requested = params.get(EMBED_PARAMS.theme);
   const theme = requested === 'dark' || requested === 'light' ? requested : null;
   return { kind: 'embedded', context, host, theme, locale: normalizeLocale(params.get(EMBED_PARAMS.locale), null) };

@@ -2,6 +2,7 @@
  * `createKit`'s options and their checks: a mistake is `ERR_CONFIG` at once (docs/runtime.md,
  * "createKit(options)"), never a request that fails later.
  */
+import { DEV } from '../shared/dev.js';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { MAX_TIMER_MS, numberOption } from '../shared/options.js';
 import { assertOrigin } from '../shared/origin.js';
@@ -80,28 +81,29 @@ const config = (message: string) => new MarketplaceKitError('ERR_CONFIG', messag
 /** Checks `options` for a page at `pageUrl`; throws `ERR_CONFIG` naming the first mistake. */
 export function resolveOptions(options: KitOptions, pageUrl: URL): ResolvedOptions {
   const origins = (list: unknown, name: string) => {
-    if (!Array.isArray(list)) throw config(`createKit needs ${name} (an array)`);
-    for (const origin of list) assertOrigin(origin, `Each of ${name}`);
+    if (!Array.isArray(list)) throw config(DEV ? `createKit needs ${name} (an array)` : '');
+    for (const origin of list) assertOrigin(origin, DEV ? `Each of ${name}` : '');
   };
-  if (typeof options?.backend !== 'string' || options.backend === '') throw config('createKit needs a backend URL');
-  origins(options.hostOrigins, 'hostOrigins');
-  origins(options.bearerOrigins ?? [], 'bearerOrigins');
+  if (typeof options?.backend !== 'string' || options.backend === '') throw config(DEV ? 'createKit needs a backend URL' : '');
+  // The names are for the messages, which the production build leaves out (see dev.ts).
+  origins(options.hostOrigins, DEV ? 'hostOrigins' : '');
+  origins(options.bearerOrigins ?? [], DEV ? 'bearerOrigins' : '');
   const planNames = ownNames(options.planNames === undefined ? {} : options.planNames);
   const timer = (value: number | undefined, fallback: number, name: string, min = 1) =>
-    numberOption(value, fallback, `createKit's ${name}`, { min, max: MAX_TIMER_MS });
-  const requestMs = timer(options.timeoutMs, REQUEST_TIMEOUT_MS, 'timeoutMs');
-  const bridgeMs = options.bridgeTimeoutMs === undefined ? undefined : timer(options.bridgeTimeoutMs, 0, 'bridgeTimeoutMs');
-  const upgradeMs = timer(options.upgradeTimeoutMs, UPGRADE_TIMEOUT_MS, 'upgradeTimeoutMs');
-  const marginMs = timer(options.refreshMarginMs, REFRESH_MARGIN_MS, 'refreshMarginMs', 0);
+    numberOption(value, fallback, DEV ? `createKit's ${name}` : '', { min, max: MAX_TIMER_MS });
+  const requestMs = timer(options.timeoutMs, REQUEST_TIMEOUT_MS, DEV ? 'timeoutMs' : '');
+  const bridgeMs = options.bridgeTimeoutMs === undefined ? undefined : timer(options.bridgeTimeoutMs, 0, DEV ? 'bridgeTimeoutMs' : '');
+  const upgradeMs = timer(options.upgradeTimeoutMs, UPGRADE_TIMEOUT_MS, DEV ? 'upgradeTimeoutMs' : '');
+  const marginMs = timer(options.refreshMarginMs, REFRESH_MARGIN_MS, DEV ? 'refreshMarginMs' : '', 0);
   let base: URL;
   try {
     base = new URL(options.backend, pageUrl);
   } catch {
-    throw config(`createKit's backend is not a URL: ${options.backend}`);
+    throw config(DEV ? `createKit's backend is not a URL: ${options.backend}` : '');
   }
-  if (options.fetch !== undefined && typeof options.fetch !== 'function') throw config("createKit's fetch must be a function");
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') throw config(DEV ? "createKit's fetch must be a function" : '');
   // Not coerced: 'no' or 'false' from a configuration file would turn it on.
-  if (options.autoResize !== undefined && typeof options.autoResize !== 'boolean') throw config("createKit's autoResize must be true or false");
+  if (options.autoResize !== undefined && typeof options.autoResize !== 'boolean') throw config(DEV ? "createKit's autoResize must be true or false" : '');
   const fetchImpl = options.fetch;
   return {
     backend: base.href.replace(/\/+$/, ''),
@@ -123,6 +125,6 @@ export function resolveOptions(options: KitOptions, pageUrl: URL): ResolvedOptio
  */
 function ownNames(names: unknown): Readonly<Record<string, string>> {
   const entries = names && typeof names === 'object' && !Array.isArray(names) ? Object.entries(names) : null;
-  if (!entries || entries.some(([, name]) => typeof name !== 'string')) throw config('createKit\'s planNames must be an object of texts, such as { pro_monthly: "Pro" }');
+  if (!entries || entries.some(([, name]) => typeof name !== 'string')) throw config(DEV ? 'createKit\'s planNames must be an object of texts, such as { pro_monthly: "Pro" }' : '');
   return Object.freeze(Object.assign(Object.create(null) as Record<string, string>, names));
 }

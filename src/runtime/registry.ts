@@ -5,6 +5,7 @@
  * and never the runtime's implementation, which keeps Lit out of the runtime entry and the
  * runtime out of element-only bundles.
  */
+import { DEV } from '../shared/dev.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { KIT_CREATED_EVENT, KIT_DESTROYED_EVENT, type Kit } from './types.js';
 
@@ -35,8 +36,11 @@ export function registerKit(kit: Kit): void {
   const running = getKit();
   if (running && !running.destroyed) {
     console.warn(
-      `[marketplace-app-kit] ${REPLACED}: createKit() replaced a running kit (a script tag with data-backend starts one); ` +
-        'the new kit cannot see the launch parameters the first one scrubbed. Use getKit(), or destroy() the running kit first (marketplace-app-kit: docs/runtime.md#createkitoptions-promisekit).',
+      `[marketplace-app-kit] ${REPLACED}${
+        DEV
+          ? ': createKit() replaced a running kit (a script tag with data-backend starts one); the new kit cannot see the launch parameters the first one scrubbed. Use getKit(), or destroy() the running kit first (marketplace-app-kit: docs/runtime.md#createkitoptions-promisekit).'
+          : ''
+      }`,
     );
   }
   (globalThis as Registry)[KIT_GLOBAL] = kit;

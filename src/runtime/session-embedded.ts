@@ -4,6 +4,7 @@
  * `POST {backend}/session` for a short bearer token, kept in memory only and renewed through a
  * fresh context before it expires.
  */
+import { DEV } from '../shared/dev.js';
 import type { ResultOf } from '../shared/bridge.js';
 import type { EarlyLaunch } from '../shared/early-launch.js';
 import { MarketplaceKitError } from '../shared/errors.js';
@@ -12,20 +13,26 @@ import type { ServedSession } from './backend.js';
 import { BRIDGE_OPEN_AT_LATEST_MS, type HostConnection } from './host-connection.js';
 import { normalizeLocale, type Launch } from './launch.js';
 import { SessionManager, type SessionContext } from './session.js';
+import type { Upkeep } from './upkeep.js';
 
 type EmbeddedLaunch = Extract<Launch, { kind: 'embedded' }>;
 
 export class EmbeddedSession extends SessionManager {
   readonly embedded = true;
 
-  /** `adopted`: the early exchange's request, sent before the kit existed. */
+  readonly #launch: EmbeddedLaunch;
+  /** The early exchange's request, sent before the kit existed. */
+  readonly #adopted: EarlyLaunch | undefined;
+
   constructor(
     ctx: SessionContext,
     readonly connection: HostConnection,
-    private readonly launch: EmbeddedLaunch,
-    private readonly adopted: EarlyLaunch | undefined,
+    launch: EmbeddedLaunch,
+    adopted: EarlyLaunch | undefined,
   ) {
     super(ctx);
+    this.#launch = launch;
+    this.#adopted = adopted;
   }
 
   /** The bearer goes to the backend's origin and to `bearerOrigins`, never to others. */
@@ -35,9 +42,10 @@ export class EmbeddedSession extends SessionManager {
 
   async start(): Promise<void> {
     const { backend, destroyed, store } = this.ctx;
-    const { connection, launch } = this;
+    const { connection } = this;
+    const launch = this.#launch;
     const generation = this.generation;
-    let request = launch.context ? (this.adopted ? backend.adopt(this.adopted).then(withToken) : this.#exchange(launch.context)) : null;
+    let request = launch.context ? (this.#adopted ? backend.adopt(this.#adopted).then(withToken) : this.exchange(launch.context)) : null;
     // Nothing was awaited so far, so the request above left inside the kit's constructor.
     await null;
     // Destroyed already (say by an mp-kit-created listener): open nothing, drop the answer.
@@ -51,35 +59,18 @@ export class EmbeddedSession extends SessionManager {
       connection.openIn(BRIDGE_OPEN_AT_LATEST_MS);
       connection.applyTheme(launch.theme ?? store.fields.theme);
       if (launch.locale) connection.applyLocale(launch.locale);
-      request ??= this.#exchange(this.#fromHost(await connection.call('getContext', {})));
+      request ??= this.exchange(this.fromHost(await connection.call('getContext', {})));
       this.accept(await this.unlessForgotten(generation, request));
     } catch (error) {
       // Signed out or destroyed meanwhile: how start-up ended no longer matters.
-      if (generation === this.generation) {
-        this.fail(error);
-        this.refused(error);
-      }
+      if (generation === this.generation) this.failed(error);
     } finally {
       // The bridge is not needed to get ready when the launch carried a context: it opens (and
       // auto-resize starts) in a task of its own, after the app's code that waited for start-up,
       // unless a host call opened it before. If its code fails to load, the next call tries again.
       if (connection.host) connection.openIn(0);
+      this.prefetch();
     }
-  }
-
-  protected renewal(): Promise<ServedSession> {
-    return this.connection.call('getContext', {}).then((answer) => this.#exchange(this.#fromHost(answer)));
-  }
-
-  /** `signed-out` comes only from signOut(), which lasts until the app is launched again: no fresh context is asked for behind the user's back. */
-  protected mayRenew(): boolean {
-    return !!this.connection.host && this.ctx.store.fields.state !== 'signed-out';
-  }
-
-  /** The token is spent (expired or refused). */
-  protected lost(error: MarketplaceKitError): void {
-    this.forget();
-    this.ctx.store.set({ state: 'error', error });
   }
 
   /** The margin before expiry, but never more than half the lifetime (short sessions). A session that looks expired on arrival is renewed on a 401 only. */
@@ -93,29 +84,8 @@ export class EmbeddedSession extends SessionManager {
     return response.session.token!;
   }
 
-  protected async reload(): Promise<void> {
-    const { backend } = this.ctx;
-    const generation = this.generation;
-    const response = await this.authorized((token) => backend.send(`${backend.base}/session?refresh=1`, { headers: { Authorization: `Bearer ${token}` } }));
-    // Only the answer is dropped if the session was forgotten meanwhile.
-    this.accept(await this.unlessForgotten(generation, backend.read(response).then(withToken)));
-  }
-
-  attach(request: Request, token: string | null): Request {
-    const attempt = request.clone();
-    attempt.headers.set('Authorization', `Bearer ${token}`);
-    return attempt;
-  }
-
-  /** OAuth pages refuse to be framed: the dashboard opens them at top level. */
-  async signIn(url: string): Promise<void> {
-    const host = this.connection.host;
-    if (!host) throw new MarketplaceKitError('ERR_NOT_EMBEDDED', 'This needs the marketplace dashboard; the app is not embedded in it');
-    await host.openExternal(url);
-  }
-
-  protected signOutInit(token: string | null): RequestInit {
-    return { method: 'DELETE', credentials: 'include', headers: token ? { Authorization: `Bearer ${token}` } : {} };
+  protected loadUpkeep(): Promise<Upkeep> {
+    return import('./upkeep-embedded.js').then(({ EmbeddedUpkeep }) => new EmbeddedUpkeep(this));
   }
 
   /**
@@ -123,21 +93,21 @@ export class EmbeddedSession extends SessionManager {
    * matter after a reload inside the frame, which has no `mp_theme` / `mp_locale` to read; a
    * locale that is no language tag is left out, as in the URL.
    */
-  #fromHost({ context, theme, locale }: ResultOf<'getContext'>): string {
+  fromHost({ context, theme, locale }: ResultOf<'getContext'>): string {
     if (theme === 'light' || theme === 'dark') this.connection.applyTheme(theme);
     const tag = locale == null ? null : normalizeLocale(locale, null);
     if (tag) this.connection.applyLocale(tag);
     return context;
   }
 
-  #exchange(context: string): Promise<ServedSession> {
+  exchange(context: string): Promise<ServedSession> {
     const body = JSON.stringify({ context, host: this.connection.origin });
     return this.ctx.backend.session({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body }).then(withToken);
   }
 }
 
 /** An answer for a bearer session must carry its token (a cookie session's answers carry none). */
-function withToken(response: ServedSession): ServedSession {
-  if (!response.session.token) throw new MarketplaceKitError('ERR_RESPONSE_INVALID', 'The app backend answered a session without a token: inside the dashboard the session is a bearer token', { status: 200 });
+export function withToken(response: ServedSession): ServedSession {
+  if (!response.session.token) throw new MarketplaceKitError('ERR_RESPONSE_INVALID', DEV ? 'The app backend answered a session without a token: inside the dashboard the session is a bearer token' : '', { status: 200 });
   return response;
 }

@@ -1,15 +1,19 @@
 /**
- * The session's lifecycle, shared by both ways the kit gets one (docs/runtime.md): inside the
- * dashboard a context token exchanged for a bearer token (`session-embedded.ts`), on the
- * developer's own site the backend's HttpOnly cookie (`session-own-site.ts`). The kit picks one
- * strategy at start-up; this base keeps the session, renews it once for all concurrent callers,
- * pauses when the backend asks for a wait, and queues refreshes.
+ * The session, shared by both ways the kit gets one (docs/runtime.md): inside the dashboard a
+ * context token exchanged for a bearer token (`session-embedded.ts`), on the developer's own site
+ * the backend's HttpOnly cookie (`session-own-site.ts`). The kit picks one strategy at start-up.
+ * This part is what start-up needs: keeping the session it gets, by the backend's clock, and
+ * signing out. What keeps the session afterwards (`kit.fetch`'s renewals, `refresh()`) is its
+ * upkeep (`upkeep.ts`), a chunk of its own loaded in the task after start-up: it is not on the
+ * path to ready.
  */
+import { DEV } from '../shared/dev.js';
 import { MarketplaceKitError, isKitError } from '../shared/errors.js';
-import { unlessAborted, type BackendClient, type ServedSession } from './backend.js';
+import type { BackendClient, ServedSession } from './backend.js';
 import type { KitEnvironment } from './environment.js';
 import type { ResolvedOptions } from './options.js';
 import type { KitStore } from './store.js';
+import type { Upkeep } from './upkeep.js';
 
 /**
  * After an early renewal failed, how long the still valid token is used before the next attempt;
@@ -22,12 +26,7 @@ const CLOCK_SKEW_MS = 2_000;
 const MAX_RENEW_PAUSE_MS = 300_000;
 
 export const noSession = () =>
-  new MarketplaceKitError('ERR_SESSION_MISSING', 'There is no session: the user is not signed in, signed out, or the kit was destroyed');
-const renewalFailed = (cause: unknown) =>
-  new MarketplaceKitError('ERR_SESSION_REFRESH_FAILED', `The session could not be renewed: ${cause instanceof Error ? cause.message : String(cause)}`, {
-    cause,
-    ...(isKitError(cause) ? { status: cause.status, retryAfterMs: cause.retryAfterMs } : {}),
-  });
+  new MarketplaceKitError('ERR_SESSION_MISSING', DEV ? 'There is no session: the user is not signed in, signed out, or the kit was destroyed' : '');
 
 /** A session as the kit holds it. Own-site sessions have no token: the cookie is the credential. */
 export interface Session {
@@ -52,54 +51,63 @@ export interface SessionContext {
 export abstract class SessionManager {
   /** True inside the dashboard. */
   abstract readonly embedded: boolean;
-  protected session: Session | null = null;
+  /** The origins `kit.fetch` gives the session's credential to. */
+  abstract readonly origins: readonly string[];
+  /** The session; the upkeep replaces it as it renews. */
+  session: Session | null = null;
   /**
    * Counts the times the session was forgotten (sign-out, destroy, a lost session). Work that
    * started before (start-up, a renewal, a refresh) must not bring it back when it ends.
    */
-  protected generation = 0;
-  /** How far the backend's clock is ahead of the browser's, when they disagree (see `accept`). */
-  #skew = 0;
-  #renewal: Promise<Session> | null = null;
+  generation = 0;
   /** The backend asked for a wait (a 429, a 503 with `Retry-After`): no renewal is asked for until `until`. */
-  #renewPause: { until: number; error: MarketplaceKitError } | null = null;
-  #refreshRunning: Promise<void> | null = null;
-  #refreshQueued: Promise<void> | null = null;
+  pause: { until: number; error: MarketplaceKitError } | null = null;
   /** Settles when start-up is over, whatever its outcome. */
   started: Promise<void> = Promise.resolve();
   /** `signOut()`'s last request to the backend, settled or not: a refresh waits for it. */
-  protected signingOut: Promise<unknown> | null = null;
+  signingOut: Promise<unknown> | null = null;
+  /** How far the backend's clock is ahead of the browser's, when they disagree (see `accept`). */
+  #skew = 0;
   #stopWake: (() => void) | undefined;
+  #upkeep: Promise<Upkeep> | null = null;
 
-  constructor(protected readonly ctx: SessionContext) {}
+  constructor(readonly ctx: SessionContext) {}
 
-  /** The origins `kit.fetch` gives the session's credential to. */
-  abstract readonly origins: readonly string[];
   /** Start-up: called in the kit's constructor, so that its one request leaves in that task. */
   abstract start(): Promise<void>;
-  /** Asks for a new session: a fresh context exchanged, or the cookie session read again. */
-  protected abstract renewal(): Promise<ServedSession>;
-  /** Whether a session may be obtained now. */
-  protected abstract mayRenew(): boolean;
-  /** After a renewal failed with `error` (`ERR_SESSION_REFRESH_FAILED`): signed out, or state `error`. */
-  protected abstract lost(error: MarketplaceKitError): void;
   /** How long a session of `lifetime` ms from now is used, and renewed from when. */
   protected abstract usable(lifetime: number): { renewAt: number; expiresAt: number };
   /** The token of an answer, as kept (none on the developer's own site). */
   protected abstract tokenOf(response: ServedSession): string | null;
-  /** The request of `kit.refresh()` (`?refresh=1`), and what its failure means. */
-  protected abstract reload(): Promise<void>;
-  /** `request` with the session's credential, for `kit.fetch`. */
-  abstract attach(request: Request, token: string | null): Request;
-  abstract signIn(url: string): Promise<void>;
-  /** The `DELETE {backend}/session` of `signOut()`, with the session's credential. */
-  protected abstract signOutInit(token: string | null): RequestInit;
+  /** Loads this strategy's upkeep (a chunk: see the top of this file). */
+  protected abstract loadUpkeep(): Promise<Upkeep>;
+
+  /**
+   * The upkeep, loaded once: after start-up, or by the first call that needs it. A chunk that
+   * fails to load fails that call with `ERR_NETWORK`, and the next call asks for it again.
+   */
+  upkeep(): Promise<Upkeep> {
+    this.#upkeep ??= this.loadUpkeep().catch((cause: unknown) => {
+      this.#upkeep = null;
+      throw new MarketplaceKitError('ERR_NETWORK', DEV ? `The kit's session code could not be loaded: ${cause instanceof Error ? cause.message : String(cause)}` : '', { cause });
+    });
+    return this.#upkeep;
+  }
+
+  refresh(): Promise<void> {
+    return this.upkeep().then((upkeep) => upkeep.refresh());
+  }
+
+  /** Once start-up is over: the upkeep is loaded in the next task, so the first `kit.fetch` finds it there. */
+  prefetch(): void {
+    this.ctx.env.setTimeout(() => void this.upkeep().catch(() => undefined), 0);
+  }
 
   /**
    * The entitlement's end is timed by setTimeout, which does not count a device's sleep and is held
    * back in a hidden tab: on waking, whether it has ended is looked at again.
    */
-  protected watchWake(): void {
+  watchWake(): void {
     this.#stopWake = this.ctx.env.observeWake(() => this.ctx.store.set({}));
   }
 
@@ -132,7 +140,7 @@ export abstract class SessionManager {
       this.#skew = Math.abs(now - served) > CLOCK_SKEW_MS ? served - now : 0;
       this.session = { token, ends, ...this.usable(ends - now - this.#skew) };
     }
-    this.#renewPause = null;
+    this.pause = null;
     this.ctx.store.set({ state: 'ready', user: response.user, entitlement: response.entitlement, error: null });
   }
 
@@ -142,9 +150,11 @@ export abstract class SessionManager {
     this.ctx.store.set({ state: 'signed-out', user: null, entitlement: null, error });
   }
 
-  protected fail(error: unknown): void {
+  /** Start-up failed: state `error`, and renewals wait if the backend asked for a wait. */
+  failed(error: unknown): void {
     const kitError = isKitError(error) ? error : new MarketplaceKitError('ERR_NETWORK', String(error), { cause: error });
     this.ctx.store.set({ state: 'error', error: kitError });
+    this.refused(error);
   }
 
   /** Forgets the session token; what was under way for it is dropped when it ends. */
@@ -157,65 +167,10 @@ export abstract class SessionManager {
    * Settles as `work` does, unless the session was forgotten since `generation` was read: then its
    * outcome is dropped and this rejects with `ERR_SESSION_MISSING`.
    */
-  protected unlessForgotten<T>(generation: number, work: Promise<T> | T): Promise<T> {
+  unlessForgotten<T>(generation: number, work: Promise<T> | T): Promise<T> {
     return Promise.resolve(work).finally(() => {
       if (generation !== this.generation) throw noSession();
     });
-  }
-
-  /**
-   * Sends with the session's credential; on a 401 renews once and sends again, unless the session
-   * was new. Only a missing or expired session is waited for: before expiry the renewal runs
-   * alongside, and if it fails the token stays in use and the renewal is tried again later.
-   */
-  async authorized(send: (token: string | null) => Promise<Response>, signal?: AbortSignal | null): Promise<Response> {
-    await unlessAborted(this.started, signal ?? undefined);
-    const generation = this.generation;
-    // The caller's signal also ends its wait for a renewal (which goes on for other callers).
-    const renewed = (stale: Session | null) =>
-      unlessAborted(
-        this.#renew(stale).catch((error: unknown) => Promise.reject(this.#lost(error))),
-        signal ?? undefined,
-      );
-    const attempt = async (session: Session) => send((await this.unlessForgotten(generation, session)).token);
-    const session = this.session;
-    const now = this.ctx.env.now();
-    if (!session || now >= session.expiresAt) return attempt(await renewed(session));
-    if (now >= session.renewAt) {
-      this.#renew(session).catch(() => {
-        session.renewAt = Math.min(this.ctx.env.now() + RENEW_RETRY_MS, session.expiresAt);
-      });
-    }
-    const response = await attempt(session);
-    if (response.status !== 401) return response;
-    return attempt(await renewed(session));
-  }
-
-  /** After a failed renewal: signs out or records the error (state `error`); returns the error to throw. */
-  #lost(error: unknown): unknown {
-    if (isKitError(error, 'ERR_SESSION_REFRESH_FAILED')) this.lost(error);
-    return error;
-  }
-
-  /** A new session, unless `stale` was replaced meanwhile; concurrent callers share one renewal. */
-  #renew(stale: Session | null): Promise<Session> {
-    const current = this.session;
-    // Replaced meanwhile: another token (inside the dashboard), or another reading of the cookie.
-    const replaced = current !== null && current !== stale && (current.token === null || current.token !== stale?.token);
-    if (replaced && this.ctx.env.now() < current.renewAt) return Promise.resolve(current);
-    const pause = this.#renewPause;
-    if (pause && this.ctx.env.now() < pause.until) return Promise.reject(pause.error);
-    this.#renewal ??= this.#runRenewal().finally(() => (this.#renewal = null));
-    return this.#renewal;
-  }
-
-  async #runRenewal(): Promise<Session> {
-    const generation = this.generation;
-    if (this.ctx.destroyed() || !this.mayRenew()) throw noSession();
-    const refused = (cause: unknown) => Promise.reject(this.refused(cause));
-    const response = await this.unlessForgotten(generation, this.renewal().catch(refused));
-    this.accept(response, true);
-    return this.session!;
   }
 
   /**
@@ -225,60 +180,25 @@ export abstract class SessionManager {
    * once with this error, rather than each asking the dashboard and the backend again. Any other
    * failure (a 503 page from a proxy, the network) is tried again by the next call.
    */
-  protected refused(cause: unknown): MarketplaceKitError {
-    const error = renewalFailed(cause);
-    const asked = error.status === 429 || (error.status === 503 && error.retryAfterMs !== undefined);
-    if (asked) {
+  refused(cause: unknown): MarketplaceKitError {
+    const error = new MarketplaceKitError('ERR_SESSION_REFRESH_FAILED', DEV ? `The session could not be renewed: ${cause instanceof Error ? cause.message : String(cause)}` : '', {
+      cause,
+      ...(isKitError(cause) ? { status: cause.status, retryAfterMs: cause.retryAfterMs } : {}),
+    });
+    if (error.status === 429 || (error.status === 503 && error.retryAfterMs !== undefined)) {
       const wait = Math.min(error.retryAfterMs ?? RENEW_RETRY_MS, MAX_RENEW_PAUSE_MS);
-      this.#renewPause = { until: this.ctx.env.now() + wait, error };
+      this.pause = { until: this.ctx.env.now() + wait, error };
     }
     return error;
   }
 
-  /**
-   * Reloads session and entitlement. A refresh asked for while one runs may carry news the
-   * running one missed (an entitlement changed after its request left), so one more runs after
-   * it; later asks share that one.
-   */
-  refresh(): Promise<void> {
-    if (this.#refreshQueued) return this.#refreshQueued;
-    if (this.#refreshRunning) {
-      const queued = this.#refreshRunning.catch(() => undefined).then(() => {
-        this.#refreshQueued = null;
-        return this.#runRefresh();
-      });
-      this.#refreshQueued = queued;
-      return queued;
-    }
-    return this.#runRefresh();
-  }
-
-  #runRefresh(): Promise<void> {
-    const run = (async () => {
-      await this.started;
-      await this.signingOut;
-      // A destroyed kit keeps no session: nothing is read for it.
-      if (this.ctx.destroyed()) throw noSession();
-      await this.reload();
-    })();
-    this.#refreshRunning = run;
-    const settled = () => {
-      if (this.#refreshRunning === run) this.#refreshRunning = null;
-    };
-    run.then(settled, settled);
-    return run;
-  }
-
-  /** Forgets the session at once, then deletes it at the backend. */
-  async signOut(): Promise<void> {
+  /** Forgets the session at once, then deletes it at the backend (through the upkeep). */
+  signOut(): Promise<void> {
     const token = this.session?.token ?? null;
     // Forget locally first: even if the backend cannot be reached, this page is signed out.
     this.signedOut();
-    const deleting = this.ctx.backend.send(`${this.ctx.backend.base}/session`, this.signOutInit(token));
+    const deleting = this.upkeep().then((upkeep) => upkeep.deleteSession(token));
     this.signingOut = deleting.catch(() => undefined);
-    const response = await deleting;
-    if (!response.ok && response.status !== 401) {
-      throw new MarketplaceKitError('ERR_HTTP', `Sign-out answered ${response.status}`, { status: response.status });
-    }
+    return deleting;
   }
 }

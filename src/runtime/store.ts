@@ -1,7 +1,7 @@
 /**
  * What the kit shows (state, user, entitlement, theme, locale, error) and who is told when it
  * changes: each listener once per visible change, and once more when the entitlement's
- * `expires_at` passes while the page is open (docs/runtime.md, "The kit").
+ * `expires_at` passes while the page is open (docs/runtime.md#the-kit).
  */
 import { MAX_TIMER_MS } from '../shared/options.js';
 import type { KitTimers, TimerId } from './environment.js';
@@ -23,14 +23,17 @@ export class KitStore {
    * `now`: the backend's time as the browser can tell it (an entitlement ends by that clock);
    * `announce`: fires the kit's `change` event, after the listeners.
    */
-  constructor(
-    initial: KitFields,
-    private readonly kit: Kit,
-    private readonly timers: Pick<KitTimers, 'setTimeout' | 'clearTimeout'>,
-    private readonly now: () => number,
-    private readonly announce: () => void,
-  ) {
+  readonly #kit: Kit;
+  readonly #timers: Pick<KitTimers, 'setTimeout' | 'clearTimeout'>;
+  readonly #now: () => number;
+  readonly #announce: () => void;
+
+  constructor(initial: KitFields, kit: Kit, timers: Pick<KitTimers, 'setTimeout' | 'clearTimeout'>, now: () => number, announce: () => void) {
     this.#fields = initial;
+    this.#kit = kit;
+    this.#timers = timers;
+    this.#now = now;
+    this.#announce = announce;
     this.#signature = this.#sign();
   }
 
@@ -49,9 +52,9 @@ export class KitStore {
     Object.assign(this.#fields, patch);
     // An entitlement that ends while the page is open changes `has()` with no news from anyone:
     // listeners hear of it then. setTimeout waits at most MAX_TIMER_MS; a later end is timed again.
-    this.timers.clearTimeout(this.#expiryTimer);
-    const left = Date.parse(this.#fields.entitlement?.expires_at ?? '') - this.now();
-    if (left > 0) this.#expiryTimer = this.timers.setTimeout(() => this.set({}), Math.min(left + 1, MAX_TIMER_MS));
+    this.#timers.clearTimeout(this.#expiryTimer);
+    const left = Date.parse(this.#fields.entitlement?.expires_at ?? '') - this.#now();
+    if (left > 0) this.#expiryTimer = this.#timers.setTimeout(() => this.set({}), Math.min(left + 1, MAX_TIMER_MS));
     const signature = this.#sign();
     if (signature === this.#signature) return;
     this.#signature = signature;
@@ -62,25 +65,25 @@ export class KitStore {
       if (this.#closed || this.#signature !== signature) return;
       if (!this.#listeners.has(listener)) continue;
       try {
-        listener(this.kit);
+        listener(this.#kit);
       } catch (error) {
         // One broken listener must not starve the others.
         reportError(error);
       }
     }
-    if (!this.#closed && this.#signature === signature) this.announce();
+    if (!this.#closed && this.#signature === signature) this.#announce();
   }
 
   /** Nothing changes or is announced any more; the listeners are forgotten. */
   close(): void {
     this.#closed = true;
-    this.timers.clearTimeout(this.#expiryTimer);
+    this.#timers.clearTimeout(this.#expiryTimer);
     this.#listeners.clear();
   }
 
   /** The fields as text (the error as its `toJSON()`), and whether the entitlement has ended by now. */
   #sign(): string {
     const ends = this.#fields.entitlement?.expires_at;
-    return JSON.stringify([this.#fields, ends ? !(Date.parse(ends) > this.now()) : false]);
+    return JSON.stringify([this.#fields, ends ? !(Date.parse(ends) > this.#now()) : false]);
   }
 }

@@ -5,6 +5,7 @@
  * Browser-side checks only decide what the UI shows. Anything worth protecting must be checked
  * again on the server with `requireEntitlement`.
  */
+import { DEV } from './dev.js';
 import { MarketplaceKitError } from './errors.js';
 import type { AnyEntitlement } from './schemas.js';
 
@@ -68,7 +69,7 @@ function assertRequirement(requirement: unknown): asserts requirement is AccessR
     !(plan === undefined || typeof plan === 'string' || (Array.isArray(plan) && plan.every((name) => typeof name === 'string'))) ||
     !(metered === undefined || typeof metered === 'boolean')
   ) {
-    throw new MarketplaceKitError('ERR_CONFIG', 'An access requirement is an object of feature (a text), plan (a text or a list of texts) and metered (a boolean), such as { feature: "export" }');
+    throw new MarketplaceKitError('ERR_CONFIG', DEV ? 'An access requirement is an object of feature (a text), plan (a text or a list of texts) and metered (a boolean), such as { feature: "export" }' : '');
   }
 }
 

@@ -8,7 +8,10 @@
  * always passes the pinned origin.
  */
 import { RPC } from '@mixer/postmessage-rpc';
-import * as z from 'zod/mini';
+// Named imports (not `* as z`): the script tag's bridge file takes exactly these from the script (vite.config.ts).
+import { nullable, number, object, optional, refine, string } from 'zod/mini';
+import type * as z from 'zod/mini';
+import { DEV } from './dev.js';
 import { MarketplaceKitError, isKitError } from './errors.js';
 import { assertOrigin } from './origin.js';
 import { THEMES, describeFailure, length, matches } from './schemas.js';
@@ -22,21 +25,32 @@ export const BRIDGE_MAX_MESSAGE_SIZE = 64 * 1024;
 /** How long a call over the bridge waits for its answer by default, in milliseconds. */
 export const BRIDGE_DEFAULT_TIMEOUT_MS = 5000;
 
-const Empty = /* @__PURE__ */ z.object({});
+/**
+ * One of `values`: what `z.enum(values)` accepts, with its type, as a refinement. The browser's
+ * bundle then needs no enum schema: the bridge's chunk shares zod's code with what loads before
+ * the kit is ready, and would bring it there.
+ */
+/* @__NO_SIDE_EFFECTS__ */
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T): z.ZodMiniType<T[number], T[number]> {
+  const message = DEV ? `expected ${values.map((value) => `"${value}"`).join(' or ')}` : '';
+  return string().check(refine((value) => (values as readonly string[]).includes(value), message)) as unknown as z.ZodMiniType<T[number], T[number]>;
+}
+
+const Empty = /* @__PURE__ */ object({});
 /** A string of `min` to `max` characters. */
 /* @__NO_SIDE_EFFECTS__ */
-const text = (min: number, max: number) => z.string().check(length(min, max));
+const text = (min: number, max: number) => string().check(length(min, max));
 
 /** An absolute http(s) URL; `javascript:`, `data:` and the like are refused. */
 const ExternalUrl = /* @__PURE__ */ text(0, 4096).check(
-  z.refine((value) => {
+  refine((value) => {
     try {
       const { protocol } = new URL(value);
       return protocol === 'https:' || protocol === 'http:';
     } catch {
       return false;
     }
-  }, 'expected an absolute http(s) URL'),
+  }, DEV ? 'expected an absolute http(s) URL' : ''),
 );
 
 /**
@@ -44,8 +58,8 @@ const ExternalUrl = /* @__PURE__ */ text(0, 4096).check(
  * no `.` or `..` segment (a dashboard that appends it to its own path would leave it).
  */
 const AppPath = /* @__PURE__ */ text(0, 2048).check(
-  matches(/^\/(?![/\\])[^\s]*$/, 'expected a path starting with one /'),
-  z.refine((value) => !/[/\\](\.|%2e){1,2}([/\\]|$)/i.test(value.replace(/[?#].*/s, '')), 'expected no . or .. segment'),
+  matches(/^\/(?![/\\])[^\s]*$/, DEV ? 'expected a path starting with one /' : ''),
+  refine((value) => !/[/\\](\.|%2e){1,2}([/\\]|$)/i.test(value.replace(/[?#].*/s, '')), DEV ? 'expected no . or .. segment' : ''),
 );
 
 /** Who calls a method: the app calls the dashboard (`app-to-host`), or the dashboard calls the app. */
@@ -59,7 +73,7 @@ export interface BridgeMethod {
 }
 
 /**
- * The bridge protocol, one entry per method (docs/host.md, "The bridge protocol"). The app's end
+ * The bridge protocol, one entry per method (docs/host.md#the-bridge-protocol). The app's end
  * (`src/runtime/host-link.ts`), the dashboard's (`src/host`) and the simulator's dashboard take
  * their types from it, and `openBridge` its checks: adding a method means an entry here, its
  * handler on the side that answers it, and its test.
@@ -73,28 +87,28 @@ export const BRIDGE_PROTOCOL = {
   getContext: {
     direction: 'app-to-host',
     params: Empty,
-    result: /* @__PURE__ */ z.object({ context: text(1, 16384), theme: z.optional(z.nullable(z.string())), locale: z.optional(z.nullable(z.string())) }),
+    result: /* @__PURE__ */ object({ context: text(1, 16384), theme: optional(nullable(string())), locale: optional(nullable(string())) }),
   },
   resize: {
     direction: 'app-to-host',
-    params: /* @__PURE__ */ z.object({ height: z.number().check(z.refine((value) => value >= 0 && value <= 1_000_000, 'expected 0 to 1000000')) }),
+    params: /* @__PURE__ */ object({ height: number().check(refine((value) => value >= 0 && value <= 1_000_000, DEV ? 'expected 0 to 1000000' : '')) }),
     result: null,
   },
-  navigate: { direction: 'app-to-host', params: /* @__PURE__ */ z.object({ path: AppPath }), result: null },
-  openExternal: { direction: 'app-to-host', params: /* @__PURE__ */ z.object({ url: ExternalUrl }), result: null },
+  navigate: { direction: 'app-to-host', params: /* @__PURE__ */ object({ path: AppPath }), result: null },
+  openExternal: { direction: 'app-to-host', params: /* @__PURE__ */ object({ url: ExternalUrl }), result: null },
   openUpgrade: {
     direction: 'app-to-host',
-    params: /* @__PURE__ */ z.object({ plan: z.optional(text(0, 100)), feature: z.optional(text(0, 100)) }),
-    result: /* @__PURE__ */ z.object({ outcome: z.enum(['upgraded', 'dismissed']) }),
+    params: /* @__PURE__ */ object({ plan: optional(text(0, 100)), feature: optional(text(0, 100)) }),
+    result: /* @__PURE__ */ object({ outcome: oneOf(['upgraded', 'dismissed']) }),
   },
   toast: {
     direction: 'app-to-host',
-    params: /* @__PURE__ */ z.object({ message: text(1, 1000), tone: z.optional(z.enum(['info', 'success', 'warning', 'error'])) }),
+    params: /* @__PURE__ */ object({ message: text(1, 1000), tone: optional(oneOf(['info', 'success', 'warning', 'error'])) }),
     result: null,
   },
-  setTitle: { direction: 'app-to-host', params: /* @__PURE__ */ z.object({ title: text(0, 200) }), result: null },
-  themeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ z.object({ theme: z.enum(THEMES) }), result: null },
-  localeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ z.object({ locale: text(2, 35) }), result: null },
+  setTitle: { direction: 'app-to-host', params: /* @__PURE__ */ object({ title: text(0, 200) }), result: null },
+  themeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ object({ theme: oneOf(THEMES) }), result: null },
+  localeChanged: { direction: 'host-to-app', params: /* @__PURE__ */ object({ locale: text(2, 35) }), result: null },
   entitlementsChanged: { direction: 'host-to-app', params: Empty, result: null },
 } as const satisfies Record<string, BridgeMethod>;
 
@@ -102,11 +116,11 @@ export const BRIDGE_PROTOCOL = {
  * The RPC packet shape of `@mixer/postmessage-rpc`, checked before the library sees it. `params`
  * and `result` are checked per method, where they are used.
  */
-export const BRIDGE_PACKET = /* @__PURE__ */ z.object({
-  type: z.enum(['method', 'reply']),
-  serviceID: z.string(),
-  id: z.number().check(z.refine(Number.isSafeInteger)),
-  method: z.optional(text(0, 64)),
+export const BRIDGE_PACKET = /* @__PURE__ */ object({
+  type: oneOf(['method', 'reply']),
+  serviceID: string(),
+  id: number().check(refine(Number.isSafeInteger)),
+  method: optional(text(0, 64)),
   // `error` is not checked: one that is not `{code, message}` still fails its call at once (the
   // library reads any error but null, 0, "" or false; the message is read where the error is
   // built), where dropping the packet would leave the call to its timeout. Nor is its length:
@@ -237,7 +251,7 @@ function claimChannel(self: MessageSource, peer: object | null | undefined, clos
  * const { context } = await bridge.call('getContext', {});
  */
 export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bridge<S> {
-  const origin = assertOrigin(options.origin, 'The bridge peer origin');
+  const origin = assertOrigin(options.origin, DEV ? 'The bridge peer origin' : '');
   const defaultTimeoutMs = options.timeoutMs ?? BRIDGE_DEFAULT_TIMEOUT_MS;
   const timers: BridgeTimers = options.timers ?? { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout: (timer) => clearTimeout(timer) };
   const peer = typeof options.peer === 'function' ? options.peer : () => options.peer as MessagePeer;
@@ -300,7 +314,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
             // The peer started over (a reload in the frame, a new connection on the iframe): the
             // end our calls went to is gone, and the library is about to reuse their ids.
             handshakes++;
-            const error = new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The other side of the host bridge started over before answering (a reload, or a new connection)');
+            const error = new MarketplaceKitError('ERR_BRIDGE_CLOSED', DEV ? 'The other side of the host bridge started over before answering (a reload, or a new connection)' : '');
             for (const fail of unanswered) fail(error);
           }
           // The library queues out-of-sequence packets until the gap is filled. postMessage
@@ -321,7 +335,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
 
   // Registered once the library's end exists, which closing it needs.
   const releaseChannel = claimChannel(options.self, options.channel ?? peer(), () =>
-    close('The host bridge is closed: a newer one was opened between the same two windows (a second kit in this frame, or a second connectApp on this iframe?)'),
+    close(DEV ? 'The host bridge is closed: a newer one was opened between the same two windows (a second kit in this frame, or a second connectApp on this iframe?)' : ''),
   );
 
   const answers = options.side === 'host' ? 'app-to-host' : 'host-to-app';
@@ -342,9 +356,9 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
 
   async function answerCall(method: string, params: unknown, paramsSchema: z.ZodMiniType, resultSchema: z.ZodMiniType | null): Promise<unknown> {
     const parsed = paramsSchema.safeParse(params);
-    if (!parsed.success) throw remoteError(describeFailure(`${method} params`, parsed.error));
+    if (!parsed.success) throw remoteError(DEV ? describeFailure(`${method} params`, parsed.error) : `${method}: invalid params`);
     const handler = (options.handlers as Record<string, ((params: unknown) => unknown) | undefined>)[method];
-    if (!handler) throw remoteError(`${method} is not supported here`);
+    if (!handler) throw remoteError(DEV ? `${method} is not supported here` : `${method}: not supported`);
     let checked;
     try {
       // Called on its table, so that handlers may be methods of a class instance.
@@ -357,7 +371,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
     } catch (error) {
       throw remoteError(error instanceof Error ? error.message : String(error));
     }
-    if (!checked.success) throw remoteError(`${method} handler returned an invalid result (${describeFailure('result', checked.error)})`);
+    if (!checked.success) throw remoteError(DEV ? `${method} handler returned an invalid result (${describeFailure('result', checked.error)})` : `${method}: invalid result`);
     return checked.data;
   }
 
@@ -376,11 +390,11 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
   return {
     ready,
     async call(method, params, { timeoutMs = defaultTimeoutMs } = {}) {
-      if (closed) throw new MarketplaceKitError('ERR_BRIDGE_CLOSED', 'The host bridge is closed');
+      if (closed) throw new MarketplaceKitError('ERR_BRIDGE_CLOSED', DEV ? 'The host bridge is closed' : '');
       const { params: paramsSchema, result: resultSchema } = BRIDGE_PROTOCOL[method] as BridgeMethod;
       const checked = paramsSchema.safeParse(params);
       if (!checked.success) {
-        throw new MarketplaceKitError('ERR_INVALID_INPUT', describeFailure(`${method} params`, checked.error));
+        throw new MarketplaceKitError('ERR_INVALID_INPUT', DEV ? describeFailure(`${method} params`, checked.error) : '');
       }
       let timer: ReturnType<typeof setTimeout> | undefined;
       let timedOut = false;
@@ -388,7 +402,7 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
       const timeout = new Promise<never>((_, reject) => {
         timer = timers.setTimeout(() => {
           timedOut = true;
-          reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', `${method} got no answer within ${timeoutMs} ms`));
+          reject(new MarketplaceKitError('ERR_BRIDGE_TIMEOUT', DEV ? `${method} got no answer within ${timeoutMs} ms` : ''));
           forget();
         }, timeoutMs);
       });
@@ -437,8 +451,8 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
         // Our own timeout and closing are kit errors; anything else is the peer's error reply.
         if (isKitError(error)) throw error;
         const said = (error as { message?: unknown } | null)?.message;
-        const message = typeof said === 'string' && said ? said.slice(0, 500) : 'an error reply without a message';
-        throw new MarketplaceKitError('ERR_BRIDGE_REMOTE', `${method} failed on the other side: ${message}`, { cause: error });
+        const message = typeof said === 'string' && said ? said.slice(0, 500) : DEV ? 'an error reply without a message' : '';
+        throw new MarketplaceKitError('ERR_BRIDGE_REMOTE', DEV ? `${method} failed on the other side: ${message}` : `${method}: ${message}`, { cause: error });
       } finally {
         timers.clearTimeout(timer);
         onClose.delete(stop);
@@ -447,16 +461,16 @@ export function openBridge<S extends BridgeSide>(options: BridgeOptions<S>): Bri
       }
       const invalid = (message: string) => new MarketplaceKitError('ERR_BRIDGE_INVALID_MESSAGE', message);
       if (!resultSchema) {
-        if (result != null) throw invalid(`Invalid ${method} result: expected nothing`);
+        if (result != null) throw invalid(DEV ? `Invalid ${method} result: expected nothing` : '');
         return undefined as ResultOf<typeof method>;
       }
       const answer = resultSchema.safeParse(result);
-      if (!answer.success) throw invalid(describeFailure(`${method} result`, answer.error));
+      if (!answer.success) throw invalid(DEV ? describeFailure(`${method} result`, answer.error) : '');
       return answer.data as ResultOf<typeof method>;
     },
     destroy() {
       releaseChannel();
-      close('The host bridge is closed');
+      close(DEV ? 'The host bridge is closed' : '');
     },
   };
 }

@@ -103,8 +103,12 @@ export class MarketplaceKitError extends Error {
    */
   readonly retryAfterMs: number | undefined;
 
+  /**
+   * `message` may be empty in the production build of the browser entries, which leaves long
+   * explanations out (`DEV` in dev.ts): the code then says what failed, and docs/errors.md why.
+   */
   constructor(code: ErrorCode, message: string, options: MarketplaceKitErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(message || `${code} (docs/errors.md of marketplace-app-kit; the development build says more)`, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     // A configuration mistake is the server's own fault wherever it is found: 500.
     this.status = options.status ?? (code === 'ERR_CONFIG' ? 500 : undefined);

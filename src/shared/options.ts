@@ -1,3 +1,4 @@
+import { DEV } from './dev.js';
 import { MarketplaceKitError } from './errors.js';
 
 /** The longest delay `setTimeout` takes (about 24.8 days); a longer one fires at once. */
@@ -14,9 +15,9 @@ export function numberOption(value: unknown, fallback: number, name: string, { m
   if (value === undefined) return fallback;
   const valid = (unlimited && value === Infinity) || (typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max);
   if (!valid) {
-    const kind = unlimited ? 'a number (or Infinity)' : 'a finite number';
-    const range = max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`;
-    throw new MarketplaceKitError('ERR_CONFIG', `${name} must be ${kind} ${range}, got ${shownValue(value)}`);
+    const kind = () => (unlimited ? 'a number (or Infinity)' : 'a finite number');
+    const range = () => (max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`);
+    throw new MarketplaceKitError('ERR_CONFIG', DEV ? `${name} must be ${kind()} ${range()}, got ${shownValue(value)}` : '');
   }
   return value;
 }

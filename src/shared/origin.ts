@@ -4,6 +4,7 @@
  * list passes all of them or none. An origin is written the way `URL#origin` writes it:
  * `https://app.example`, lower case, no path, no trailing slash.
  */
+import { DEV } from './dev.js';
 import { MarketplaceKitError } from './errors.js';
 
 /** `value` when it is exactly an http(s) origin; null otherwise. */
@@ -20,7 +21,7 @@ export function exactOrigin(value: unknown): string | null {
 export function assertOrigin(value: unknown, what: string): string {
   const origin = exactOrigin(value);
   if (origin === null) {
-    throw new MarketplaceKitError('ERR_CONFIG', `${what} must be an exact http(s) origin such as https://app.example, got "${String(value)}"`);
+    throw new MarketplaceKitError('ERR_CONFIG', DEV ? `${what} must be an exact http(s) origin such as https://app.example, got "${String(value)}"` : '');
   }
   return origin;
 }

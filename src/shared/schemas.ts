@@ -4,6 +4,7 @@
  * browser bundle stays small. Parse with `parseOrThrow` to get a typed `ERR_INVALID_INPUT` error.
  */
 import * as z from 'zod/mini';
+import { DEV } from './dev.js';
 import { MarketplaceKitError, type ErrorCode } from './errors.js';
 
 /*
@@ -51,14 +52,14 @@ export function length(min: number, max = Infinity): z.core.$ZodCheck<string> {
       const characters = value.length - (value.match(SURROGATE_PAIR)?.length ?? 0);
       return characters >= min && characters <= max;
     },
-    max === Infinity ? `expected at least ${min} characters` : `expected ${min} to ${max} characters`,
+    !DEV ? '' : max === Infinity ? `expected at least ${min} characters` : `expected ${min} to ${max} characters`,
   );
 }
 
 /* Each function builds a new schema; `/* @__NO_SIDE_EFFECTS__ *\/` lets a bundle drop unused ones. */
 
-const userId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^usr_[A-Za-z0-9_-]{1,64}$/, 'expected a user id of the form usr_<id>'));
-const appId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^app_[A-Za-z0-9_-]{1,64}$/, 'expected an app id of the form app_<id>'));
+const userId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^usr_[A-Za-z0-9_-]{1,64}$/, DEV ? 'expected a user id of the form usr_<id>' : ''));
+const appId = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^app_[A-Za-z0-9_-]{1,64}$/, DEV ? 'expected an app id of the form app_<id>' : ''));
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /**
@@ -77,13 +78,13 @@ export function hasRealDay(timestamp: string): boolean {
 /** ISO 8601 UTC timestamp, `YYYY-MM-DDThh:mm:ssZ` (fractional seconds tolerated). */
 const utcTimestamp = /* @__NO_SIDE_EFFECTS__ */ () =>
   string(
-    matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, 'expected an ISO 8601 UTC timestamp'),
-    z.refine((value) => hasRealDay(value) && !Number.isNaN(Date.parse(value)), 'expected a real date'),
+    matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, DEV ? 'expected an ISO 8601 UTC timestamp' : ''),
+    z.refine((value) => hasRealDay(value) && !Number.isNaN(Date.parse(value)), DEV ? 'expected a real date' : ''),
   );
-const httpUrl = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^https?:\/\/[^\s]+$/i, 'expected an http(s) URL'));
+const httpUrl = /* @__NO_SIDE_EFFECTS__ */ () => string(matches(/^https?:\/\/[^\s]+$/i, DEV ? 'expected an http(s) URL' : ''));
 /** A safe integer, 0 or more (what `z.int()` with `z.nonnegative()` accepts). */
 const count = /* @__NO_SIDE_EFFECTS__ */ () =>
-  z.number().check(z.refine((value: number) => Number.isSafeInteger(value) && value >= 0, 'expected a whole number, 0 or more'));
+  z.number().check(z.refine((value: number) => Number.isSafeInteger(value) && value >= 0, DEV ? 'expected a whole number, 0 or more' : ''));
 const email = /* @__NO_SIDE_EFFECTS__ */ () => string(length(3, 320));
 const name = /* @__NO_SIDE_EFFECTS__ */ () => string(length(0, 200));
 
@@ -275,20 +276,31 @@ export type ContextTokenClaims = z.infer<typeof ContextTokenClaims>;
 
 /* The app's own session, answered by `POST /session` and `GET /session` (docs/runtime.md). */
 
-/**
- * Built on first use (see the top of this file); `prepareSessionSchema()` builds it ahead.
- * `session.token` is the bearer token of a context exchange (and of a `GET /session` sent with
- * it); an answer to the session cookie alone has none (docs/security.md, "Tokens").
- */
-export const SessionResponse = /* @__PURE__ */ z.lazy(() =>
+let sessionResponse: ReturnType<typeof buildSessionResponse> | undefined;
+/* @__NO_SIDE_EFFECTS__ */
+const buildSessionResponse = () =>
   z.object({
     session: z.object({ token: z.optional(string(length(1))), expires_at: utcTimestamp() }),
     user: profile(),
     /** `null` when the marketplace holds no entitlement for this user and app. */
     entitlement: z.nullable(entitlement()),
     host: z.optional(z.nullable(z.string())),
-  }),
-);
+  });
+
+/**
+ * `SessionResponse`, built on its first call (see the top of this file): the runtime reads its
+ * answers with this, which keeps zod's `lazy` out of the browser's bundle.
+ */
+export function sessionResponseSchema(): ReturnType<typeof buildSessionResponse> {
+  return (sessionResponse ??= buildSessionResponse());
+}
+
+/**
+ * Built on first use (see the top of this file); `prepareSessionSchema()` builds it ahead.
+ * `session.token` is the bearer token of a context exchange (and of a `GET /session` sent with
+ * it); an answer to the session cookie alone has none (docs/security.md#tokens).
+ */
+export const SessionResponse = /* @__PURE__ */ z.lazy(sessionResponseSchema);
 /** What the app backend's `POST /session` and `GET /session` answer: the session, the user and the entitlement. */
 export type SessionResponse = Omit<z.infer<typeof SessionResponse>, 'entitlement'> & { entitlement: Entitlement | null };
 
@@ -297,7 +309,7 @@ export type SessionResponse = Omit<z.infer<typeof SessionResponse>, 'entitlement
  * not pay for it. The runtime calls it while its start-up request is on the way.
  */
 export function prepareSessionSchema(): void {
-  SessionResponse.safeParse(null);
+  sessionResponseSchema().safeParse(null);
 }
 
 /** Embed URL query parameters (docs/decisions.md#embed-launch). */
@@ -332,7 +344,8 @@ export function parseOrThrow<S extends z.ZodMiniType>(
 ): z.infer<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data as z.infer<S>;
-  throw new MarketplaceKitError(code, describeFailure(what, result.error), { status, cause: result.error });
+  // The production build of the browser entries leaves the description out (see dev.ts).
+  throw new MarketplaceKitError(code, DEV ? describeFailure(what, result.error) : '', { status, cause: result.error });
 }
 
 /**

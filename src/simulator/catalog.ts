@@ -14,6 +14,8 @@ export interface SimulatedPlan {
   id: string;
   /** The plan's display name (`Pro monthly`). */
   name: string;
+  /** What the plan chooser says under the name: the config's `description`, or how the plan is billed (`Billed monthly`). */
+  description: string;
   /** How it is sold: free, monthly, annual or one time. */
   kind: PlanKind;
   /** Display price, e.g. `$12 / month`. The marketplace shows no pricing record (docs/marketplace.md#gaps). */
@@ -34,6 +36,7 @@ export interface SimulatedPlan {
 export interface PlanInput {
   id: string;
   name: string;
+  description?: string | undefined;
   kind: PlanKind;
   price?: number | undefined;
   currency?: string | undefined;
@@ -44,6 +47,8 @@ export interface PlanInput {
 
 const PERIOD_DAYS: Record<PlanKind, number | null> = { free: null, monthly: 30, annual: 365, one_time: null };
 const PRICE_SUFFIX: Record<PlanKind, string> = { free: '', monthly: ' / month', annual: ' / year', one_time: ' once' };
+/** A plan's description when its definition gives none: how it is billed, and nothing more. */
+const BILLING: Record<PlanKind, string> = { free: 'No charge', monthly: 'Billed monthly', annual: 'Billed yearly', one_time: 'Paid once' };
 
 /** `$12 / month`: the price as the dashboard's plan chooser shows it. */
 export function priceLabel(amount: number, currency: string, kind: PlanKind): string {
@@ -52,13 +57,14 @@ export function priceLabel(amount: number, currency: string, kind: PlanKind): st
   return `${text}${amount === 0 ? '' : PRICE_SUFFIX[kind]}`;
 }
 
-/** A catalogue plan from its definition, with the defaults: price 0 in USD, no features, the kind's period. */
+/** A catalogue plan from its definition, with the defaults: price 0 in USD, no features, the kind's period, its billing as description. */
 export function planFrom(input: PlanInput): SimulatedPlan {
   const amount = input.price ?? 0;
   const currency = input.currency ?? 'USD';
   return {
     id: input.id,
     name: input.name,
+    description: input.description ?? BILLING[input.kind],
     kind: input.kind,
     price: priceLabel(amount, currency, input.kind),
     amount,

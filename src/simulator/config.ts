@@ -42,6 +42,8 @@ export const PlanDefinition = z.strictObject({
   id: Identifier,
   /** The name users see: `Pro`. */
   name: Text,
+  /** What the dashboard's plan chooser says under the name: `For teams that export`. Default: how it is billed. */
+  description: Text.optional(),
   /** `free`, `monthly`, `annual` or `one_time`. */
   kind: PlanKindField,
   /** The price in `currency`, a number: `12`, `9.99`. Default 0. */

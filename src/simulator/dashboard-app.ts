@@ -1,7 +1,7 @@
 /**
  * The simulator dashboard's browser code, built by Vite (`vite build --mode dashboard`) into
  * `dist/cdn/marketplace-dashboard.js` and served at `/_simulator/dashboard.js`. It embeds the app
- * with fresh `mp_*` parameters (docs/simulator.md, "The dashboard"), answers the app's bridge calls
+ * with fresh `mp_*` parameters (docs/simulator.md#the-dashboard), answers the app's bridge calls
  * through `window.MarketplaceHost.connectApp` (its handlers are typed by the bridge protocol, see
  * docs/host.md), follows the simulator's event stream, and drives the control panel through the
  * control API.
@@ -30,12 +30,6 @@ interface EventAnswer {
   attempts: number;
 }
 
-const KIND_LABELS: Record<string, string> = {
-  free: 'Free tier',
-  monthly: 'Monthly subscription',
-  annual: 'Annual subscription, discounted',
-  one_time: 'One-time purchase, lifetime access',
-};
 const LIVE = ['active', 'trialing'];
 
 /** The element with `id`, as the page's markup (src/simulator/dashboard.ts) has it. */
@@ -225,8 +219,9 @@ function planCard(plan: Plan, isCurrent: boolean, checked: boolean): HTMLElement
     h('input', { type: 'radio', name: 'plan', value: plan.id, checked, disabled: isCurrent, required: true }),
     h('strong', { text: plan.name }),
     h('span', { class: 'price', text: plan.price }),
-    h('span', { class: 'muted', text: KIND_LABELS[plan.kind] ?? plan.kind }),
-    h('ul', null, ...(plan.features.length ? plan.features.map((f) => h('li', { text: f })) : [h('li', { text: 'Core features' })])),
+    // The config's description, or how the plan is billed: nothing the developer did not say.
+    h('span', { class: 'muted', text: plan.description }),
+    plan.features.length ? h('ul', null, ...plan.features.map((f) => h('li', { text: f }))) : null,
     isCurrent ? h('span', { class: 'badge', text: 'Current plan' }) : null,
   );
 }

@@ -1,7 +1,7 @@
 /**
  * `GET {site_url}/dashboard`: a marketplace dashboard that embeds the app and plays the host side
  * of the bridge with `window.MarketplaceHost.connectApp` from `dist/cdn/marketplace-host.js`, next
- * to a panel of simulator controls (docs/simulator.md, "The dashboard"). This file writes the
+ * to a panel of simulator controls (docs/simulator.md#the-dashboard). This file writes the
  * page; its script is `dashboard-app.ts`, built into `dist/cdn/marketplace-dashboard.js`.
  */
 import { access } from 'node:fs/promises';

@@ -1,7 +1,7 @@
 // The app's server: node:http, with marketplace-app-kit/server for everything the marketplace
 // needs (session exchange, OAuth sign-in, webhooks) and your own routes beside it.
 //
-//   npm start        production: reads .env, serves the page built by `npm run build`
+//   npm start        production: reads .env (see .env.example), serves the page built by `npm run build`
 //   npm run dev      development: dev.js starts the simulator and this server with Vite
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -137,11 +137,11 @@ async function builtPage() {
 }
 
 /**
- * Starts the server on 127.0.0.1. With `vite` (development: a function that makes Vite's dev
- * server in middleware mode for this HTTP server), Vite serves the page's modules and reloads
- * the page on edits; this server answers the rest.
+ * Starts the server on `host` (127.0.0.1: this machine only). With `vite` (development: a function
+ * that makes Vite's dev server in middleware mode for this HTTP server), Vite serves the page's
+ * modules and reloads the page on edits; this server answers the rest.
  */
-export async function startServer({ port = 3000, settings, vite: makeVite } = {}) {
+export async function startServer({ port = 3000, host = '127.0.0.1', settings, vite: makeVite } = {}) {
   let vite;
   const page = async (path) => (vite ? vite.transformIndexHtml(path, await readFile(join(root, 'index.html'), 'utf8')) : builtPage());
   const app = toNodeHandler(createApp(settings, page));
@@ -153,10 +153,11 @@ export async function startServer({ port = 3000, settings, vite: makeVite } = {}
   });
   await new Promise((resolve, reject) => {
     server.once('error', (error) => reject(error.code === 'EADDRINUSE' ? new Error(`Port ${port} is in use: set PORT to another one`) : error));
-    server.listen(port, '127.0.0.1', resolve);
+    server.listen(port, host, resolve);
   });
   if (makeVite) vite = await makeVite(server);
-  const url = `http://127.0.0.1:${server.address().port}`;
+  // On every interface (0.0.0.0, ::), this machine still reaches it on 127.0.0.1.
+  const url = `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${server.address().port}`;
   return {
     url,
     close: async () => {
@@ -169,9 +170,15 @@ export async function startServer({ port = 3000, settings, vite: makeVite } = {}
   };
 }
 
-// `node server.js` (npm start): production, on the values of .env.
+// `node server.js` (npm start): production, on the values of .env. HOST is 127.0.0.1 unless set:
+// behind a reverse proxy on the same machine that is right; HOST=0.0.0.0 listens on every interface.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (existsSync(join(root, '.env'))) process.loadEnvFile(join(root, '.env'));
-  const server = await startServer({ port: Number(process.env.PORT ?? 3000), settings: envSettings() });
-  console.log(`App listening on ${server.url}`);
+  try {
+    const server = await startServer({ port: Number(process.env.PORT || 3000), host: process.env.HOST || '127.0.0.1', settings: envSettings() });
+    console.log(`App listening on ${server.url}`);
+  } catch (error) {
+    console.error(`npm start: ${error.message}`);
+    process.exit(1);
+  }
 }

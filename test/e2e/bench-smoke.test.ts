@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import elementsBench from '../bench/elements.bench.js';
+import launchBench from '../bench/launch.bench.js';
 import redisBench from '../bench/redis.bench.js';
 import runtimeBench from '../bench/runtime.bench.js';
 import serverBench from '../bench/server.bench.js';
@@ -19,6 +20,16 @@ describe('npm run bench', () => {
     const output = lines.join('\n');
     assert.equal(output.match(/navigation start -> kit ready/g)?.length, 4, output);
     assert.match(output, /first listener -> last listener/);
+  });
+
+  it('runs the first-launch benchmark through (one launch of each page, after a warm-up round)', { timeout: 120_000 }, async (t) => {
+    const lines: string[] = [];
+    t.mock.method(console, 'log', (line: unknown) => void lines.push(String(line)));
+    await launchBench({ samples: 1 });
+    const output = lines.join('\n');
+    assert.match(output, /^ +baseline +[\d.]+ ms/m, output);
+    assert.match(output, /^ +script tag +[\d.]+ ms .* [\d.]+x the baseline/m, output);
+    assert.match(output, /^ +bundled +[\d.]+ ms .* [\d.]+x the baseline/m, output);
   });
 
   it('runs the elements benchmark through (one page of 20 elements, one plan switch each way; 20 gates against 20 reference gates)', { timeout: 120_000 }, async (t) => {

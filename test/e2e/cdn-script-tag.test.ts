@@ -76,13 +76,27 @@ const contexts: BrowserContext[] = [];
 before(async () => {
   bundleDir = mkdtempSync(join(tmpdir(), 'mpkit-cdn-'));
   await build({ root, configFile: join(root, 'vite.config.ts'), mode: 'production', logLevel: 'silent', build: { outDir: bundleDir, emptyOutDir: true } });
-  const bundle = readFileSync(join(bundleDir, 'marketplace-app-kit.js'));
+  await build({ root, configFile: join(root, 'vite.config.ts'), mode: 'cdn-dev', logLevel: 'silent', build: { outDir: bundleDir, emptyOutDir: false } });
+  await build({ root, configFile: join(root, 'vite.config.ts'), mode: 'host', logLevel: 'silent', build: { outDir: bundleDir, emptyOutDir: false } });
+  const hostBundle = readFileSync(join(bundleDir, 'marketplace-host.js'));
+  // The scripts and, beside each, its host bridge file.
+  const files = new Map(['marketplace-app-kit.js', 'marketplace-app-kit.dev.js', 'marketplace-app-kit-bridge.js', 'marketplace-app-kit-bridge.dev.js'].map((name) => [`/${name}`, readFileSync(join(bundleDir, name))]));
 
   marketplace = await startFakeMarketplace();
   marketplace.entitlements.set(USER.id, { ...ENTITLEMENT, expires_at: null });
+  // A dashboard page framing `?app=`; with `&bridge=1` it also answers the bridge (the host bundle),
+  // giving the launch's context and keeping the toasts it is asked for in `window.toasts`.
   dashboard = await startHttpServer((req, res) => {
-    const src = new URL(req.url ?? '/', dashboard.url).searchParams.get('app') ?? '';
-    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Dashboard</title><iframe src="${src}" title="App"></iframe>`);
+    const url = new URL(req.url ?? '/', dashboard.url);
+    if (url.pathname === '/host.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(hostBundle);
+    const src = url.searchParams.get('app') ?? '';
+    const host = url.searchParams.has('bridge')
+      ? `<script src="/host.js"></script><script>window.toasts = [];
+          MarketplaceHost.connectApp(document.querySelector('iframe'), { appOrigin: new URL(${JSON.stringify(src)}).origin, handlers: {
+            getContext: () => ({ context: new URL(${JSON.stringify(src)}).searchParams.get('mp_context') }),
+            toast: (params) => { window.toasts.push(params.message); } } });</script>`
+      : '';
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Dashboard</title><iframe src="${src}" title="App"></iframe>${host}`);
   });
 
   const backend = toNodeHandler(
@@ -102,10 +116,10 @@ before(async () => {
     const path = new URL(req.url ?? '/', 'http://app').pathname;
     requests.push(`${req.method} ${path}`);
     if (path.startsWith(`${BACKEND}/`)) return backend(req, res);
-    if (path === '/marketplace-app-kit.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
-    // The bundle under a path of its own too, with its locale packs beside it: where a developer
-    // serves dist/cdn/ as it is.
-    if (path === '/static/mpkit/marketplace-app-kit.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    // Also under a path of its own, with its locale packs and bridge file beside it: where a
+    // developer serves dist/cdn/ as it is.
+    const file = files.get(path.replace(/^\/static\/mpkit\//, '/'));
+    if (file) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(file);
     const pack = /^\/static\/mpkit\/locales\/([\w-]+\.js)$/.exec(path)?.[1];
     if (pack && existsSync(join(bundleDir, 'locales', pack))) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(join(bundleDir, 'locales', pack)));
     const html = pages.get(path);
@@ -159,6 +173,8 @@ const sessionRequests = () => app.requests.filter((line) => line.endsWith(`${BAC
 
 const scriptTag = (attributes = `data-backend="${BACKEND}" data-host-origins="${DASHBOARD}"`, src = '/marketplace-app-kit.js') =>
   `<script src="${src}" ${attributes}></script>`;
+/** The development build's tag: the long explanations. */
+const devScriptTag = (attributes?: string) => scriptTag(attributes, '/marketplace-app-kit.dev.js');
 
 describe('the script-tag bundle', () => {
   it('exposes MarketplaceKit, registers every element and starts the kit from its tag', async () => {
@@ -270,12 +286,18 @@ describe('the script-tag bundle', () => {
     assert.deepEqual(errors, []);
   });
 
-  it('refuses data-plan-names that are not JSON of texts, with ERR_CONFIG in the console', async () => {
-    const { tab, errors } = await open('/own-site.html', page(scriptTag(`data-backend="${BACKEND}" data-host-origins="${DASHBOARD}" data-plan-names="pro: Pro"`)));
-    for (const deadline = Date.now() + HANG_MS; errors.length === 0 && Date.now() < deadline; ) await new Promise((done) => setTimeout(done, 50));
-    assert.equal(errors.length, 1);
-    assert.match(errors[0]!, /could not start from the script tag.*planNames must be an object of texts/s);
-    assert.equal(await kitState(tab), null);
+  it('refuses data-plan-names that are not JSON of texts, with ERR_CONFIG in the console (its explanation in the development build)', async () => {
+    const attributes = `data-backend="${BACKEND}" data-host-origins="${DASHBOARD}" data-plan-names="pro: Pro"`;
+    for (const [tag, message] of [
+      [scriptTag(attributes), /could not start from the script tag: MarketplaceKitError: ERR_CONFIG \(docs\/errors\.md of marketplace-app-kit; the development build says more\)/],
+      [devScriptTag(attributes), /could not start from the script tag.*planNames must be an object of texts/s],
+    ] as const) {
+      const { tab, errors } = await open('/own-site.html', page(tag));
+      for (const deadline = Date.now() + HANG_MS; errors.length === 0 && Date.now() < deadline; ) await new Promise((done) => setTimeout(done, 50));
+      assert.equal(errors.length, 1);
+      assert.match(errors[0]!, message);
+      assert.equal(await kitState(tab), null);
+    }
   });
 
   it('takes an empty data-plan-names as absent, as a template that has no names writes it', async () => {
@@ -297,21 +319,32 @@ describe('the script-tag bundle', () => {
   });
 
   it('names a data- attribute it does not read (a typo of data-backend) in a console warning', async () => {
-    const { tab, warnings } = await open('/typo.html', page(scriptTag(`data-backend-url="${BACKEND}" data-host-origins="${DASHBOARD}"`)));
-    await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
-    assert.deepEqual(
-      warnings.filter((text) => text.includes('does not read')),
-      ['[marketplace-app-kit] The script tag does not read data-backend-url: it reads data-backend, data-host-origins and data-plan-names.'],
-    );
+    const attributes = `data-backend-url="${BACKEND}" data-host-origins="${DASHBOARD}"`;
+    for (const [tag, warning] of [
+      [scriptTag(attributes), '[marketplace-app-kit] The script tag does not read data-backend-url (docs/script-tag.md).'],
+      [devScriptTag(attributes), '[marketplace-app-kit] The script tag does not read data-backend-url: it reads data-backend, data-host-origins and data-plan-names.'],
+    ] as const) {
+      const { tab, warnings } = await open('/typo.html', page(tag));
+      await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
+      assert.deepEqual(
+        warnings.filter((text) => text.includes('does not read')),
+        [warning],
+      );
+    }
   });
 
   it('loaded as a module script: says so in the console and starts no kit', async () => {
-    const { tab, errors } = await open('/as-module.html', page(scriptTag().replace('<script ', '<script type="module" ')));
-    await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
-    assert.equal(await tab.evaluate(() => 'MarketplaceKit' in window), false);
-    assert.deepEqual(sessionRequests(), []);
-    assert.equal(errors.length, 1);
-    assert.match(errors[0]!, /could not find its own <script> element.*without type="module"/);
+    for (const [tag, message] of [
+      [scriptTag(), /No <script> element of its own, so no kit: load it as a classic script \(docs\/script-tag\.md\)/],
+      [devScriptTag(), /could not find its own <script> element.*without type="module"/],
+    ] as const) {
+      const { tab, errors } = await open('/as-module.html', page(tag.replace('<script ', '<script type="module" ')));
+      await tab.locator('mp-gate[feature="export"] [part~="loading"]', { hasText: 'Not connected to Marketplace' }).waitFor();
+      assert.equal(await tab.evaluate(() => 'MarketplaceKit' in window), false);
+      assert.deepEqual(sessionRequests(), []);
+      assert.equal(errors.length, 1);
+      assert.match(errors[0]!, message);
+    }
   });
 
   it('inside the dashboard: takes host origins separated by commas and spaces, and the launch theme and locale, loading that locale\'s texts from next to itself', async () => {
@@ -338,5 +371,34 @@ describe('the script-tag bundle', () => {
     // The German pack, from locales/ beside the script, and no other.
     assert.deepEqual(app.requests.filter((request) => request.includes('/locales/')), ['GET /static/mpkit/locales/de.js']);
     assert.deepEqual(errors, []);
+  });
+
+  it('inside the dashboard: loads its bridge file from beside the script once started, and a call goes through it; the own site never loads it', async () => {
+    for (const [tag, file] of [
+      [scriptTag, '/marketplace-app-kit-bridge.js'],
+      [devScriptTag, '/marketplace-app-kit-bridge.dev.js'],
+    ] as const) {
+      // A context token is good for one exchange.
+      const context = await signContextToken({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, issuer: marketplace.siteUrl, host: dashboard.url, appId: 'app_1', user: USER });
+      const launch = new URLSearchParams({ mp_context: context, mp_host: dashboard.url });
+      app.pages.set('/bridge.html', page(tag(`data-backend="${BACKEND}" data-host-origins="${dashboard.url}"`)));
+      const browserContext = await browser.newContext();
+      contexts.push(browserContext);
+      const tab = await browserContext.newPage();
+      const errors: string[] = [];
+      tab.on('pageerror', (error) => errors.push(error.message));
+      app.requests.length = 0;
+      await tab.goto(`${dashboard.url}/?bridge=1&app=${encodeURIComponent(`${app.url}/bridge.html?${launch}`)}`);
+      const appFrame = tab.frames().find((candidate) => candidate.url().startsWith(app.url))!;
+      await waitForState(appFrame, 'ready');
+      await appFrame.evaluate(() => (window as unknown as PageWindow).MarketplaceKit.getKit()!.host!.toast('Saved'));
+      assert.deepEqual(await tab.evaluate(() => (window as unknown as { toasts: string[] }).toasts), ['Saved']);
+      assert.deepEqual(app.requests.filter((line) => line.includes('-bridge')), [`GET ${file}`]);
+      assert.deepEqual(errors, []);
+    }
+    // The own site: signed out, and no bridge file asked for.
+    const { tab } = await open('/own-site.html', page(scriptTag()));
+    await waitForState(tab, 'signed-out');
+    assert.deepEqual(app.requests.filter((line) => line.includes('-bridge')), []);
   });
 });

@@ -211,7 +211,7 @@ describe('simulator dashboard', () => {
     assert.equal(await page.isDisabled('input[value="free"]'), true, 'the current plan cannot be chosen');
     assert.equal(await page.isChecked('input[value="pro_monthly"]'), true, 'the first plan with the feature is preselected');
     assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.value), 'pro_monthly', 'the chosen plan has the focus');
-    assert.match((await page.textContent('#plan-list .plan[data-plan="lifetime"]')) ?? '', /lifetime access/);
+    assert.match((await page.textContent('#plan-list .plan[data-plan="lifetime"]')) ?? '', /Lifetime[\s\S]*\$299 once[\s\S]*Paid once/);
     await page.check('input[value="lifetime"]');
     await page.click('#upgrade-confirm');
     assert.equal(await outcome, 'upgraded');

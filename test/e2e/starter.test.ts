@@ -2,11 +2,15 @@
 // it): `mpkit init` from the installed tarball, `npm install` (the tarball, and Vite from the npm
 // cache when it has it), the starter's own `npm test`, and `npm run dev` showing the app inside
 // the simulator's dashboard in Chromium, where upgrading to "Pro" opens the gate and the plan
-// badge says "Pro". Needs `npm run build` first, as `npm test` does.
+// badge says "Pro"; its page test (`npm run test:page`) in Chromium; a taken port said in one
+// line. The docs' examples run in it too: the testing guides' backend tests (`<!-- runs in the
+// starter -->`) and the embed guide's plain-JavaScript server (step 4) under `node`. Needs
+// `npm run build` first, as `npm test` does.
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +18,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Browser, Frame } from 'playwright-core';
 import { launchChromium } from '../support/browser.js';
+import { chromiumPath } from '../support/chromium.js';
+import { exampleStartingWith, starterExamples } from '../support/docs.js';
 import { HANG_MS, within } from '../support/waiting.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -36,6 +42,40 @@ function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 function npm(args: string[], cwd: string) {
   return run('npm', [...args, ...NPM_FLAGS], { cwd, timeout: NPM_TIMEOUT_MS, env: userEnv() });
+}
+
+/** A process of this test, its output so far, and its exit. */
+function started(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(command, args, { cwd, detached: true, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { text: '' };
+  child.stdout!.on('data', (chunk: Buffer) => (out.text += chunk));
+  child.stderr!.on('data', (chunk: Buffer) => (out.text += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  /** Resolves with the first match of `pattern` in the output; rejects if the process exits first. */
+  const printed = (pattern: RegExp, what: string) =>
+    within(
+      new Promise<RegExpExecArray>((resolve, reject) => {
+        const look = () => {
+          const found = pattern.exec(out.text);
+          if (found) resolve(found);
+        };
+        look();
+        child.stdout!.on('data', look);
+        child.stderr!.on('data', look);
+        void exited.then((code) => reject(new Error(`${command} ${args.join(' ')} exited (${code}) before ${what}:\n${out.text}`)));
+      }),
+      HANG_MS,
+      `${command} ${args.join(' ')}: no ${what} within the hang guard:\n${out.text}`,
+    );
+  return { child, out, exited, printed };
+}
+
+/** A port held by this test until `close`, for what must find it taken. */
+function takenPort(): Promise<{ port: number; server: Server }> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve({ port: (server.address() as { port: number }).port, server }));
+  });
 }
 
 function freePort(): Promise<number> {
@@ -95,13 +135,103 @@ describe('the starter (mpkit init), from the packed package', () => {
     assert.match(stdout, /^# fail 0$/m);
   });
 
+  it('runs the docs\' backend tests as they are written (simulator first, then the server on its values)', { timeout: NPM_TIMEOUT_MS }, async () => {
+    assert.ok(app, 'the starter was installed');
+    const examples = starterExamples();
+    assert.ok(examples.length >= 2, `only ${examples.length} docs examples are marked to run in the starter`);
+    for (const { path, code } of examples) writeFileSync(join(app, path), code);
+    const { stdout } = await run(process.execPath, ['--test', ...examples.map((example) => example.path)], { cwd: app, timeout: NPM_TIMEOUT_MS, env: userEnv() }).catch(
+      (error: { stdout?: string; stderr?: string }) => assert.fail(`The docs' examples fail in the starter (${examples.map(({ doc, line }) => `${doc}:${line}`).join(', ')}):\n${error.stdout}${error.stderr}`),
+    );
+    assert.match(stdout, new RegExp(`^# pass ${examples.length}$`, 'm'));
+    assert.match(stdout, /^# fail 0$/m);
+    for (const { path } of examples) rmSync(join(app, path));
+  });
+
+  it('runs the embed guide\'s server (step 4) with node, on .env: the page, its assets, the API behind a session', { timeout: 2 * HANG_MS }, async () => {
+    assert.ok(app, 'the starter was built (npm test builds dist/)');
+    writeFileSync(join(app, 'guide-server.js'), exampleStartingWith('docs/guides/embed-an-existing-app.md', '// server.js'));
+    // .env as Go live, step 2 says: the example's values, and a session secret of one's own.
+    const port = await freePort();
+    writeFileSync(join(app, '.env'), readFileSync(join(app, '.env.example'), 'utf8').replace(/^SESSION_SECRET=$/m, `SESSION_SECRET=${randomBytes(32).toString('base64url')}`).replace(/^PORT=.*$/m, `PORT=${port}`));
+    const server = started(process.execPath, ['guide-server.js'], app, userEnv());
+    try {
+      await server.printed(/Listening on port/, 'the listening line');
+      const origin = `http://127.0.0.1:${port}`;
+      const page = await fetch(`${origin}/`);
+      assert.equal(page.status, 200);
+      assert.equal(page.headers.get('content-security-policy'), 'frame-ancestors http://127.0.0.1:4010');
+      const html = await page.text();
+      assert.match(html, /<meta name="mp-host-origins" content="http:\/\/127\.0\.0\.1:4010"/);
+      assert.match(html, /<meta name="mp-plan-names" content="\{&quot;free&quot;:&quot;Free&quot;/);
+      const script = /<script type="module" crossorigin src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+      assert.ok(script, `the built page loads its script from /assets/:\n${html}`);
+      const asset = await fetch(`${origin}${script}`);
+      assert.equal(asset.status, 200);
+      assert.match(asset.headers.get('content-type') ?? '', /^text\/javascript/);
+      assert.equal((await fetch(`${origin}/api/hello`)).status, 401, 'the API needs a session');
+    } finally {
+      rmSync(join(app, 'guide-server.js'));
+      rmSync(join(app, '.env'));
+      if (server.child.exitCode === null && server.child.signalCode === null) process.kill(-server.child.pid!, 'SIGKILL');
+      await server.exited;
+    }
+  });
+
+  it('npm start (README, step 10): .env.example copied, a SESSION_SECRET of one\'s own, and it serves the built page', { timeout: 2 * HANG_MS }, async () => {
+    assert.ok(app, 'the starter was built (npm test builds dist/)');
+    const port = await freePort();
+    const example = readFileSync(join(app, '.env.example'), 'utf8').replace(/^PORT=.*$/m, `PORT=${port}`);
+    try {
+      // As copied, SESSION_SECRET is empty: one line says so.
+      writeFileSync(join(app, '.env'), example);
+      const bare = started('npm', ['start', '--silent'], app, userEnv());
+      assert.equal(await within(bare.exited, HANG_MS, `npm start did not stop:\n${bare.out.text}`), 1);
+      assert.equal(bare.out.text, 'npm start: Missing in the environment: SESSION_SECRET. Copy .env.example to .env and fill it in.\n');
+
+      writeFileSync(join(app, '.env'), example.replace(/^SESSION_SECRET=$/m, `SESSION_SECRET=${randomBytes(32).toString('base64url')}`));
+      const server = started('npm', ['start', '--silent'], app, userEnv());
+      try {
+        // HOST=127.0.0.1 in .env.example: this machine only.
+        await server.printed(new RegExp(`App listening on http://127\\.0\\.0\\.1:${port}\n`), 'the listening line');
+        const page = await fetch(`http://127.0.0.1:${port}/`);
+        assert.equal(page.status, 200);
+        assert.match(await page.text(), /<meta name="mp-plan-names" content="\{&quot;free&quot;:&quot;Free&quot;/);
+      } finally {
+        if (server.child.exitCode === null && server.child.signalCode === null) process.kill(-server.child.pid!, 'SIGKILL');
+        await server.exited;
+      }
+    } finally {
+      rmSync(join(app, '.env'), { force: true });
+    }
+  });
+
+  it('npm run test:page runs its page test in Chromium, on FakeKit', { timeout: NPM_TIMEOUT_MS }, async () => {
+    assert.ok(app, 'the starter was installed');
+    const { stdout } = await run('npm', ['run', 'test:page', '--silent'], { cwd: app, timeout: NPM_TIMEOUT_MS, env: userEnv({ CHROME_PATH: chromiumPath() }) }).catch(
+      (error: { stdout?: string; stderr?: string }) => assert.fail(`npm run test:page failed:\n${error.stdout}${error.stderr}`),
+    );
+    assert.match(stdout, /1\/1 test files \| 2 passed, 0 failed/);
+  });
+
+  it('npm run dev with the simulator\'s port taken says so in one line, naming how to move it', { timeout: 2 * HANG_MS }, async () => {
+    assert.ok(app, 'the starter was installed');
+    const { port, server } = await takenPort();
+    try {
+      const dev = started('npm', ['run', 'dev', '--silent'], app, userEnv({ SIM_PORT: String(port), PORT: String(await freePort()) }));
+      const code = await within(dev.exited, HANG_MS, `npm run dev did not stop on a taken port:\n${dev.out.text}`);
+      assert.equal(code, 1);
+      assert.equal(dev.out.text, `npm run dev: port ${port} (the simulator) is in use. Stop what runs there, or move the simulator: set "port" in mpkit.config.json, or SIM_PORT=4011 npm run dev.\n`);
+    } finally {
+      server.close();
+    }
+  });
+
   it('npm run dev shows the app in the dashboard; upgrading to Pro opens the gate', { timeout: 3 * HANG_MS }, async () => {
     assert.ok(app, 'the starter was installed');
-    // Ports of its own: the simulator's and the app's defaults (4010, 3000) may be taken here.
-    const config = JSON.parse(readFileSync(join(app, 'mpkit.config.json'), 'utf8'));
-    writeFileSync(join(app, 'mpkit.config.json'), JSON.stringify({ ...config, port: 0 }));
+    // Ports of its own, as the README says to move them: the defaults (4010, 3000) may be taken here.
     const port = await freePort();
-    dev = spawn('npm', ['run', 'dev'], { cwd: app, detached: true, env: userEnv({ PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+    dev = spawn('npm', ['run', 'dev'], { cwd: app, detached: true, env: userEnv({ PORT: String(port), SIM_PORT: '0' }), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     dev.stdout!.on('data', (chunk: Buffer) => (output += chunk));
     dev.stderr!.on('data', (chunk: Buffer) => (output += chunk));
@@ -135,7 +265,8 @@ describe('the starter (mpkit init), from the packed package', () => {
     await page.waitForSelector('dialog#upgrade[open]');
     const plans = await page.$$eval('#plan-list .plan', (cards) => cards.map((card) => (card as HTMLElement).dataset.plan));
     assert.deepEqual(plans, ['free', 'pro_monthly', 'pro_annual'], 'the plan chooser offers the config file’s plans');
-    assert.match((await page.textContent('#plan-list .plan[data-plan="pro_monthly"]')) ?? '', /Pro[\s\S]*\$12 \/ month/);
+    assert.match((await page.textContent('#plan-list .plan[data-plan="pro_monthly"]')) ?? '', /Pro[\s\S]*\$12 \/ month[\s\S]*Everything in Free, and the CSV export/, 'the config file’s description');
+    assert.match((await page.textContent('#plan-list .plan[data-plan="free"]')) ?? '', /^Free\$0No charge(Current plan)?$/, 'how a plan without a description is billed, and nothing invented');
     await page.check('input[value="pro_monthly"]');
     await page.click('#upgrade-confirm');
 

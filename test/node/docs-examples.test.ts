@@ -23,12 +23,14 @@ function checkedExamples(): Array<{ kind: Kind; file: string; code: string }> {
   const examples: Array<{ kind: Kind; file: string; code: string }> = [];
   for (const doc of markdownFiles()) {
     const text = readDoc(doc);
-    for (const match of text.matchAll(/^<!-- checked: (\w+) -->\n```(?:ts|js)\n([\s\S]*?)^```$/gm)) {
+    for (const match of text.matchAll(/^<!-- checked: (\w+) -->\n```(ts|js)\n([\s\S]*?)^```$/gm)) {
       const kind = match[1];
       assert.ok(kind === 'node' || kind === 'browser', `${doc}: "<!-- checked: ${kind} -->" names neither node nor browser`);
       const line = text.slice(0, match.index).split('\n').length + 1;
+      // A ```js example is JavaScript, checked as such (checkJs: its types from JSDoc and
+      // inference), so TypeScript syntax in it fails as it would under node.
       // `export {}`: each example is a module of its own (top-level await, no clashing names).
-      examples.push({ kind, file: `${doc.replace(/\.md$/, '').replace(/\W+/g, '-')}-line-${line}.ts`, code: `${match[2]}export {};\n` });
+      examples.push({ kind, file: `${doc.replace(/\.md$/, '').replace(/\W+/g, '-')}-line-${line}.${match[2]}`, code: `${match[3]}export {};\n` });
     }
   }
   return examples;
@@ -163,9 +165,11 @@ describe('docs examples', () => {
         noUncheckedSideEffectImports: true,
         noEmit: true,
         skipLibCheck: false,
+        allowJs: true,
+        checkJs: true,
         ...COMPILER_OPTIONS[kind],
       };
-      writeFileSync(join(project, `tsconfig.${kind}.json`), JSON.stringify({ compilerOptions, include: [`${kind}/*.ts`] }));
+      writeFileSync(join(project, `tsconfig.${kind}.json`), JSON.stringify({ compilerOptions, include: [`${kind}/*.ts`, `${kind}/*.js`] }));
     }
     for (const { kind, file, code } of examples) writeFileSync(join(project, kind, file), code);
   });

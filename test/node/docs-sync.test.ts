@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { elementsOf, pagePath, readManifest, renderElementPage } from '../../scripts/element-docs.js';
-import { markdownFiles, readDoc } from '../support/docs.js';
+import { markdownFiles, prose, readDoc } from '../support/docs.js';
 import { exportedNames } from '../support/public-exports.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -82,6 +82,36 @@ describe('docs: options', () => {
       assert.deepEqual(members(file, name).filter((member) => !namesInCode(text, member)), []);
     });
   }
+});
+
+describe('docs: the README is the way in', () => {
+  it('links every page under docs/ from README.md', () => {
+    const linked = new Set([...prose(page('README.md')).matchAll(/\]\((docs\/[^)#\s]+\.md)(?:#[^)\s]*)?\)/g)].map((match) => match[1]!));
+    const pages = markdownFiles().filter((file) => file.startsWith('docs/'));
+    assert.ok(pages.length >= 20, `found only ${pages.length} pages under docs/`);
+    assert.deepEqual(pages.filter((file) => !linked.has(file)), [], 'pages the README does not link');
+  });
+
+  it('lists every entry point of package.json in its "What is in the package" table', () => {
+    const { exports } = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { exports: Record<string, unknown> };
+    // The named entries; the files a bundler or a script tag reaches by path are listed by their pages.
+    const entries = Object.keys(exports)
+      .filter((key) => !key.startsWith('./dist/') && !/\.json$/.test(key))
+      .map((key) => (key === '.' ? 'marketplace-app-kit' : `marketplace-app-kit/${key.slice(2)}`));
+    assert.ok(entries.length >= 8, `found only ${entries.length} entries in package.json`);
+    const table = section('README.md', '## What is in the package', '**Security');
+    const listed = new Set([...table.matchAll(/^\| ([^|]+)\|/gm)].flatMap((row) => [...row[1]!.matchAll(/`([^`]+)`/g)].map((match) => match[1]!)));
+    assert.deepEqual(entries.filter((entry) => !listed.has(entry)), [], 'entries the table lacks');
+  });
+});
+
+describe('docs: the starter', () => {
+  it('quotes the starter\'s files as mpkit init writes them', () => {
+    // A block after `<!-- the starter's file: PATH -->` is templates/starter/PATH, whole.
+    const quoted = markdownFiles().flatMap((file) => [...page(file).matchAll(/^<!-- the starter's file: (\S+) -->\n```\w*\n([\s\S]*?)^```$/gm)].map((match) => ({ file, path: match[1]!, code: match[2]! })));
+    assert.ok(quoted.length >= 2, `only ${quoted.length} quoted starter files`);
+    for (const { file, path, code } of quoted) assert.equal(code, readFileSync(`${root}templates/starter/${path}`, 'utf8'), `${file} quotes an old templates/starter/${path}`);
+  });
 });
 
 describe('docs: error codes', () => {

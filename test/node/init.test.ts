@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { appName, init, packageName } from '../../src/init/index.js';
+import { appName, init, packageName, STARTER_TOOLS } from '../../src/init/index.js';
 import { loadSimulatorConfig } from '../../src/simulator/index.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -27,7 +27,7 @@ describe('mpkit init', () => {
     const target = join(dir, 'Field Notes');
     const message = await init(target);
     assert.match(message, /npm install\n {2}npm run dev/);
-    for (const file of ['package.json', 'mpkit.config.json', '.env.example', '.gitignore', 'README.md', 'server.js', 'dev.js', 'index.html', 'src/main.js', 'src/style.css', 'test/app.test.js']) {
+    for (const file of ['package.json', 'mpkit.config.json', '.env.example', '.gitignore', 'README.md', 'server.js', 'dev.js', 'index.html', 'src/main.js', 'src/style.css', 'test/app.test.js', 'test/page/elements.test.js', 'web-test-runner.config.js']) {
       assert.ok(existsSync(join(target, file)), `${file} is written`);
     }
     const pkg = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8'));
@@ -35,7 +35,11 @@ describe('mpkit init', () => {
     assert.equal(pkg.type, 'module');
     assert.equal(pkg.dependencies['marketplace-app-kit'], `file:${root.replace(/\/$/, '')}`, 'from a clone, the clone itself');
     assert.ok(pkg.devDependencies.vite, 'Vite builds the page');
-    assert.deepEqual(Object.keys(pkg.scripts), ['dev', 'build', 'start', 'test']);
+    // The tools at the ranges this package is tested with: they come from the npm cache when the kit was installed.
+    const kit = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    for (const [name, range] of Object.entries(STARTER_TOOLS)) assert.equal(range, kit.devDependencies[name], `${name}: the kit's own range`);
+    assert.deepEqual(pkg.devDependencies, STARTER_TOOLS);
+    assert.deepEqual(Object.keys(pkg.scripts), ['dev', 'build', 'start', 'test', 'test:page']);
 
     const options = loadSimulatorConfig(join(target, 'mpkit.config.json'));
     assert.equal(options.appName, 'Field notes');

@@ -95,7 +95,7 @@ describe('package', () => {
   });
 
   it('resolves the script-tag files by package name, so a server can serve them from node_modules', () => {
-    for (const file of ['marketplace-app-kit.js', 'marketplace-host.js']) {
+    for (const file of ['marketplace-app-kit.js', 'marketplace-app-kit.dev.js', 'marketplace-app-kit-bridge.js', 'marketplace-app-kit-bridge.dev.js', 'marketplace-host.js']) {
       const resolved = fileURLToPath(import.meta.resolve(`marketplace-app-kit/dist/cdn/${file}`));
       assert.equal(resolved, `${root}dist/cdn/${file}`);
       assert.ok(existsSync(resolved), `${resolved} is missing (run npm run build)`);

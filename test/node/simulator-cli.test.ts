@@ -115,8 +115,11 @@ describe('mpkit CLI', () => {
       for (const label of ['Site URL', 'Dashboard', 'Client ID', 'Client Secret', 'Test API key', 'Live API key', 'Webhook secret']) {
         assert.match(output, new RegExp(label));
       }
-      assert.match(output, /Client ID\s+client_fixed/);
-      assert.match(output, /Test API key\s+test_fixed/);
+      // Each credential says where it came from: a flag, or made up for this run.
+      assert.match(output, /^Credentials:\n/m);
+      assert.match(output, /Client ID\s+client_fixed {2}\(fixed by --client-id\)\n/);
+      assert.match(output, /Test API key\s+test_fixed {2}\(fixed by --test-api-key\)\n/);
+      assert.match(output, /Client Secret\s+secret_\S+ {2}\(made up for this run\)\n/);
       assert.match(output, /usr_grace\s+Grace Hopper, pro_monthly \(trialing\)/);
       child.kill('SIGTERM');
       assert.deepEqual(await once(child, 'exit'), [0, null]);

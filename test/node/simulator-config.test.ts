@@ -21,7 +21,7 @@ const TSX = import.meta.resolve('tsx');
 
 const PLANS: NonNullable<SimulatorConfigFile['plans']> = [
   { id: 'hobby', name: 'Hobby', kind: 'free', usageLimit: 50 },
-  { id: 'pro_monthly', name: 'Pro', kind: 'monthly', price: 9.5, currency: 'EUR', features: ['export'], usageLimit: 5_000 },
+  { id: 'pro_monthly', name: 'Pro', description: 'For notes worth exporting', kind: 'monthly', price: 9.5, currency: 'EUR', features: ['export'], usageLimit: 5_000 },
   { id: 'pro_annual', name: 'Pro (annual)', kind: 'annual', price: 90, features: ['export', 'reports'], usageLimit: 5_000 },
   { id: 'forever', name: 'Forever', kind: 'one-time', price: 199, features: ['export', 'reports', 'api'], usageLimit: 50_000 },
 ];
@@ -73,6 +73,7 @@ describe('simulator config file', () => {
     ['an unknown top-level field', { app_name: 'X' }, /^bad\.json: has an unknown field "app_name"$/],
     ['a plan id with a space', { plans: [{ id: 'pro plan', name: 'Pro', kind: 'monthly', usageLimit: 1 }] }, /^bad\.json: plans\[0\]\.id must be 1 to 100 letters.*got "pro plan"$/],
     ['a negative price', { plans: [{ id: 'x', name: 'X', kind: 'monthly', price: -1, usageLimit: 1 }] }, /^bad\.json: plans\[0\]\.price must be a number of at least 0, got -1$/],
+    ['an empty plan description', { plans: [{ id: 'x', name: 'X', description: ' ', kind: 'free', usageLimit: 1 }] }, /^bad\.json: plans\[0\]\.description must be a non-empty text of at most 200 characters/],
     ['a lower-case currency', { plans: [{ id: 'x', name: 'X', kind: 'monthly', currency: 'usd', usageLimit: 1 }] }, /^bad\.json: plans\[0\]\.currency must be a three-letter currency code/],
     ['two plans with one id', { plans: [PLANS[0], { ...PLANS[1], id: 'hobby' }] }, /^bad\.json: plans\[1\]\.id repeats "hobby"/],
     ['a user on a plan the list lacks', { plans: PLANS, users: [{ id: 'usr_ada', name: 'Ada', plan: 'free' }] }, /^bad\.json: users\[0\]\.plan must be one of the plans \(hobby, pro_monthly, pro_annual, forever\) or null, got "free"$/],
@@ -122,12 +123,13 @@ describe('a simulator on the config file’s plans', () => {
     const { plans, app_name } = sim.state();
     assert.equal(app_name, 'Field Notes');
     assert.deepEqual(
-      plans.map((plan) => [plan.id, plan.name, plan.kind, plan.price, plan.limit, plan.periodDays]),
+      plans.map((plan) => [plan.id, plan.name, plan.description, plan.kind, plan.price, plan.limit, plan.periodDays]),
       [
-        ['hobby', 'Hobby', 'free', '$0', 50, null],
-        ['pro_monthly', 'Pro', 'monthly', '€9.50 / month', 5_000, 30],
-        ['pro_annual', 'Pro (annual)', 'annual', '$90 / year', 5_000, 365],
-        ['forever', 'Forever', 'one_time', '$199 once', 50_000, null],
+        // The description given, or how the plan is billed: nothing the file did not say.
+        ['hobby', 'Hobby', 'No charge', 'free', '$0', 50, null],
+        ['pro_monthly', 'Pro', 'For notes worth exporting', 'monthly', '€9.50 / month', 5_000, 30],
+        ['pro_annual', 'Pro (annual)', 'Billed yearly', 'annual', '$90 / year', 5_000, 365],
+        ['forever', 'Forever', 'Paid once', 'one_time', '$199 once', 50_000, null],
       ],
     );
     assert.deepEqual(sim.planNames, { hobby: 'Hobby', pro_monthly: 'Pro', pro_annual: 'Pro (annual)', forever: 'Forever' });
@@ -190,22 +192,26 @@ describe('the built-in users on plans of one’s own', () => {
 });
 
 describe('mpkit simulate and the config file', () => {
-  /** Runs mpkit in `cwd` until its JSON line, then stops it. */
-  async function jsonLine(cwd: string, args: string[]): Promise<Record<string, unknown>> {
-    const child = spawn(process.execPath, ['--import', TSX, CLI, 'simulate', '--port', '0', '--json', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  /** Runs `mpkit simulate --port 0` in `cwd` until its output holds `until`, then stops it. */
+  async function outputUntil(cwd: string, args: string[], until: string): Promise<string> {
+    const child = spawn(process.execPath, ['--import', TSX, CLI, 'simulate', '--port', '0', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     let errors = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors += chunk));
     const exited = once(child, 'exit');
-    while (!output.includes('\n')) {
+    while (!output.includes(until)) {
       const result = await Promise.race([once(child.stdout, 'data').then(() => null), exited.then(([code]) => code)]);
       if (result !== null) assert.fail(`mpkit exited (${String(result)}): ${errors}`);
     }
     child.kill('SIGINT');
     await exited;
-    return JSON.parse(output) as Record<string, unknown>;
+    return output;
   }
+  /** Its JSON line (`--json`). */
+  const jsonLine = async (cwd: string, args: string[]) => JSON.parse(await outputUntil(cwd, ['--json', ...args], '\n')) as Record<string, unknown>;
+  /** Its banner, for people. */
+  const banner = (cwd: string) => outputUntil(cwd, [], 'Ctrl-C');
 
   it('reads mpkit.config.json from the working directory, and --config FILE; flags win over the file', { timeout: 60_000 }, async () => {
     const project = mkdtempSync(join(dir, 'project-'));
@@ -220,6 +226,21 @@ describe('mpkit simulate and the config file', () => {
     assert.equal(given.app_name, 'Other app');
     assert.equal(given.client_id, 'client_flag');
     assert.deepEqual((given.plans as Array<{ id: string }>).map((plan) => plan.id), ['free', 'pro_monthly', 'pro_annual', 'lifetime']);
+  });
+
+  it('says the credentials the file fixes are fixed, and which ones are made up for this run', { timeout: 60_000 }, async () => {
+    const project = mkdtempSync(join(dir, 'project-'));
+    writeFileSync(join(project, 'mpkit.config.json'), JSON.stringify({ ...FIXED, liveApiKey: 'live_fixed_key' }));
+    const fixed = await banner(project);
+    assert.match(fixed, /^Credentials \(fixed by mpkit\.config\.json: the same on every run\):\n {2}Client ID {7}client_/m);
+    assert.doesNotMatch(fixed, /for this run/);
+
+    const { liveApiKey: _made, ...some } = { ...FIXED, liveApiKey: 'live_fixed_key' };
+    writeFileSync(join(project, 'mpkit.config.json'), JSON.stringify(some));
+    const mixed = await banner(project);
+    assert.match(mixed, /^Credentials:\n/m);
+    assert.match(mixed, new RegExp(`Client ID {7}${FIXED.clientId} {2}\\(fixed by mpkit\\.config\\.json\\)\n`));
+    assert.match(mixed, /Live API key {4}live_\S+ {2}\(made up for this run\)\n/);
   });
 
   it('stops on a bad config with one line that names the file and the field (exit 1)', async () => {

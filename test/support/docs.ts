@@ -44,3 +44,26 @@ export function anchorsOf(text: string): Set<string> {
   }
   return anchors;
 }
+
+/**
+ * The docs' examples that run in a freshly written starter (test/e2e/starter.test.ts): a ```js
+ * block after `<!-- runs in the starter: test/x.test.js -->`, written to that path in the starter
+ * and run there with `node --test`.
+ */
+export function starterExamples(): Array<{ doc: string; line: number; path: string; code: string }> {
+  const examples: Array<{ doc: string; line: number; path: string; code: string }> = [];
+  for (const doc of markdownFiles()) {
+    const text = readDoc(doc);
+    for (const match of text.matchAll(/^<!-- runs in the starter: (\S+) -->\n```js\n([\s\S]*?)^```$/gm)) {
+      examples.push({ doc, line: text.slice(0, match.index).split('\n').length + 1, path: match[1]!, code: match[2]! });
+    }
+  }
+  return examples;
+}
+
+/** The code of the fenced block of `doc` whose first line is `firstLine` (`// server.js`). */
+export function exampleStartingWith(doc: string, firstLine: string): string {
+  const block = [...readDoc(doc).matchAll(/^```\w*\n([\s\S]*?)^```$/gm)].map((match) => match[1]!).find((code) => code.startsWith(`${firstLine}\n`));
+  if (block === undefined) throw new Error(`${doc} has no code block starting with ${firstLine}`);
+  return block;
+}

@@ -2,7 +2,7 @@
 import { createKit } from 'marketplace-app-kit';
 import 'marketplace-app-kit/elements';
 
-const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.content ?? '';
+const meta = (name) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
 
 const kit = await createKit({
   backend: '/api/marketplace', // where server.js mounts createAppBackend

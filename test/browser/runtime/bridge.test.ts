@@ -8,7 +8,7 @@ import {
 } from '../../../src/shared/bridge.js';
 import { MarketplaceKitError } from '../../../src/shared/errors.js';
 import { assertOrigin } from '../../../src/shared/origin.js';
-import { APP_ORIGIN, HOST_ORIGIN, deliver, gate, openAppEnd, openHostEnd, rejection, tick, until, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
+import { APP_ORIGIN, HOST_ORIGIN, deliver, fakeEnvironment, gate, openAppEnd, openHostEnd, rejection, settled, until, windowPair, type FakeWindow } from '../../support/runtime-fakes.js';
 import { HANG_MS } from '../../support/waiting.js';
 
 const packet = (id: number, method: string, params: unknown) =>
@@ -80,33 +80,33 @@ describe('host bridge protocol', () => {
   it('ignores messages from another origin and from another window of the right origin', async () => {
     const titles: string[] = [];
     connect({ getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) });
-    await tick(10);
+    await settled();
     deliver(host, packet(50, 'setTitle', { title: 'wrong origin' }), 'https://evil.example', app.handle);
     deliver(host, packet(51, 'setTitle', { title: 'wrong window' }), APP_ORIGIN, {});
     deliver(host, packet(52, 'setTitle', { title: 'no window' }), APP_ORIGIN, null);
     deliver(host, packet(53, 'setTitle', { title: 'genuine' }), APP_ORIGIN, app.handle);
-    await tick(20);
+    await settled();
     expect(titles).to.deep.equal(['genuine']);
   });
 
   it('drops oversized, non-string, non-JSON and malformed packets without stalling the channel', async () => {
     const titles: string[] = [];
     connect({ getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) });
-    await tick(10);
+    await settled();
     const big = packet(60, 'setTitle', { title: 'big', padding: 'x'.repeat(BRIDGE_MAX_MESSAGE_SIZE) });
     // A packet inside an array is not a string either (String() of it would be the packet).
     for (const data of [big, [packet(63, 'setTitle', { title: 'in an array' })], { type: 'method' }, 'not json', '{"type":"method","serviceID":"marketplace-app-bridge","id":1.5,"counter":0}', packet(61, 'setTitle', { title: 'other service' }).replace(BRIDGE_SERVICE_ID, 'x')]) {
       deliver(host, data, APP_ORIGIN, app.handle);
     }
     deliver(host, packet(62, 'setTitle', { title: 'after' }), APP_ORIGIN, app.handle);
-    await tick(20);
+    await settled();
     expect(titles).to.deep.equal(['after']);
   });
 
   it('accepts a message of exactly BRIDGE_MAX_MESSAGE_SIZE characters', async () => {
     const titles: string[] = [];
     connect({ getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) });
-    await tick(10);
+    await settled();
     const bare = packet(64, 'setTitle', { title: 'exact', padding: '' });
     const exact = packet(64, 'setTitle', { title: 'exact', padding: 'x'.repeat(BRIDGE_MAX_MESSAGE_SIZE - bare.length) });
     expect(exact.length).to.equal(BRIDGE_MAX_MESSAGE_SIZE);
@@ -119,14 +119,14 @@ describe('host bridge protocol', () => {
     expect(BRIDGE_MAX_MESSAGE_SIZE).to.equal(65_536);
     const titles: string[] = [];
     connect({ getContext: () => ({ context: 'c' }), setTitle: ({ title }) => void titles.push(title) });
-    await tick(10);
+    await settled();
     const bare = packet(65, 'setTitle', { title: 'over', padding: '' });
     const over = packet(65, 'setTitle', { title: 'over', padding: 'x'.repeat(BRIDGE_MAX_MESSAGE_SIZE + 1 - bare.length) });
     expect(over.length).to.equal(BRIDGE_MAX_MESSAGE_SIZE + 1);
     deliver(host, over, APP_ORIGIN, app.handle);
     deliver(host, packet(66, 'setTitle', { title: 'after' }), APP_ORIGIN, app.handle);
     await until(() => titles.length > 0);
-    await tick(20);
+    await settled();
     expect(titles).to.deep.equal(['after']);
   });
 
@@ -135,11 +135,11 @@ describe('host bridge protocol', () => {
     const { appSide } = connect({ getContext: () => ({ context: 'c' }), openUpgrade: async () => answer.promise.then(() => ({ outcome: 'upgraded' as const })) });
     await appSide.ready;
     const chooser = appSide.call('openUpgrade', { plan: 'pro' });
-    await tick(20);
+    await settled();
     const foreignReady = JSON.stringify({ type: 'method', serviceID: 'another-service', id: 0, method: 'ready', params: {}, counter: 0 });
     deliver(app, foreignReady, HOST_ORIGIN, host.handle);
     deliver(host, foreignReady, APP_ORIGIN, app.handle);
-    await tick(20);
+    await settled();
     answer.open();
     expect(await chooser).to.deep.equal({ outcome: 'upgraded' });
   });
@@ -150,7 +150,7 @@ describe('host bridge protocol', () => {
     const appSide = openBridge({ side: 'app', self: app.self, peer: () => peer, channel: host, origin: HOST_ORIGIN, handlers: { themeChanged: ({ theme }) => void themes.push(theme) } });
     open.push(appSide);
     deliver(app, packet(80, 'themeChanged', { theme: 'dark' }), HOST_ORIGIN, null);
-    await tick(20);
+    await settled();
     peer = host.handle;
     deliver(app, packet(81, 'themeChanged', { theme: 'light' }), HOST_ORIGIN, host.handle);
     await until(() => themes.length > 0); // messages arrive in order: the first one was handled (or not) before
@@ -323,7 +323,7 @@ describe('host bridge protocol', () => {
     open.push(first, appSide);
     await appSide.ready;
     const chooser = appSide.call('openUpgrade', { plan: 'pro' }, { timeoutMs: 60_000 });
-    await tick(20);
+    await settled();
     // The dashboard re-mounts its embed: a new end for the same iframe closes the old one, which never answers.
     const second = openHostEnd(host, app, { getContext: () => ({ context: 'new' }) }, 300);
     open.push(second);
@@ -439,7 +439,7 @@ describe('host bridge protocol', () => {
   it('a dashboard end opened and closed in one task sends nothing, so the app\'s call to the end that replaced it is answered (React StrictMode)', async () => {
     const appSide = openAppEnd(app, host, {}, 1_000);
     open.push(appSide);
-    await tick(20); // the app's own handshake went nowhere: no dashboard end was listening
+    await settled(); // the app's own handshake went nowhere: no dashboard end was listening
     const context = appSide.call('getContext', {});
     // connect, destroy, connect, as StrictMode runs an effect twice: only the second end's ready may go out.
     openHostEnd(host, app, { getContext: () => ({ context: 'first' }) }).destroy();
@@ -449,8 +449,10 @@ describe('host bridge protocol', () => {
   });
 
   it('a call the peer left unanswered fails at its new handshake, and neither takes nor drops the newer call that gets its id', async () => {
-    // The host end is scripted by hand: every handshake restarts the app end's id counter.
-    const appSide = openAppEnd(app, host, {}, 100);
+    // The host end is scripted by hand: every handshake restarts the app end's id counter. The
+    // calls' timeouts run on a clock the test moves.
+    const clock = fakeEnvironment(`${APP_ORIGIN}/`);
+    const appSide = openBridge({ side: 'app', self: app.self, peer: host.handle, origin: host.origin, handlers: {}, timeoutMs: 100, timers: clock });
     open.push(appSide);
     const sent: Array<{ type: string; id: number; method?: string }> = [];
     host.self.addEventListener('message', (event) => sent.push(JSON.parse((event as MessageEvent<string>).data)));
@@ -474,7 +476,7 @@ describe('host bridge protocol', () => {
     expect([firstSettled, (await firstError).code]).to.deep.equal([true, 'ERR_BRIDGE_CLOSED']);
     const second = await contextCall(5000);
     expect(second.id).to.equal(first.id, 'the library reused the id');
-    await tick(1100); // past the first call's own timeout, which must not drop the second's entry
+    clock.advance(1100); // past the first call's own timeout, which must not drop the second's entry
     deliver(app, JSON.stringify({ type: 'reply', serviceID: BRIDGE_SERVICE_ID, id: second.id, result: { context: 'second' }, counter: 0 }), HOST_ORIGIN, host.handle);
     expect(await second.call).to.deep.equal({ context: 'second' });
   });
@@ -497,7 +499,7 @@ describe('host bridge protocol', () => {
     };
     await handshake();
     deliver(app, packet(7, 'themeChanged', { theme: 'dark' }), HOST_ORIGIN, host.handle);
-    await tick(20);
+    await settled();
     await handshake(); // the dashboard reconnected: id 7 may be a newer call's now
     held.open();
     // A call after the handshake is answered (with its error); by then the old one's would have gone.
@@ -509,7 +511,7 @@ describe('host bridge protocol', () => {
   it('fails pending and later calls with ERR_BRIDGE_CLOSED after destroy', async () => {
     const { appSide } = connect({ getContext: () => new Promise(() => undefined) });
     const pending = appSide.call('getContext', {});
-    await tick(10);
+    await settled();
     appSide.destroy();
     expect((await rejection(pending)).code).to.equal('ERR_BRIDGE_CLOSED');
     expect((await rejection(appSide.call('toast', { message: 'x' }))).code).to.equal('ERR_BRIDGE_CLOSED');
@@ -517,11 +519,13 @@ describe('host bridge protocol', () => {
 
   it('a second bridge between the same two windows closes the first, so neither takes the other\'s replies (two kits in one frame)', async () => {
     const choices: string[] = [];
+    // The person dismisses the first kit's chooser late, while the fourth call's chooser is open,
+    // and upgrades in every other one.
+    const held: Record<string, ReturnType<typeof gate>> = { first: gate(), fourth: gate() };
     const hostSide = openHostEnd(host, app, {
-      // The person dismisses the first kit's chooser, slowly, and upgrades in the second one's.
       openUpgrade: async ({ plan }) => {
         choices.push(plan!);
-        await tick(plan === 'first' ? 60 : 10);
+        await held[plan!]?.promise;
         return { outcome: plan === 'first' ? 'dismissed' : 'upgraded' };
       },
     });
@@ -544,11 +548,16 @@ describe('host bridge protocol', () => {
     expect(await second.call('openUpgrade', { plan: 'third' })).to.deep.equal({ outcome: 'upgraded' });
     expect(await other.call('getContext', {})).to.deep.equal({ context: 'other' });
 
-    // The first chooser is still open (60 ms). A third kit's first call has the same id as the
-    // first kit's (ids restart at every handshake): the late "dismissed" must not answer it.
+    // The first chooser is still open. A third kit's first call has the same id as the first
+    // kit's (ids restart at every handshake): the late "dismissed" must not answer it.
     const third = openAppEnd(app, host);
     open.push(third);
-    expect(await third.call('openUpgrade', { plan: 'fourth' })).to.deep.equal({ outcome: 'upgraded' });
+    const fourth = third.call('openUpgrade', { plan: 'fourth' });
+    await until(() => choices.includes('fourth'));
+    held.first!.open();
+    await settled(); // the late answer has arrived
+    held.fourth!.open();
+    expect(await fourth).to.deep.equal({ outcome: 'upgraded' });
     expect(choices).to.deep.equal(['first', 'second', 'third', 'fourth']);
   });
 

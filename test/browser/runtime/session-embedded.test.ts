@@ -269,6 +269,7 @@ describe('renewing the session inside the dashboard', () => {
     lifetimeMs = 30_000; // the backend now makes sessions of 30 s: the new one ends 25 s before tok-1
     await kit.fetch('/api/a');
     await until(() => exchanges === 2);
+    await settled(); // the renewal's answer is read and kept
     for (const path of ['/api/b', '/api/c', '/api/d']) {
       await kit.fetch(path);
       await settled(); // room for a renewal to show
