@@ -84,4 +84,24 @@ describe('locale packs', () => {
       });
     });
   }
+
+  it('names signing in the same way on the sign-in button and on the gate\'s card, in every language', async () => {
+    const wrong: string[] = [];
+    for (const tag of BUILT_IN_LOCALES) {
+      const texts = await pack(tag);
+      const button = String(texts['mp-sign-in-button']!['label']).toLocaleLowerCase(tag);
+      const card = String(texts['mp-gate']!['signIn']).toLocaleLowerCase(tag);
+      if (!button.includes(card)) wrong.push(`${tag}: "${button}" and "${card}"`);
+    }
+    assert.deepEqual(wrong, []);
+  });
+
+  it('ko: no particle right after {feature}, which may be thisFeature (이 기능), whose particle is known', async () => {
+    const texts = await pack('ko');
+    const particle = /\{feature\}(?:을\(를\)|를|을|이\(가\)|이|가|은\(는\)|은|는|와\(과\)|\(으\)로|으로|로)/;
+    const wrong = Object.entries(texts).flatMap(([section, entries]) =>
+      Object.entries(entries).flatMap(([key, text]) => (forms(text).some(([, form]) => particle.test(String(form))) ? [`${section}.${key}`] : [])),
+    );
+    assert.deepEqual(wrong, []);
+  });
 });

@@ -388,7 +388,8 @@ describe('data in a sentence (bidi isolation)', () => {
     expect(isolated('\u2067x', false), 'an open isolate is closed').to.equal('\u2068\u2067x\u2069\u2069');
   });
 
-  // As the user's locale writes them, with the neutral characters a right-to-left sentence would move.
+  // As the user's locale writes them, with the neutral characters a right-to-left sentence would
+  // move. The texts are Hebrew (the element's own lang), the figures and dates the user's.
   const ENDS = daysFrom(30);
   for (const [what, locale, strings, partName, tag] of [
     ['a figure', 'de-CH', { value: '{used} מתוך {limit}' }, 'value', 'mp-usage-meter'],
@@ -397,8 +398,8 @@ describe('data in a sentence (bidi isolation)', () => {
   ] as const) {
     it(`in a right-to-left sentence, ${what} in the user's locale (${locale}) keeps its order`, async () => {
       const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ usage: { api_calls: 1200, limit: 1500 }, expires_at: ENDS })).setLocale(locale);
-      const box = await fixture<HTMLElement>(html`<div dir="rtl" lang="he"></div>`);
-      const el = Object.assign(document.createElement(tag), { kit, strings });
+      const box = await fixture<HTMLElement>(html`<div></div>`);
+      const el = Object.assign(document.createElement(tag), { kit, strings, lang: 'he' });
       box.append(el);
       await settle(el);
       const formatted =
@@ -424,7 +425,7 @@ describe('data in a sentence (bidi isolation)', () => {
 
   it('in a right-to-left sentence, a left-to-right plan name keeps its order ("Pro+", not "+Pro")', async () => {
     const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'Pro+', status: 'cancelled' }));
-    const box = await fixture<HTMLElement>(html`<div dir="rtl" lang="he"><mp-gate .kit=${kit} feature="export"></mp-gate></div>`);
+    const box = await fixture<HTMLElement>(html`<div><mp-gate .kit=${kit} feature="export" lang="he"></mp-gate></div>`);
     const el = box.querySelector('mp-gate')!;
     el.strings = { cancelledHeading: 'התוכנית {current} שלך בוטלה' };
     await settle(el);

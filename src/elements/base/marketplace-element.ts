@@ -1,5 +1,6 @@
 import { LitElement, adoptStyles, html, type CSSResultGroup, type PropertyDeclarations, type PropertyValues, type TemplateResult } from 'lit';
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../../shared/errors.js';
+import { DEV } from '../../shared/dev.js';
 import { MAX_TIMER_MS } from '../../shared/options.js';
 import type { Theme } from '../../shared/schemas.js';
 import type { Kit, KitState, UpgradeOutcome } from '../../runtime/types.js';
@@ -7,15 +8,13 @@ import { MpErrorEvent, MpSignInRequestEvent, MpUpgradeEvent, MpUpgradeRequestEve
 import { baseStyles } from './base.styles.js';
 import { isolated } from './bidi.js';
 import { formatter } from './intl.js';
-import { candidates, localeChain, localeDirection, onTextsChanged, read, textLanguage, textsLoading } from './texts.js';
+import { LocaleController } from './locale-controller.js';
+import { findText, type ShownText, type TextValues } from './text-lookup.js';
+import { read } from './texts.js';
 import { en } from '../locales/en.js';
 import { getKit, onKitsChanged } from '../../runtime/registry.js';
 
-/**
- * The values of a text's placeholders, by name: text, a number, or a function that makes the
- * value, called only if the text has its placeholder (a date no text shows is not formatted).
- */
-export type TextValues = Record<string, string | number | (() => string)>;
+export type { ShownText, TextValues } from './text-lookup.js';
 
 /** What an element shows: the kit's state, or `not-connected` when no kit was found in time. */
 export type ElementState = KitState | 'not-connected';
@@ -46,7 +45,7 @@ export const STRINGS_PROPERTY = {
       } catch {
         // Reported below.
       }
-      console.warn(`[marketplace-app-kit] The strings attribute is not a JSON object of texts, so the built-in texts are used: ${value.slice(0, 100)}`);
+      console.warn(`[marketplace-app-kit] ${DEV ? 'The strings attribute is not a JSON object of texts, so the built-in texts are used' : 'strings'}: ${value.slice(0, 100)}`);
       return undefined;
     },
   },
@@ -75,8 +74,9 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   static kitTimeoutMs = 1000;
 
   /**
-   * How long an element holds its update while the texts of a new locale load. A pack slower than
-   * that shows the fallback's texts (English) meanwhile, and its own once it is here.
+   * How long an element holds its first update in a locale (its first look, or its look after a
+   * locale change) while that locale's texts load. A pack slower than that shows the fallback's
+   * texts (English) meanwhile, and its own once it is here; no element waits for it again.
    */
   static localeTimeoutMs = 3000;
 
@@ -85,6 +85,13 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * locale packs (`registerLocale`, docs/guides/locales.md).
    */
   static defaultStrings: BaseStrings = en.common;
+
+  /**
+   * The section of the locale packs the element's texts come from (`'mp-gate'`): each built-in
+   * element names its own, which a subclass registered under another tag inherits. Unset, the
+   * element's tag (`<mp-trial-banner>`: `'mp-trial-banner'`).
+   */
+  static textSection: string | undefined = undefined;
 
   static override properties: PropertyDeclarations = {
     kit: { attribute: false },
@@ -121,20 +128,10 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   /** The `expires_at` the expiry timer is set for ('' for none); undefined when it must be set again. */
   private _timedFor: string | undefined;
   private _noKit = false;
-  /** The element's direction is right to left (read at each update). */
-  private _rtl = false;
-  /** The locales the element's texts come from, best first (`localeChain`), read at each update. */
-  private _chain: readonly string[] = ['en'];
-  /**
-   * The language of the element's texts (`de` for a `de-AT` user, `en` where no pack has the
-   * user's language): the `lang` of the nodes that show them, and the language of plural forms and lists.
-   */
-  protected _lang = 'en';
-  /** The direction of the element's texts: the closest `dir` above it, else that of `_lang`. The `dir` of the nodes that show them. */
-  protected _dir: 'ltr' | 'rtl' = 'ltr';
-  private _stopTexts: (() => void) | undefined;
-  /** The element's own `lang` attribute. */
-  private _ownLang: string | null = null;
+  /** The element's language and direction, read at each update. */
+  private readonly _locales = new LocaleController(this, () => (this.kit ?? this._kit ?? getKit())?.locale);
+  /** The failure was said before the language changed: the live region does not say it again. */
+  private _failureSaid = false;
   /** Aborted when the element lets go of its kit, which ends a wait for the page to navigate away. */
   private _navigationWait: AbortController | undefined;
 
@@ -150,7 +147,6 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   override connectedCallback(): void {
     super.connectedCallback();
     this._stopWatching = onKitsChanged(() => this._attach());
-    this._stopTexts = onTextsChanged(() => this.requestUpdate());
     this._attach();
     // Back in the page: render what changed while it was out (it did not render then).
     this.requestUpdate();
@@ -205,19 +201,32 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this._stopWatching?.();
-    this._stopTexts?.();
     clearTimeout(this._expiryTimer);
     this._timedFor = undefined;
     this._attach();
   }
 
   /**
-   * The locale of the element's texts: its own `lang` attribute (not an ancestor's: `<html lang>`
-   * says what the page is written in, not what the user reads), else the user's, the kit's, else
-   * the browser's.
+   * The language of the element's texts (`de` for a `de-AT` user, `en` where no pack has the
+   * user's language): the `lang` of its boxes, the language of plural forms and lists, and of its
+   * `strings`. A text that fell back to another language (English) is marked as such (`_text`).
    */
-  private get _locale(): string {
-    return this._ownLang || (this.kit ?? this._kit ?? getKit())?.locale || navigator.language;
+  protected get _lang(): string {
+    return this._locales.lang;
+  }
+
+  /** The direction of the element's boxes: the closest `dir` above it (the page's), else that of `_lang`. */
+  protected get _dir(): 'ltr' | 'rtl' {
+    return this._locales.dir;
+  }
+
+  /**
+   * This update shows the element in another language than the one before (the dashboard
+   * switched, a pack came late): the same look in another language is no news, so live regions
+   * say nothing new in it.
+   */
+  protected get _translated(): boolean {
+    return this._locales.translated;
   }
 
   /** `lang` too: the element's own sets the language of its texts. */
@@ -228,20 +237,18 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   override attributeChangedCallback(name: string, old: string | null, value: string | null): void {
     super.attributeChangedCallback(name, old, value);
     if (name !== 'lang') return;
-    this._ownLang = value;
+    this._locales.ownLang = value;
     this.requestUpdate();
   }
 
   /**
-   * Holds the update while the texts of the user's locale load (`localeTimeoutMs` at most), so that
-   * an element shows its first look, or a new locale, in the user's language rather than English
+   * Holds the first update in a locale while its texts load (`localeTimeoutMs` at most), so that
+   * the element shows its first look, or a new locale, in the user's language rather than English
    * for a moment. Awaited by `updateComplete`.
    */
   protected override scheduleUpdate(): void | Promise<unknown> {
-    const loading = textsLoading(this._locale);
-    if (!loading) return super.scheduleUpdate();
-    const timeout = (this.constructor as typeof MarketplaceElement).localeTimeoutMs;
-    return Promise.race([loading, new Promise((resolve) => setTimeout(resolve, timeout))]).then(() => super.scheduleUpdate());
+    const hold = this._locales.hold((this.constructor as typeof MarketplaceElement).localeTimeoutMs);
+    return hold ? hold.then(() => super.scheduleUpdate()) : super.scheduleUpdate();
   }
 
   /** Out of the page an element does not render: it keeps its look until it is back (see `_attach`). */
@@ -259,12 +266,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     if (kit) this.theme = kit.theme;
     (this as { state: ElementState }).state = kit ? kit.state : this._noKit ? 'not-connected' : 'loading';
     this._renderAtExpiry(kit?.entitlement?.expires_at);
-    this._chain = localeChain(this._locale);
-    this._lang = textLanguage(this._chain);
-    // A `dir` above the element wins: the page says how it lays out. Read from attributes, not
-    // computed styles, which would make each of a thousand gates recalculate the page's styles.
-    this._dir = declaredDir(this) || localeDirection(this._lang);
-    this._rtl = this._dir === 'rtl';
+    this._locales.read();
+    if (this._translated && this._failed) this._failureSaid = true;
   }
 
   /**
@@ -317,7 +320,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       this.requestUpdate();
       if (warned) return;
       warned = true;
-      console.warn(`[marketplace-app-kit] ${NOT_FOUND}: <${this.localName}> found no kit. Call createKit() (if you did, it failed: see its error) or set .kit (marketplace-app-kit: docs/elements.md#how-elements-find-the-kit).`);
+      console.warn(`[marketplace-app-kit] ${NOT_FOUND}${DEV ? `: <${this.localName}> found no kit. Call createKit() (if you did, it failed: see its error) or set .kit (marketplace-app-kit: docs/elements.md#how-elements-find-the-kit).` : ''}`);
     }, (this.constructor as typeof MarketplaceElement).kitTimeoutMs);
   }
 
@@ -354,47 +357,35 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   /**
    * A text with `{name}` placeholders filled in, from the first that has one: the element's
    * `strings`, the locale packs of the user's locale and its fallbacks (`localeChain`: each one's
-   * section for the element's tag, then its `common`), the class's `defaultStrings`. A text with
-   * plural forms takes the one `count` needs. A value is isolated from the sentence when its
-   * direction may differ (`isolated`).
+   * section for the element, `textSection`, then its `common`), the class's `defaultStrings`. A
+   * text with plural forms takes the one `count` needs. A value is isolated from the sentence when
+   * its direction may differ (`isolated`).
    */
   protected _t(key: keyof S & string, values: TextValues = {}, count?: number): string {
-    return this._text(key, values, true, undefined, count);
+    return this._text(key, values, count).text;
   }
 
   /**
-   * Like `_t`, for a text that names a button, which needs a name: an override that is blank once
-   * filled in (`""`, spaces, `"{plan}"` without a plan) counts as none. `label` (an element's
+   * Like `_t`, with the language and direction the text is written in: those of `_lang`, or
+   * English where the text fell back to it. The node that shows the text declares them.
+   */
+  protected _text(key: keyof S & string, values: TextValues = {}, count?: number): ShownText {
+    return this._find(key, values, count, [read((this as { strings?: unknown }).strings, key)], false);
+  }
+
+  /**
+   * Like `_text`, for a text that names a button, which needs a name: an override that is blank
+   * once filled in (`""`, spaces, `"{plan}"` without a plan) counts as none. `label` (an element's
    * `label` attribute) comes before `strings[key]`, and is read the same way.
    */
-  protected _name(key: keyof S & string, values: TextValues = {}, label?: string): string {
-    return this._text(key, values, false, label);
+  protected _name(key: keyof S & string, values: TextValues = {}, label?: string): ShownText {
+    return this._find(key, values, undefined, [label, read((this as { strings?: unknown }).strings, key)], true);
   }
 
-  private _text(key: keyof S & string, values: TextValues, blankAllowed: boolean, label: string | undefined, count?: number): string {
-    let text = '';
-    // An override that is not text (a number, an object from a careless JSON attribute) is ignored,
-    // and so is anything else that is not text (`toString`, had a key come from data).
-    const take = (candidate: unknown): boolean => {
-      const template = this._form(candidate, count);
-      if (template === undefined) return false;
-      // Only the element's own placeholders: `{constructor}` is no placeholder of any element.
-      text = template.includes('{') ? template.replace(/\{(\w+)\}/g, (_, name: string) => (Object.hasOwn(values, name) ? isolated(String(typeof values[name] === 'function' ? values[name]() : values[name]), this._rtl) : '')) : template;
-      return blankAllowed || text.trim() !== '';
-    };
-    if (take(label) || take(read((this as { strings?: unknown }).strings, key))) return text;
-    for (const candidate of candidates(this._chain, this.localName, key)) if (take(candidate)) return text;
-    take(read((this.constructor as typeof MarketplaceElement).defaultStrings, key));
-    return text;
-  }
-
-  /** The string of a text: itself, or of plural forms the one `count` takes in `_lang` (`other` without a count); undefined for what is no text. */
-  private _form(text: unknown, count: number | undefined): string | undefined {
-    if (typeof text === 'string') return text;
-    const other = read(text, 'other');
-    if (typeof other !== 'string') return undefined;
-    const form = count === undefined ? undefined : read(text, formatter(Intl.PluralRules, this._lang).select(count));
-    return typeof form === 'string' ? form : other;
+  private _find(key: string, values: TextValues, count: number | undefined, overrides: unknown[], nonBlank: boolean): ShownText {
+    const element = this.constructor as typeof MarketplaceElement;
+    const { chain, lang } = this._locales;
+    return findText({ key, overrides, lang, chain, section: element.textSection ?? this.localName, defaults: element.defaultStrings, values, count, nonBlank });
   }
 
   /** A plan as the user reads it: its name from `kit.planNames` (own keys only), else its id. */
@@ -412,7 +403,8 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     // Each name on its own, so that one plan cannot reorder the "or" and the others. One plan is
     // isolated where it is put in a sentence, as any value.
     if (plans.length === 1) return this._planName(plans[0]!);
-    return formatter(Intl.ListFormat, this._lang, { type: 'disjunction' }).format(plans.map((plan) => isolated(this._planName(plan), this._rtl)));
+    const rtl = this._locales.textDir === 'rtl';
+    return formatter(Intl.ListFormat, this._lang, { type: 'disjunction' }).format(plans.map((plan) => isolated(this._planName(plan), rtl)));
   }
 
   /** A number in the user's locale: `1,200`, `1.200`, `١٬٢٠٠`. */
@@ -436,20 +428,21 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
    * Not a live region: a page of badges would otherwise announce "Not signed in" once for each.
    */
   protected _notice(key?: keyof S & string): TemplateResult {
-    const text = this._t(key ?? (this.state === 'not-connected' ? 'notConnected' : this.state === 'error' ? 'error' : 'loading'));
-    return html`<span part="base notice" class="muted" lang=${this._lang} dir=${this._dir}>${text}</span>`;
+    const notice = this._text(key ?? (this.state === 'not-connected' ? 'notConnected' : this.state === 'error' ? 'error' : 'loading'));
+    return html`<span part="base notice" class="muted" lang=${notice.lang} dir=${notice.dir}>${notice.text}</span>`;
   }
 
   /**
-   * `text` for this element's live region, or '' when another element of its document already
-   * said the same in this task: one kit change (an upgrade) announces "Unlocked" once, not once
+   * `news` for this element's live region, or undefined when another element of its document
+   * already said the same text in this task: one kit change (an upgrade) announces "Unlocked" once, not once
    * for every gate on the page. Different texts are all said. A live region nobody can hear
    * (inside a hidden tab panel, say) does not speak for the others. Only the element that would
    * speak first asks whether it can be heard, which makes the browser compute the page's styles:
    * a thousand gates asking in turn took most of their time.
    */
-  protected _news(text: string): string {
-    if (!text) return '';
+  protected _news(news: ShownText | undefined): ShownText | undefined {
+    const text = news?.text;
+    if (!text) return undefined;
     const doc = this.ownerDocument;
     let said = newsThisTask.get(doc);
     if (!said) {
@@ -457,15 +450,20 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       setTimeout(() => newsThisTask.delete(doc));
     }
     const by = said.get(text);
-    if (by) return by === this ? text : '';
+    if (by) return by === this ? news : undefined;
     const region = this.renderRoot.querySelector('[role="status"]');
     if (!region || region.checkVisibility({ visibilityProperty: true })) said.set(text, this);
-    return text;
+    return news;
   }
 
-  /** The visually hidden live region of an action element: says that its last action failed. */
-  protected _failureStatus(): TemplateResult {
-    return html`<span part="status" class="sr-only" role="status" lang=${this._lang} dir=${this._dir}>${this._failed ? this._t('failed') : ''}</span>`;
+  /** The failure of the element's last action, for its live region: said once, not again in another language. */
+  protected get _failureNews(): ShownText | undefined {
+    return this._failed && !this._failureSaid ? this._text('failed') : undefined;
+  }
+
+  /** The element's visually hidden live region, saying `said` in its language. */
+  protected _status(said: ShownText | undefined): TemplateResult {
+    return html`<span part="status" class="sr-only" role="status" lang=${said?.lang ?? this._lang} dir=${said?.dir ?? this._locales.textDir}>${said?.text ?? ''}</span>`;
   }
 
   /**
@@ -492,8 +490,12 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
     if (!kit.embedded && !upgradeWarned) {
       upgradeWarned = true;
       console.warn(
-        `[marketplace-app-kit] ERR_NOT_EMBEDDED: <${this.localName}> cannot upgrade here: the plan chooser is the dashboard's. ` +
-          'On your own site, listen for mp-upgrade-request, call event.preventDefault() and send the user to your pricing page (marketplace-app-kit: docs/elements/mp-upgrade-button.md).',
+        `[marketplace-app-kit] ERR_NOT_EMBEDDED${
+          DEV
+            ? `: <${this.localName}> cannot upgrade here: the plan chooser is the dashboard's. ` +
+              'On your own site, listen for mp-upgrade-request, call event.preventDefault() and send the user to your pricing page (marketplace-app-kit: docs/elements/mp-upgrade-button.md).'
+            : ''
+        }`,
       );
     }
     return this._run(async () => {
@@ -508,6 +510,7 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
   protected async _run<T>(action: () => Promise<T>): Promise<T | undefined> {
     this._busy = true;
     this._failed = false;
+    this._failureSaid = false;
     try {
       return await action();
     } catch (error) {
@@ -519,20 +522,6 @@ export class MarketplaceElement<S extends BaseStrings = BaseStrings> extends Lit
       this._busy = false;
     }
   }
-}
-
-/**
- * The direction the closest `dir` attribute above `node` sets (`ltr` or `rtl`), across shadow
- * roots as the browser's own inheritance goes; '' when there is none, or it is `auto`.
- */
-function declaredDir(node: Element): '' | 'ltr' | 'rtl' {
-  const found = node.closest('[dir]');
-  if (found) {
-    const dir = found.getAttribute('dir')!.toLowerCase();
-    return dir === 'ltr' || dir === 'rtl' ? dir : '';
-  }
-  const host = (node.getRootNode() as Partial<ShadowRoot>).host;
-  return host ? declaredDir(host) : '';
 }
 
 /**
@@ -568,5 +557,5 @@ function navigationOver(cancel: AbortSignal): Promise<void> {
 function asKitError(error: unknown): MarketplaceKitError {
   if (isKitError(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
-  return new MarketplaceKitError('ERR_ACTION_FAILED', `The element's action failed: ${message}`, { cause: error });
+  return new MarketplaceKitError('ERR_ACTION_FAILED', DEV ? `The element's action failed: ${message}` : '', { cause: error });
 }

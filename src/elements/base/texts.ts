@@ -1,9 +1,11 @@
 /**
  * The elements' texts in the user's language (docs/guides/locales.md): the locale packs that ship
  * with the kit, each loaded the first time an element needs it (English is built into the
- * classes' `defaultStrings`), the packs and single texts an app registers, and the lookup, which
- * falls back by language (`de-AT` → `de`) and then to English.
+ * classes' `defaultStrings`), the packs and single texts an app registers, and the locales a
+ * user's locale reads, which fall back by language (`de-AT` → `de`) and then to English. Finding
+ * one text among them: `text-lookup.ts`.
  */
+import { DEV } from '../../shared/dev.js';
 import { MarketplaceKitError } from '../../shared/errors.js';
 import { loaders } from '../locales/loaders.js';
 import type { BaseStrings } from './marketplace-element.js';
@@ -39,14 +41,39 @@ export type LocaleTexts = { [S in keyof ElementTexts]?: Partial<ElementTexts[S]>
 /** Loads a pack on demand, usually `() => import('./fi.js')` (a module whose default export is the pack). */
 export type LocaleLoader = () => Promise<LocaleTexts | { default: LocaleTexts }>;
 
-type Layer = Readonly<Record<string, Readonly<Record<string, unknown>> | undefined>>;
+/** A pack, or the texts an app registered: sections of texts by key. */
+export type Pack = Readonly<Record<string, Readonly<Record<string, unknown>> | undefined>>;
 
-/** Texts by canonical tag, first the app's (the last registered first), then the built-in pack. */
+/**
+ * The place of a registration among a locale's texts: the built-in pack is 0, under all that the
+ * app registers; each `registerLocale` takes the next number, and the highest wins.
+ */
+const BUILT_IN = 0;
+let registrations = BUILT_IN;
+
+/** Texts of one registration (or the built-in pack) and its place. */
+export interface Layer {
+  readonly order: number;
+  readonly texts: Pack;
+}
+/** A loader not run yet, and the place of its registration. */
+interface Queued {
+  readonly order: number;
+  readonly load: LocaleLoader;
+}
+/** A load of a locale's queued loaders. */
+export interface Load {
+  readonly done: Promise<void>;
+  /** It ran past an element's limit (`localeTimeoutMs`): no element waits for it any more. */
+  overdue: boolean;
+}
+
+/** Texts by canonical tag, the highest `order` first. */
 const packs = new Map<string, Layer[]>();
 /** Loaders not run yet, by tag. */
-const queued = new Map<string, LocaleLoader[]>();
-/** Loads under way, by tag. */
-const loading = new Map<string, Promise<void>>();
+const queued = new Map<string, Queued[]>();
+/** The latest load of each tag still under way. */
+const loading = new Map<string, Load>();
 /** Every tag with texts, loaded or not; `en` always (the classes' `defaultStrings`). */
 const known = new Set<string>(['en']);
 const chains = new Map<string, readonly string[]>();
@@ -55,14 +82,14 @@ const listeners = new Set<() => void>();
 
 for (const [tag, load] of Object.entries(loaders)) {
   known.add(tag);
-  queued.set(tag, [load as LocaleLoader]);
+  queued.set(tag, [{ order: BUILT_IN, load: load as LocaleLoader }]);
 }
 
 /**
  * Adds texts for `locale`: a pack for a language the kit does not ship, or texts that replace
  * some of a shipped pack's (English included) in every element at once. Texts registered later
- * win; an element's `strings` and `label` still win over all. Elements on the page show them at
- * once (a loader runs when an element first needs `locale`).
+ * win, whichever loader answers first; an element's `strings` and `label` still win over all.
+ * Elements on the page show them at once (a loader runs when an element first needs `locale`).
  *
  * @throws {MarketplaceKitError} `ERR_CONFIG` when `locale` is no BCP 47 language tag, or `texts`
  * neither an object nor a function.
@@ -73,11 +100,12 @@ for (const [tag, load] of Object.entries(loaders)) {
  */
 export function registerLocale(locale: string, texts: LocaleTexts | LocaleLoader): void {
   const tag = canonical(locale);
-  if (!tag) throw new MarketplaceKitError('ERR_CONFIG', `registerLocale: ${String(locale).slice(0, 40)} is no language tag`);
+  if (!tag) throw new MarketplaceKitError('ERR_CONFIG', DEV ? `registerLocale: ${String(locale).slice(0, 40)} is no language tag` : '');
+  const order = ++registrations;
+  if (typeof texts === 'function') queued.set(tag, [...(queued.get(tag) ?? []), { order, load: texts }]);
+  else add(tag, { order, texts: texts as Pack });
   known.add(tag);
   chains.clear();
-  if (typeof texts === 'function') queued.set(tag, [...(queued.get(tag) ?? []), texts]);
-  else add(tag, texts as Layer, false);
   changed();
 }
 
@@ -89,49 +117,84 @@ export function registerLocale(locale: string, texts: LocaleTexts | LocaleLoader
  * @example
  * await loadLocale('de-AT'); // the built-in de pack
  */
-export function loadLocale(locale: string): Promise<void> {
-  return textsLoading(locale) ?? Promise.resolve();
+export async function loadLocale(locale: string): Promise<void> {
+  await Promise.all(startLoading(localeChain(locale)).map((load) => load.done));
 }
 
-/** The loads `locale` still waits for, started if need be; undefined when its texts are all here. */
-export function textsLoading(locale: string): Promise<void> | undefined {
-  let wait: Promise<unknown> | undefined;
-  for (const tag of localeChain(locale)) {
-    const load = start(tag);
-    if (load) wait = wait ? Promise.all([wait, load]) : load;
-  }
-  return wait as Promise<void> | undefined;
-}
-
-function start(tag: string): Promise<void> | undefined {
-  const queue = queued.get(tag);
-  if (queue) {
-    queued.delete(tag);
-    const running = Promise.all([
-      loading.get(tag),
-      ...queue.map((load) =>
-        Promise.resolve()
-          .then(load)
-          // A built-in pack goes under what the app registered for its locale.
-          .then((module) => add(tag, (module && 'default' in module ? module.default : module) as Layer, load === (loaders as Record<string, unknown>)[tag]))
-          .catch((error: unknown) => console.warn(`[marketplace-app-kit] ${tag} texts not loaded (docs/guides/locales.md):`, error)),
-      ),
-    ]).then(() => {
-      loading.delete(tag);
-      changed();
+/**
+ * Waits for the texts `locale` reads to load (starting what has not started), until `deadline`
+ * (a `performance.now()` time) at most; undefined when there is nothing to wait for. A load still
+ * under way at the deadline counts as failed for waiting: no element waits for it again (its
+ * texts still show when they come, as any texts that arrive).
+ */
+export function waitForTexts(locale: string, deadline: number): Promise<void> | undefined {
+  const loads = startLoading(localeChain(locale)).filter((load) => !load.overdue);
+  if (loads.length === 0) return undefined;
+  return new Promise((resolve) => {
+    const late = () => {
+      for (const load of loads) load.overdue = true;
+      resolve();
+    };
+    const timer = setTimeout(late, Math.max(0, deadline - performance.now()));
+    void Promise.all(loads.map((load) => load.done)).then(() => {
+      clearTimeout(timer);
+      resolve();
     });
-    loading.set(tag, running);
-  }
-  return loading.get(tag);
+  });
 }
 
-function add(tag: string, texts: Layer, builtIn: boolean): void {
-  if (!texts || typeof texts !== 'object') throw new MarketplaceKitError('ERR_CONFIG', `The ${tag} texts are no object of texts`);
-  const layers = packs.get(tag) ?? [];
-  if (builtIn) layers.push(texts);
-  else layers.unshift(texts);
-  packs.set(tag, layers);
+/** Starts the loaders of `chain`'s tags that have not run yet; returns the loads still under way. */
+export function startLoading(chain: readonly string[]): Load[] {
+  const loads: Load[] = [];
+  for (const tag of chain) {
+    if (queued.has(tag)) start(tag);
+    const load = loading.get(tag);
+    if (load) loads.push(load);
+  }
+  return loads;
 }
+
+/**
+ * Runs the loaders queued for `tag` as one load, which also waits for the tag's load before it
+ * (unless that one is overdue), so that the latest load stands for all of the tag's.
+ */
+function start(tag: string): void {
+  const queue = queued.get(tag) ?? [];
+  queued.delete(tag);
+  const before = loading.get(tag);
+  const waitFor = before && !before.overdue ? [before.done] : [];
+  const load: Load = {
+    done: Promise.all([...waitFor, ...queue.map((entry) => run(tag, entry))]).then(() => {
+      // A load started since (a loader registered meanwhile) is still under way: it stays.
+      if (loading.get(tag) === load) loading.delete(tag);
+      changed();
+    }),
+    overdue: false,
+  };
+  loading.set(tag, load);
+}
+
+/** Runs one loader and adds its texts at its registration's place; a failure is reported, not thrown. */
+async function run(tag: string, { order, load }: Queued): Promise<void> {
+  try {
+    const module = await load();
+    add(tag, { order, texts: (module && 'default' in module ? module.default : module) as Pack });
+  } catch (error) {
+    console.warn(`[marketplace-app-kit] ${tag} texts not loaded (docs/guides/locales.md):`, error);
+  }
+}
+
+function add(tag: string, layer: Layer): void {
+  if (!layer.texts || typeof layer.texts !== 'object') throw new MarketplaceKitError('ERR_CONFIG', DEV ? `The ${tag} texts are no object of texts` : '');
+  const layers = [...(packs.get(tag) ?? []), layer];
+  packs.set(tag, layers.sort((a, b) => b.order - a.order));
+}
+
+/** The texts of `tag`, the latest registration first and the built-in pack last. */
+export function packsOf(tag: string): readonly Layer[] {
+  return packs.get(tag) ?? NONE;
+}
+const NONE: readonly Layer[] = [];
 
 /** Calls `listener` when texts were added (a pack loaded, an app registered some); returns a stop function. */
 export function onTextsChanged(listener: () => void): () => void {
@@ -184,19 +247,6 @@ export function localeChain(locale: string): readonly string[] {
 /** The language of the texts `chain` gives now: its first tag whose texts are loaded, else `en`. */
 export function textLanguage(chain: readonly string[]): string {
   return chain.find((tag) => packs.has(tag)) ?? 'en';
-}
-
-/**
- * The candidates for text `key` of `section`, best first: in each locale of `chain`, each layer's
- * section, then its `common`. Not all are texts: the caller takes the first that is.
- */
-export function* candidates(chain: readonly string[], section: string, key: string): Generator<unknown> {
-  for (const tag of chain) {
-    for (const layer of packs.get(tag) ?? []) {
-      yield read(layer[section], key);
-      yield read(layer['common'], key);
-    }
-  }
 }
 
 /**

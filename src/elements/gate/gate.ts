@@ -1,6 +1,6 @@
 import { html, nothing, type PropertyValues } from 'lit';
 import type { AccessDecision, AccessReason, AccessRequirement } from '../../shared/access.js';
-import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
+import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings, type ShownText } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
 import type { ElementText } from '../base/texts.js';
 import { en } from '../locales/en.js';
@@ -56,11 +56,11 @@ export type GateStrings = BaseStrings & {
 };
 
 interface Card {
-  heading: string;
-  text: string;
-  detail?: string;
+  heading: ShownText;
+  text: ShownText;
+  detail?: ShownText;
   /** The button, unless nothing the user does here can help. */
-  action?: string;
+  action?: ShownText;
   run?: () => unknown;
 }
 
@@ -111,6 +111,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   static override styles = [baseStyles, gateStyles];
 
   static override defaultStrings: GateStrings = { ...en.common, ...en['mp-gate'] };
+  static override textSection = 'mp-gate';
 
   static override properties = {
     feature: {},
@@ -153,10 +154,8 @@ export class MpGate extends MarketplaceElement<GateStrings> {
   private _settled = false;
   /** What the gate's look says (the heading, `unlocked`, ...), to announce it only when it changes. */
   private _said = '';
-  /** The language `_said` is in. */
-  private _saidIn = '';
-  /** The live region's text: the last change of `_said` since the gate settled. */
-  private _announcement = '';
+  /** What the live region says: the last change of `_said` since the gate settled. */
+  private _announcement: ShownText | undefined;
   /** The heading of the card rendered last; '' when no card was. */
   private _heading = '';
   /** The paywall card of the last locked look, kept (hidden) while access is granted; see `_body`. */
@@ -229,46 +228,50 @@ export class MpGate extends MarketplaceElement<GateStrings> {
     const [body, said] = this._body();
     // Only a change is news: a render for another reason (a theme, a usage count) says nothing new,
     // and neither does the failure line giving way to the same card as its action runs again, nor
-    // the same look in another language (the dashboard's language switched).
-    if (said !== this._said) {
-      const translated = this._lang !== this._saidIn;
-      if (this._settled) this._announcement = translated || (said === heading && heading === this._heading) ? '' : this._news(said);
-      this._said = said;
-      this._saidIn = this._lang;
+    // the same look in another language (`_translated`).
+    const saying = said?.text ?? '';
+    if (saying !== this._said) {
+      if (this._settled) this._announcement = this._translated || (saying === heading && heading === this._heading) ? undefined : this._news(said);
+      this._said = saying;
     }
-    return html`${body}<span part="status" class="sr-only" role="status" lang=${this._lang} dir=${this._dir}>${this._announcement}</span>`;
+    return html`${body}${this._status(this._announcement)}`;
   }
 
-  /** What the gate shows, and what its live region says. */
-  private _body(): [unknown, string] {
+  /**
+   * What the gate shows, and what its live region says. The card is laid out as the page is (its
+   * `dir`); each of its texts is written in the direction of its own language.
+   */
+  private _body(): [unknown, ShownText | undefined] {
     const state = this.state;
     this._heading = '';
     if (state === 'loading' || state === 'not-connected') {
-      const text = this._t(state === 'loading' ? 'loading' : 'notConnected');
-      return [html`<div part="base loading" class="muted" aria-busy=${state === 'loading'} lang=${this._lang} dir=${this._dir}>${text}</div>`, text];
+      const notice = this._text(state === 'loading' ? 'loading' : 'notConnected');
+      return [html`<div part="base loading" class="muted" aria-busy=${state === 'loading'} lang=${notice.lang} dir=${notice.dir}>${notice.text}</div>`, notice];
     }
     const granted = !!this.decision?.granted;
-    let said = '';
-    if (granted) said = this._t('unlocked');
+    let said: ShownText | undefined;
+    if (granted) said = this._text('unlocked');
     else {
       const card = this._card();
-      this._heading = card.heading;
-      if (this._failed) card.detail = this._t('failed');
-      said = this._failed ? card.detail! : card.heading;
+      const { heading, text, action } = card;
+      this._heading = heading.text;
+      if (this._failed) card.detail = this._text('failed');
+      const detail = card.detail;
+      said = this._failed ? detail : heading;
       const content = html`<div part="base card" role="group" aria-labelledby="heading" lang=${this._lang} dir=${this._dir}>
-        <p part="heading" id="heading" role="heading" aria-level=${this._headingLevel}>${card.heading}</p>
-        <p part="text">${card.text}</p>
-        ${card.detail ? html`<p part="detail" class="muted">${card.detail}</p>` : nothing}
-        ${card.run
-          ? html`<button part="action" type="button" aria-busy=${this._busy} @click=${card.run}>
-              ${this._busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}${card.action}
+        <p part="heading" id="heading" role="heading" aria-level=${this._headingLevel} lang=${heading.lang} dir=${heading.dir}>${heading.text}</p>
+        <p part="text" lang=${text.lang} dir=${text.dir}>${text.text}</p>
+        ${detail ? html`<p part="detail" class="muted" lang=${detail.lang} dir=${detail.dir}>${detail.text}</p>` : nothing}
+        ${card.run && action
+          ? html`<button part="action" type="button" aria-busy=${this._busy} lang=${action.lang} dir=${action.dir} @click=${card.run}>
+              ${this._busy ? html`<span class="spinner" aria-hidden="true"></span>` : nothing}${action.text}
             </button>`
           : nothing}
       </div>`;
       if (state === 'error') return [content, said];
       this._lockedCard = content;
       // Page content in the `locked` slot says what it says: the hidden card's heading is not announced.
-      if (this.querySelector(':scope > [slot="locked"]')) said = '';
+      if (this.querySelector(':scope > [slot="locked"]')) said = undefined;
     }
     // Locked and unlocked are the same nodes: the content's slot stays while access is denied, and
     // the card while it is granted, each not displayed (so neither seen, focused nor read) by the
@@ -296,7 +299,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
       used: () => this._number(entitlement?.usage.api_calls ?? 0),
       limit: () => this._number(entitlement?.usage.limit ?? 0),
     };
-    const t = (key: keyof GateStrings) => this._t(key, values);
+    const t = (key: keyof GateStrings) => this._text(key, values);
     // The card's button: a blank text counts as none.
     const name = (key: keyof GateStrings) => this._name(key, values);
     const upgrade = (plan: string | undefined) => () => this._upgrade(plan, this._feature);
@@ -323,7 +326,7 @@ export class MpGate extends MarketplaceElement<GateStrings> {
         // no more usage: the chooser is asked for the feature only, to offer a plan with more.
         return {
           heading: t('overQuotaHeading'),
-          text: this._t('overQuotaText', values, entitlement?.usage.limit ?? 0),
+          text: this._text('overQuotaText', values, entitlement?.usage.limit ?? 0),
           action: name('upgrade'),
           run: upgrade(undefined),
         };

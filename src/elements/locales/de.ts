@@ -60,7 +60,7 @@ const de: LocalePack = {
   'mp-plan-badge': {
     active: 'Aktiv',
     trialing: 'Testphase',
-    past_due: 'Überfällig',
+    past_due: 'Zahlung überfällig',
     cancelled: 'Gekündigt',
     expired: 'Abgelaufen',
     none: 'Kein Tarif',

@@ -5,7 +5,7 @@ const es: LocalePack = {
   common: {
     loading: 'Cargando…',
     error: 'No disponible',
-    notConnected: 'Sin conexión con Marketplace',
+    notConnected: 'No conectado a Marketplace',
     failed: 'No ha funcionado. Inténtalo de nuevo.',
   },
   'mp-gate': {
@@ -59,7 +59,7 @@ const es: LocalePack = {
   },
   'mp-plan-badge': {
     active: 'Activo',
-    trialing: 'Prueba',
+    trialing: 'Periodo de prueba',
     past_due: 'Pago vencido',
     cancelled: 'Cancelado',
     expired: 'Caducado',

@@ -59,7 +59,7 @@ const fr: LocalePack = {
   },
   'mp-plan-badge': {
     active: 'Actif',
-    trialing: 'Essai',
+    trialing: 'Période d’essai',
     past_due: 'En retard',
     cancelled: 'Annulé',
     expired: 'Expiré',
@@ -72,7 +72,7 @@ const fr: LocalePack = {
   },
   'mp-sign-in-button': {
     label: 'Se connecter avec Marketplace',
-    busy: 'Connexion…',
+    busy: 'Connexion en cours…',
     failed: 'Impossible de lancer la connexion. Réessayez.',
   },
 };

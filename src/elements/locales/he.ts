@@ -7,7 +7,7 @@ import type { LocalePack } from './en.js';
  */
 const he: LocalePack = {
   common: {
-    loading: 'טוען…',
+    loading: 'בטעינה…',
     error: 'לא זמין',
     notConnected: 'אין חיבור ל-Marketplace',
     failed: 'הפעולה לא הצליחה. נסו שוב.',

@@ -59,8 +59,8 @@ const it: LocalePack = {
   },
   'mp-plan-badge': {
     active: 'Attivo',
-    trialing: 'Prova',
-    past_due: 'In ritardo',
+    trialing: 'Periodo di prova',
+    past_due: 'Pagamento in ritardo',
     cancelled: 'Annullato',
     expired: 'Scaduto',
     none: 'Nessun piano',

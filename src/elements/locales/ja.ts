@@ -6,7 +6,7 @@ const ja: LocalePack = {
     loading: '読み込み中…',
     error: '利用できません',
     notConnected: 'Marketplace に接続されていません',
-    failed: 'うまくいきませんでした。もう一度お試しください。',
+    failed: '操作を完了できませんでした。もう一度お試しください。',
   },
   'mp-gate': {
     loading: 'アクセスを確認しています…',

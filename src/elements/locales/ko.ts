@@ -1,8 +1,10 @@
 import type { LocalePack } from './en.js';
 
 /**
- * Korean (한국어). A particle after `{feature}` or `{plan}` is written "을(를)", "(으)로": the value
- * may be an identifier in Latin letters, whose final sound Korean cannot know.
+ * Korean (한국어). No particle follows `{feature}`: the sentences put a noun after it ("{feature}
+ * 이용"), since the value may be an identifier in Latin letters, whose final sound Korean cannot
+ * know, or `thisFeature` ("이 기능"), whose particle is known. A particle after `{plan}` is written
+ * "(으)로" for the same reason.
  */
 const ko: LocalePack = {
   common: {
@@ -16,17 +18,17 @@ const ko: LocalePack = {
     thisFeature: '이 기능',
     unlocked: '잠금 해제됨',
     lockedHeading: '{feature} 잠금 해제',
-    lockedText: '{feature}을(를) 사용하려면 요금제를 업그레이드하세요.',
+    lockedText: '요금제를 업그레이드하면 {feature} 이용이 가능합니다.',
     lockedPlanText: '{plan} 요금제에 포함되어 있습니다.',
     expiredHeading: '{current} 요금제가 만료되었습니다',
     cancelledHeading: '{current} 요금제가 해지되었습니다',
-    expiredText: '{feature}을(를) 다시 사용하려면 요금제를 갱신하세요.',
+    expiredText: '요금제를 갱신하면 {feature} 이용을 다시 시작할 수 있습니다.',
     ended: '종료일: {date}',
     pastDueHeading: '결제 기한 초과',
-    pastDueText: '{feature}을(를) 계속 사용하려면 결제 정보를 업데이트하세요.',
+    pastDueText: '결제 정보를 업데이트하면 {feature} 이용을 계속할 수 있습니다.',
     overQuotaHeading: '사용 한도 도달',
     overQuotaText: 'API 호출 {limit}회 중 {used}회를 사용했습니다. 한도를 늘리려면 업그레이드하세요.',
-    signedOutHeading: '{feature}을(를) 사용하려면 로그인하세요',
+    signedOutHeading: '{feature} 이용을 위해 로그인하세요',
     signedOutText: 'Marketplace 계정으로 로그인하세요.',
     errorHeading: '접근 권한을 확인할 수 없습니다',
     errorText: '다시 시도하세요.',
@@ -59,7 +61,7 @@ const ko: LocalePack = {
   },
   'mp-plan-badge': {
     active: '활성',
-    trialing: '체험판',
+    trialing: '체험 중',
     past_due: '결제 기한 초과',
     cancelled: '해지됨',
     expired: '만료됨',

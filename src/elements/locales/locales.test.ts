@@ -1,14 +1,14 @@
 // The elements in the user's language: packs loaded on demand and only those, the fallback by
 // language, live switching, right-to-left layouts, plural forms, packs and texts an app registers,
 // and in every locale: no text out of its box in a 320 px wide column, and axe in ar and ja.
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { aTimeout, expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { html as staticHtml, unsafeStatic } from 'lit/static-html.js';
 import '../index.js';
-import { BUILT_IN_LOCALES, MarketplaceElement, loadLocale, localeDirection, registerLocale, type MpGate } from '../index.js';
+import { BUILT_IN_LOCALES, MarketplaceElement, MpGate, loadLocale, localeDirection, registerLocale } from '../index.js';
 import { localeChain } from '../base/texts.js';
-import { isKitError } from '../../shared/errors.js';
+import { MarketplaceKitError, isKitError } from '../../shared/errors.js';
 import { FakeKit, sampleEntitlement, sampleUser } from '../../testing/fake-kit.js';
-import { deferred, overflowing, part, settle, text } from '../../../test/support/element-helpers.js';
+import { deferred, overflowing, part, settle, text, until } from '../../../test/support/element-helpers.js';
 import { calendarDay, daysFrom } from '../../../test/support/dates.js';
 
 /** The built-in packs this page has fetched so far, by tag. */
@@ -57,6 +57,79 @@ describe('locales: loading', () => {
     expect(seen.length).to.be.greaterThan(0);
     expect(seen.filter((said) => /Unlock|Upgrade/.test(said))).to.deep.equal([]);
     expect(seen.at(-1)).to.contain('Sblocca export');
+  });
+
+  it('a locale switched while the last one loads: the new one loads too, and the first look is in it', async () => {
+    const first = deferred();
+    const second = deferred();
+    let firstLoads = 0;
+    let secondLoads = 0;
+    registerLocale('cy', () => {
+      firstLoads++;
+      return first.promise.then(() => ({ 'mp-gate': { lockedHeading: 'Datgloi {feature}' } }));
+    });
+    registerLocale('ga', () => {
+      secondLoads++;
+      return second.promise.then(() => ({ 'mp-gate': { lockedHeading: 'Díghlasáil {feature}' } }));
+    });
+    const kit = locked().setLocale('cy');
+    const el = Object.assign(document.createElement('mp-gate'), { kit, feature: 'export' });
+    document.body.append(el);
+    try {
+      await until(() => firstLoads === 1, 'the first pack never started loading');
+      // The dashboard switches again while the first pack is on its way (fr, then ja).
+      kit.setLocale('ga');
+      first.resolve();
+      await until(() => secondLoads === 1, 'the pack of the new locale never started loading');
+      expect(el.hasUpdated, 'the first look waits for the new locale').to.equal(false);
+      second.resolve();
+      await settle(el);
+      expect([part(el, 'heading')!.textContent, part(el, 'card')!.lang]).to.deep.equal(['Díghlasáil export', 'ga']);
+    } finally {
+      el.remove();
+    }
+  });
+
+  it('a pack past its limit holds no later update, nor the first look of another element', async () => {
+    const timeout = MarketplaceElement.localeTimeoutMs;
+    MarketplaceElement.localeTimeoutMs = 30;
+    registerLocale('kw', () => new Promise(() => {}));
+    const kit = locked().setLocale('kw');
+    const el = await render<MpGate>('mp-gate', kit, 'feature="export"');
+    const other = Object.assign(document.createElement('mp-gate'), { kit, feature: 'export' });
+    try {
+      expect(part(el, 'heading')!.textContent).to.equal('Unlock export');
+      // Were anything still to wait for the pack, this would hold the updates for a minute.
+      MarketplaceElement.localeTimeoutMs = 60_000;
+      kit.setEntitlement(sampleEntitlement({ plan: 'pro' }));
+      document.body.append(other);
+      // An update that is not held runs in a microtask: before the next task.
+      await aTimeout(0);
+      expect([el.access, other.access]).to.deep.equal(['granted', 'granted']);
+    } finally {
+      MarketplaceElement.localeTimeoutMs = timeout;
+      other.remove();
+    }
+  });
+
+  it('holds only its first look in a locale: texts registered later for it show when they come', async () => {
+    registerLocale('gd', { 'mp-gate': { lockedHeading: 'Fosgail {feature}' } });
+    const el = await render<MpGate>('mp-gate', locked().setLocale('gd'), 'feature="export"');
+    const timeout = MarketplaceElement.localeTimeoutMs;
+    MarketplaceElement.localeTimeoutMs = 60_000;
+    const later = deferred();
+    try {
+      registerLocale('gd', () => later.promise.then(() => ({ 'mp-gate': { upgrade: 'Àrdaich' } })));
+      el.feature = 'reports';
+      await aTimeout(0);
+      expect(part(el, 'heading')!.textContent, 'rendered at once').to.equal('Fosgail reports');
+      later.resolve();
+      await loadLocale('gd');
+      await settle(el);
+      expect(part(el, 'action')!.textContent!.trim()).to.equal('Àrdaich');
+    } finally {
+      MarketplaceElement.localeTimeoutMs = timeout;
+    }
   });
 
   it('falls back by language (de-AT → de), to another region of the same script, then to English', () => {
@@ -120,6 +193,30 @@ describe('locales: live switching', () => {
     expect([part(el, 'label')!.textContent, part(el, 'status')!.textContent]).to.deep.equal(['Auf pro upgraden', '']);
   });
 
+  it('says a failure once, not again in the next language', async () => {
+    const kit = locked().scriptUpgrade({ error: new MarketplaceKitError('ERR_ACTION_FAILED', 'no chooser') });
+    kit.onSignIn = () => Promise.reject(new MarketplaceKitError('ERR_ACTION_FAILED', 'no sign-in'));
+    const page = await fixture<HTMLElement>(html`<div @mp-error=${() => {}}>
+      <mp-upgrade-button .kit=${kit} plan="pro"></mp-upgrade-button>
+      <mp-sign-in-button .kit=${kit}></mp-sign-in-button>
+    </div>`);
+    const [upgrade, signIn] = [...page.children] as MarketplaceElement[];
+    for (const el of [upgrade!, signIn!]) {
+      await settle(el);
+      part(el, 'base')!.click();
+      await settle(el);
+    }
+    expect([upgrade, signIn].map((el) => part(el!, 'status')!.textContent)).to.deep.equal(['Could not open the plans. Try again.', 'Could not start sign-in. Try again.']);
+    kit.setLocale('de-DE');
+    for (const el of [upgrade!, signIn!]) await settle(el);
+    // The buttons still say it, in German; their live regions do not say it again.
+    expect([upgrade, signIn].map((el) => part(el!, 'label')!.textContent)).to.deep.equal([
+      'Die Tarife konnten nicht geöffnet werden. Versuchen Sie es erneut.',
+      'Die Anmeldung konnte nicht gestartet werden. Versuchen Sie es erneut.',
+    ]);
+    expect([upgrade, signIn].map((el) => part(el!, 'status')!.textContent)).to.deep.equal(['', '']);
+  });
+
   it('an element\'s own lang picks its language, live, as where no kit is found', async () => {
     const timeout = MarketplaceElement.kitTimeoutMs;
     MarketplaceElement.kitTimeoutMs = 20;
@@ -129,7 +226,7 @@ describe('locales: live switching', () => {
       const el = await fixture<MpGate>(html`<mp-gate lang="es" feature="export"></mp-gate>`);
       await waitUntil(() => el.state === 'not-connected', 'the gate never gave up waiting for a kit');
       await settle(el);
-      expect(part(el, 'loading')!.textContent).to.equal('Sin conexión con Marketplace');
+      expect(part(el, 'loading')!.textContent).to.equal('No conectado a Marketplace');
       el.lang = 'sv';
       await settle(el);
       expect(part(el, 'loading')!.textContent).to.equal('Inte ansluten till Marketplace');
@@ -189,6 +286,37 @@ describe('locales: right to left', () => {
   });
 });
 
+describe('locales: a page dir that differs from the language', () => {
+  it('lays the boxes out the page\'s way, and writes each text in its own language\'s direction', async () => {
+    const kit = new FakeKit().setSession(sampleUser, sampleEntitlement({ plan: 'basic', features: [], usage: { api_calls: 850, limit: 1000 } })).setLocale('ar');
+    const box = await fixture<HTMLElement>(html`<div dir="ltr">
+      <mp-gate .kit=${kit} feature="export"></mp-gate>
+      <mp-usage-meter .kit=${kit}></mp-usage-meter>
+      <mp-plan-badge .kit=${kit}></mp-plan-badge>
+      <mp-upgrade-button .kit=${kit} plan="pro"></mp-upgrade-button>
+    </div>`);
+    const [gate, meter, badge, button] = [...box.children] as MarketplaceElement[];
+    for (const el of [gate!, meter!, badge!, button!]) await settle(el);
+    const direction = (el: MarketplaceElement, name: string) => getComputedStyle(part(el, name)!).direction;
+    // The boxes: as the page says.
+    expect([direction(gate!, 'card'), direction(meter!, 'base'), direction(badge!, 'base'), direction(button!, 'base')]).to.deep.equal(['ltr', 'ltr', 'ltr', 'ltr']);
+    // The texts: Arabic, right to left, whatever the page says.
+    const texts = [direction(gate!, 'heading'), direction(gate!, 'text'), direction(gate!, 'action'), direction(gate!, 'status')];
+    texts.push(direction(meter!, 'label'), direction(meter!, 'value'), direction(meter!, 'message'), direction(badge!, 'status'), direction(button!, 'label'));
+    expect(texts).to.deep.equal(Array(9).fill('rtl'));
+    // Latin data in an Arabic sentence is isolated, as in an Arabic page.
+    expect([part(gate!, 'heading')!.textContent, part(button!, 'label')!.textContent]).to.deep.equal(['إلغاء قفل \u2068export\u2069', 'الترقية إلى \u2068pro\u2069']);
+  });
+
+  it('an English text in a right-to-left page reads left to right, its data left as it is', async () => {
+    const box = await fixture<HTMLElement>(html`<div dir="rtl"><mp-gate .kit=${locked()} feature="export"></mp-gate></div>`);
+    const gate = box.firstElementChild as MpGate;
+    await settle(gate);
+    expect([getComputedStyle(part(gate, 'card')!).direction, getComputedStyle(part(gate, 'heading')!).direction]).to.deep.equal(['rtl', 'ltr']);
+    expect(part(gate, 'heading')!.textContent).to.equal('Unlock export');
+  });
+});
+
 describe('locales: plural forms', () => {
   const said = async (locale: string, limit: number) => part(await render<MpGate>('mp-gate', overQuota(limit).setLocale(locale), 'feature="export" metered'), 'text')!.textContent!;
 
@@ -233,8 +361,17 @@ describe('locales: what an app registers', () => {
       'Päivitä',
       'Upgrade your plan to use export.',
     ]);
-    expect(part(el, 'card')!.lang).to.equal('fi');
+    // The text the pack lacks is English, and says so.
+    expect([part(el, 'card')!.lang, part(el, 'heading')!.lang, part(el, 'action')!.lang, part(el, 'text')!.lang]).to.deep.equal(['fi', 'fi', 'fi', 'en']);
+    expect(getComputedStyle(part(el, 'text')!).direction).to.equal('ltr');
   });
+
+  it('a subclass under a tag of its own reads the texts of the element it extends', async () => {
+    customElements.define('acme-gate', class extends MpGate {});
+    const el = await render<MpGate>('acme-gate', locked().setLocale('de-DE'), 'feature="export"');
+    expect([part(el, 'heading')!.textContent, part(el, 'action')!.textContent!.trim(), part(el, 'card')!.lang]).to.deep.equal(['Zugriff auf export freischalten', 'Upgraden', 'de']);
+  });
+
 
   it('one text changed for every element at once, under the element\'s own strings and label', async () => {
     registerLocale('en-CA', { 'mp-gate': { upgrade: 'See plans' }, 'mp-upgrade-button': { planLabel: 'See {plan}' } });
@@ -288,6 +425,39 @@ describe('locales: what an app registers', () => {
     } finally {
       console.warn = warn;
     }
+  });
+
+  it('two loaders for one locale: the later registration wins, whichever loads first', async () => {
+    const earlier = deferred();
+    const later = deferred();
+    registerLocale('mt', () => earlier.promise.then(() => ({ 'mp-gate': { lockedHeading: 'Earlier {feature}', upgrade: 'Earlier' } })));
+    registerLocale('mt', () => later.promise.then(() => ({ 'mp-gate': { lockedHeading: 'Later {feature}' } })));
+    const loaded = loadLocale('mt');
+    later.resolve();
+    await aTimeout(0);
+    earlier.resolve();
+    await loaded;
+    const el = await render<MpGate>('mp-gate', locked().setLocale('mt'), 'feature="export"');
+    expect([part(el, 'heading')!.textContent, part(el, 'action')!.textContent!.trim()]).to.deep.equal(['Later export', 'Earlier']);
+  });
+
+  it('a load that ends does not end the wait for a loader registered while it ran', async () => {
+    const first = deferred();
+    const second = deferred();
+    registerLocale('br', () => first.promise.then(() => ({ 'mp-gate': { lockedHeading: 'Dibrennañ {feature}' } })));
+    const firstLoad = loadLocale('br');
+    registerLocale('br', () => second.promise.then(() => ({ 'mp-gate': { upgrade: 'Gwellaat' } })));
+    // Started while the first load runs.
+    void loadLocale('br');
+    first.resolve();
+    await firstLoad;
+    const now = loadLocale('br');
+    const which = await Promise.race([now.then(() => 'loaded'), aTimeout(0).then(() => 'waiting')]);
+    expect(which, 'the second loader has not answered').to.equal('waiting');
+    second.resolve();
+    await now;
+    const el = await render<MpGate>('mp-gate', locked().setLocale('br'), 'feature="export"');
+    expect([part(el, 'heading')!.textContent, part(el, 'action')!.textContent!.trim()]).to.deep.equal(['Dibrennañ export', 'Gwellaat']);
   });
 
   it('a pack slower than localeTimeoutMs leaves English meanwhile, and shows when it comes', async () => {

@@ -14,7 +14,7 @@ const nl: LocalePack = {
     unlocked: 'Ontgrendeld',
     lockedHeading: 'Toegang tot {feature} ontgrendelen',
     lockedText: 'Upgrade je abonnement om {feature} te gebruiken.',
-    lockedPlanText: 'Onderdeel van het abonnement {plan}.',
+    lockedPlanText: 'Inbegrepen in abonnement {plan}.',
     expiredHeading: 'Je abonnement {current} is verlopen',
     cancelledHeading: 'Je abonnement {current} is opgezegd',
     expiredText: 'Verleng je abonnement om {feature} weer te gebruiken.',

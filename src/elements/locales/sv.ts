@@ -57,12 +57,12 @@ const sv: LocalePack = {
   'mp-plan-badge': {
     active: 'Aktivt',
     trialing: 'Provperiod',
-    past_due: 'Förfallen',
+    past_due: 'Betalning försenad',
     cancelled: 'Uppsagt',
     expired: 'Utgånget',
     none: 'Inget abonnemang',
     signedOut: 'Inte inloggad',
-    until: 'till {date}',
+    until: 't.o.m. {date}',
   },
   'mp-user-badge': {
     signedOut: 'Inte inloggad',

@@ -46,6 +46,7 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
   static override styles = [baseStyles, planBadgeStyles];
 
   static override defaultStrings: PlanBadgeStrings = { ...en.common, ...en['mp-plan-badge'] };
+  static override textSection = 'mp-plan-badge';
 
   static override properties = {
     status: { reflect: true },
@@ -73,16 +74,21 @@ export class MpPlanBadge extends MarketplaceElement<PlanBadgeStrings> {
     const entitlement = this._kit?.entitlement;
     const status = this.status;
     if (!status) return this._notice(this.state === 'signed-out' ? 'signedOut' : undefined);
-    if (!entitlement) return html`<span part="base" lang=${this._lang} dir=${this._dir}><span part="status">${this._t('none')}</span></span>`;
+    // Laid out as the page is; each text is written in its own language's direction.
+    if (!entitlement) {
+      const none = this._text('none');
+      return html`<span part="base" lang=${this._lang} dir=${this._dir}><span part="status" lang=${none.lang} dir=${none.dir}>${none.text}</span></span>`;
+    }
     // A status the kit does not know shows as it is, unless `strings` or the class's `defaultStrings`
     // name it; a status named like one of the badge's other texts (`failed`, `until`) is a status.
-    const said = (!OTHER_TEXTS.has(status) && this._t(status as keyof PlanBadgeStrings)) || status;
+    const named = OTHER_TEXTS.has(status) ? undefined : this._text(status as keyof PlanBadgeStrings);
+    const said = named?.text ? named : undefined;
     const date = this._date(entitlement.expires_at);
-    const live = status === 'active' || status === 'trialing';
+    const until = (status === 'active' || status === 'trialing') && date ? this._text('until', { date }) : undefined;
     return html`<span part="base" lang=${this._lang} dir=${this._dir}>
       <span part="plan">${this._planName(entitlement.plan)}</span>
-      <span part="status">${said}</span>
-      ${live && date ? html`<span part="expiry">${this._t('until', { date })}</span>` : nothing}
+      <span part="status" lang=${said?.lang ?? nothing} dir=${said?.dir ?? nothing}>${said?.text ?? status}</span>
+      ${until ? html`<span part="expiry" lang=${until.lang} dir=${until.dir}>${until.text}</span>` : nothing}
     </span>`;
   }
 }

@@ -39,6 +39,7 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
   static override shadowRootOptions: ShadowRootInit = { ...MarketplaceElement.shadowRootOptions, delegatesFocus: true };
 
   static override defaultStrings: SignInButtonStrings = { ...en.common, ...en['mp-sign-in-button'] };
+  static override textSection = 'mp-sign-in-button';
 
   static override properties = {
     label: {},
@@ -71,13 +72,14 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
 
   override render() {
     // An empty label counts as none: a button needs an accessible name.
-    const text = this._busy
+    const label = this._busy
       ? this._name('busy')
       : this.state === 'not-connected'
         ? this._name('notConnected')
         : this._failed
           ? this._name('failed')
           : this._name('label', {}, this.label);
+    // Laid out as the page is; the label is written in its own language's direction.
     return html`<button
       part="base"
       type="button"
@@ -89,8 +91,8 @@ export class MpSignInButton extends MarketplaceElement<SignInButtonStrings> {
       @click=${this._handleClick}
     >
       ${this._busy || this.state === 'loading' ? html`<span part="spinner" class="spinner" aria-hidden="true"></span>` : nothing}
-      <span part="label">${text}</span>
-    </button>${this._failureStatus()}`;
+      <span part="label" lang=${label.lang} dir=${label.dir}>${label.text}</span>
+    </button>${this._status(this._failureNews)}`;
   }
 
   private _handleClick(event: Event) {

@@ -58,6 +58,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   static override shadowRootOptions: ShadowRootInit = { ...MarketplaceElement.shadowRootOptions, delegatesFocus: true };
 
   static override defaultStrings: UpgradeButtonStrings = { ...en.common, ...en['mp-upgrade-button'] };
+  static override textSection = 'mp-upgrade-button';
 
   static override properties = {
     plan: {},
@@ -90,8 +91,6 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
   private _offer: 'upgrade' | 'current' | 'renew' | 'updatePayment' = 'upgrade';
   /** The plans an `upgrade` offer names (`plansToOffer`): never the user's own when that cannot help. */
   private _plans: string[] | undefined;
-  /** The language of the texts last rendered. */
-  private _renderedIn = '';
 
   constructor() {
     super();
@@ -106,8 +105,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     // nothing (the chooser may time out after the purchase was announced and reloaded).
     if (this._offer !== before || this._offer === 'current') this._failed = false;
     // The outcome was said in the language it happened in: another language does not say it again.
-    if (this._lang !== this._renderedIn) this._outcome = undefined;
-    this._renderedIn = this._lang;
+    if (this._translated) this._outcome = undefined;
   }
 
   private _currentOffer(): MpUpgradeButton['_offer'] {
@@ -130,7 +128,7 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
     const offer = this._offer;
     const current = offer === 'current';
     const loading = state === 'loading';
-    const text = this._busy
+    const label = this._busy
       ? this._name('busy')
       : state === 'not-connected'
         ? this._name('notConnected')
@@ -142,7 +140,8 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
               ? this._name('planLabel', { plan: this._planNames(plans) }, this.label)
               : this._name('label', {}, this.label);
     // The current plan, like a kit that cannot act, is not `disabled` but `aria-disabled`: a button
-    // that had the focus when the upgrade went through keeps it, instead of dropping it to the page's start.
+    // that had the focus when the upgrade went through keeps it, instead of dropping it to the page's
+    // start. The button is laid out as the page is; its label is written in its own language's direction.
     return html`<button
         part=${current ? 'base current' : 'base'}
         type="button"
@@ -154,9 +153,9 @@ export class MpUpgradeButton extends MarketplaceElement<UpgradeButtonStrings> {
         @click=${this._handleClick}
       >
         ${this._busy || loading ? html`<span part="spinner" class="spinner" aria-hidden="true"></span>` : nothing}
-        <span part="label">${text}</span>
+        <span part="label" lang=${label.lang} dir=${label.dir}>${label.text}</span>
       </button>
-      <span part="status" class="sr-only" role="status" lang=${this._lang} dir=${this._dir}>${this._outcome ? this._t(this._outcome) : this._failed ? this._t('failed') : ''}</span>`;
+      ${this._status(this._outcome ? this._text(this._outcome) : this._failureNews)}`;
   }
 
   private async _handleClick(event: Event) {

@@ -1,5 +1,5 @@
 import { html, nothing, type PropertyValues } from 'lit';
-import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings } from '../base/marketplace-element.js';
+import { MarketplaceElement, STRINGS_PROPERTY, type BaseStrings, type ShownText } from '../base/marketplace-element.js';
 import { baseStyles } from '../base/base.styles.js';
 import { en } from '../locales/en.js';
 import type { Usage } from '../../shared/schemas.js';
@@ -62,6 +62,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   static override styles = [baseStyles, usageMeterStyles];
 
   static override defaultStrings: UsageMeterStrings = { ...en.common, ...en['mp-usage-meter'] };
+  static override textSection = 'mp-usage-meter';
 
   static override properties = {
     warning: {},
@@ -88,7 +89,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   declare readonly level: UsageLevel | undefined;
   /** Overrides of the built-in texts, as a property or a JSON attribute. Keys: `label`, `value`, `warningText`, `exceededText`, `none`, `signedOut`, `loading`, `error`, `notConnected`. */
   declare strings: Partial<UsageMeterStrings> | undefined;
-  private declare _announcement: string;
+  private declare _announcement: ShownText | undefined;
   /** The level last shown, and to whom; kept while the kit is in error. */
   private _shown: { user: string; level: UsageLevel } | undefined;
 
@@ -96,7 +97,7 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     super();
     this.warning = DEFAULT_THRESHOLDS.warning;
     this.exceeded = DEFAULT_THRESHOLDS.exceeded;
-    this._announcement = '';
+    this._announcement = undefined;
   }
 
   /** Used share of the limit; a limit of 0 counts as spent, as in `isOverQuota`. */
@@ -115,13 +116,14 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     const user = this._kit?.user?.id;
     if (this.level) {
       // Announced: a new level after the first one (that one is page content), not every new
-      // percentage. The level shown before an error counts: the limit reached meanwhile is news.
+      // percentage nor the same level in another language. The level shown before an error
+      // counts: the limit reached meanwhile is news.
       const before = user && this._shown?.user === user ? this._shown.level : undefined;
-      this._announcement = before && this.level !== before ? this._news(this._levelText()) : '';
+      this._announcement = before && this.level !== before && !this._translated ? this._news(this._levelText()) : undefined;
       if (user) this._shown = { user, level: this.level };
     } else {
       // No figures: nothing old to say when they return. Signed out, the next user starts afresh.
-      this._announcement = '';
+      this._announcement = undefined;
       if (!user) this._shown = undefined;
     }
   }
@@ -143,22 +145,22 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
   }
 
   /** The warning or exceeded message, if the level has one. */
-  private _message(): string | undefined {
+  private _message(): ShownText | undefined {
     return this.level === 'ok' ? undefined : this._levelText();
   }
 
   /** What the level says: the warning or exceeded message, or (announced only) that usage is back below the warning. */
-  private _levelText(): string {
+  private _levelText(): ShownText | undefined {
     const usage = this._kit?.entitlement?.usage;
     const ratio = this._ratio;
     const key = this.level === 'exceeded' ? 'exceededText' : this.level === 'warning' ? 'warningText' : 'okText';
-    return usage && ratio !== undefined ? this._t(key, this._values(usage, ratio)) : '';
+    return usage && ratio !== undefined ? this._text(key, this._values(usage, ratio)) : undefined;
   }
 
   override render() {
     // The live region stays in place whatever the element shows, so that a level reached while
     // the kit was in error is announced when the figures return.
-    return html`${this._figures()}<span part="status" class="sr-only" role="status" lang=${this._lang} dir=${this._dir}>${this._announcement}</span>`;
+    return html`${this._figures()}${this._status(this._announcement)}`;
   }
 
   private _figures() {
@@ -166,29 +168,32 @@ export class MpUsageMeter extends MarketplaceElement<UsageMeterStrings> {
     const ratio = this._ratio;
     if (!usage || ratio === undefined) return this._notice(this.state === 'ready' ? 'none' : this.state === 'signed-out' ? 'signedOut' : undefined);
     const values = this._values(usage, ratio);
-    const value = this._t('value', values);
+    const value = this._text('value', values);
     // A label left blank (the page names the meter in its own words) still names the meter.
-    const label = this._t('label');
-    // The indicator's width is a `.style` property binding (CSSOM), which a strict CSP allows,
-    // unlike a `style` attribute.
+    const label = this._text('label');
+    const named = label.text.trim() !== '';
+    const message = this._message();
+    // Laid out as the page is; each text is written in its own language's direction. The
+    // indicator's width is a `.style` property binding (CSSOM), which a strict CSP allows, unlike a
+    // `style` attribute.
     return html`<div part="base" lang=${this._lang} dir=${this._dir}>
       <div part="header">
-        <span part="label" id="label">${label}</span>
-        <span part="value">${value}</span>
+        <span part="label" id="label" lang=${label.lang} dir=${label.dir}>${label.text}</span>
+        <span part="value" lang=${value.lang} dir=${value.dir}>${value.text}</span>
       </div>
       <div
         part="track"
         role="meter"
-        aria-labelledby=${label.trim() ? 'label' : nothing}
-        aria-label=${label.trim() ? nothing : this._name('label')}
+        aria-labelledby=${named ? 'label' : nothing}
+        aria-label=${named ? nothing : this._name('label').text}
         aria-valuemin="0"
         aria-valuemax=${usage.limit}
         aria-valuenow=${Math.min(usage.api_calls, usage.limit)}
-        aria-valuetext=${value}
+        aria-valuetext=${value.text}
       >
         <div part="indicator" .style=${`width:${Math.min(ratio, 1) * 100}%`}></div>
       </div>
-      <div part="message">${this._message() ?? nothing}</div>
+      <div part="message" lang=${message?.lang ?? nothing} dir=${message?.dir ?? nothing}>${message?.text ?? nothing}</div>
     </div>`;
   }
 }

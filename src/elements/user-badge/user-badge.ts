@@ -37,6 +37,7 @@ export class MpUserBadge extends MarketplaceElement<UserBadgeStrings> {
   static override styles = [baseStyles, userBadgeStyles];
 
   static override defaultStrings: UserBadgeStrings = { ...en.common, ...en['mp-user-badge'] };
+  static override textSection = 'mp-user-badge';
 
   static override properties = {
     strings: STRINGS_PROPERTY,
