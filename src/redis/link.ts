@@ -3,7 +3,8 @@
  * package, v4 or later) or ioredis. Neither is imported: both are optional peer dependencies, and
  * the client is recognised by shape. Every call has a timeout, a client that is not connected is
  * refused at once (nothing queues to run late), and every failure is one typed error,
- * `ERR_STORE_UNAVAILABLE` (docs/redis.md "When Redis fails").
+ * `ERR_STORE_UNAVAILABLE`, whose message never quotes Redis (its reply is the `cause`), and which
+ * the log hears of without one line per request (docs/redis.md "When Redis fails").
  */
 import { createHash } from 'node:crypto';
 import { MarketplaceKitError } from '../shared/errors.js';
@@ -43,9 +44,16 @@ export interface RedisLink {
 
 export interface LinkOptions {
   timeoutMs: number;
-  /** Told when Redis stops answering, and when it answers again: one line each, not one per request. */
+  /**
+   * Told when Redis stops answering, and when it answers again: one line each, not one per request;
+   * and of the errors Redis replies with (OOM, NOPERM, CROSSSLOT…), with their stack: one line per
+   * kind every `REFUSAL_LOG_MS` at most, with the count of the others.
+   */
   log: (line: string) => void;
 }
+
+/** How long the repeats of one kind of error reply are counted before the next line about it. */
+export const REFUSAL_LOG_MS = 10_000;
 
 export function redisLink(client: unknown, options: LinkOptions): RedisLink {
   const send = sender(client);
@@ -59,6 +67,22 @@ export function redisLink(client: unknown, options: LinkOptions): RedisLink {
     if (!down) return;
     down = false;
     options.log('[marketplace-app-kit] Redis answers again: the stores work as before');
+  };
+  /** Error replies lately told, by kind (the reply's first word): until when, and how many came since. */
+  const refusals = new Map<string, { until: number; more: number }>();
+  const refused = (reply: Error) => {
+    const kind = /^[A-Z]+/.exec(reply.message)?.[0] ?? 'ERR';
+    const now = Date.now();
+    const told = refusals.get(kind);
+    if (told !== undefined && now < told.until) {
+      told.more += 1;
+      return;
+    }
+    refusals.set(kind, { until: now + REFUSAL_LOG_MS, more: 0 });
+    const more = told?.more ? ` (and ${told.more} more since the last line)` : '';
+    options.log(
+      `[marketplace-app-kit] Redis refused a command${more}: the requests that needed it are answered 503 with Retry-After; at most one line about ${kind} every ${REFUSAL_LOG_MS / 1000} s\n${reply.stack ?? reply.message}`,
+    );
   };
   // A client with no 'error' listener would crash the process on the first lost connection.
   (client as RedisClient).on('error', (error: Error) => failed(error?.message ?? String(error)));
@@ -82,10 +106,14 @@ export function redisLink(client: unknown, options: LinkOptions): RedisLink {
         throw error;
       }
       if (isNoScript(error)) throw error;
-      // A reply error from a script is a bug or a Redis without Lua: not an outage, but still no answer.
-      if (isReplyError(error)) throw new MarketplaceKitError('ERR_STORE_UNAVAILABLE', `Redis refused a command: ${(error as Error).message}`, { status: 503, retryAfterMs: 2_000, cause: error });
+      // Redis answered, with an error (out of memory under noeviction, an ACL, a key on another
+      // Cluster node, a bug): not an outage, but still no answer.
+      if (isReplyError(error)) {
+        refused(error);
+        throw new StoreUnavailableError('Redis refused a command: its reply is the cause', { cause: error });
+      }
       failed((error as Error)?.message ?? String(error));
-      throw new StoreUnavailableError(`Redis failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+      throw new StoreUnavailableError('Redis failed: the client\'s error is the cause', { cause: error });
     } finally {
       clearTimeout(timer);
     }
@@ -130,7 +158,14 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
-/** An error reply of Redis itself (both clients name it ReplyError or ErrorReply). */
-function isReplyError(error: unknown): boolean {
-  return error instanceof Error && /^(ReplyError|ErrorReply|SimpleError)$/.test(error.name || error.constructor?.name);
+/** The classes of Redis's own error replies: ioredis's `ReplyError`, node-redis's `ErrorReply` (and its subclasses). */
+const REPLY_ERROR_CLASSES = new Set(['ReplyError', 'ErrorReply']);
+
+/** An error reply of Redis itself, as either client gives it (node-redis names its class, not the error). */
+function isReplyError(error: unknown): error is Error {
+  if (!(error instanceof Error)) return false;
+  for (let proto: unknown = Object.getPrototypeOf(error); proto !== null && proto !== Error.prototype; proto = Object.getPrototypeOf(proto)) {
+    if (REPLY_ERROR_CLASSES.has((proto as { constructor?: { name?: string } }).constructor?.name ?? '')) return true;
+  }
+  return REPLY_ERROR_CLASSES.has(error.name);
 }

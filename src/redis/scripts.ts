@@ -186,7 +186,7 @@ if tonumber(ARGV[1]) > tonumber(redis.call('GET', KEYS[1]) or '0') then
 end
 return 1`);
 
-/** KEYS: result, lease. ARGV: owner, lease ms. → {'done', sealed} | {'lead'} | {'wait'}. */
+/** KEYS: outcome, lease. ARGV: owner, lease ms. → {'done', sealed} | {'lead'} | {'wait'}. */
 export const REFRESH_BEGIN = script(`
 local sealed = redis.call('GET', KEYS[1])
 if sealed then return {'done', sealed} end
@@ -195,13 +195,8 @@ if holder and holder ~= ARGV[1] then return {'wait'} end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 return {'lead'}`);
 
-/** KEYS: result, lease. ARGV: sealed, keep ms. */
+/** KEYS: outcome, lease. ARGV: sealed outcome (tokens or failure), keep ms. */
 export const REFRESH_FINISH = script(`
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('DEL', KEYS[2])
-return 1`);
-
-/** KEYS: lease. ARGV: owner. */
-export const REFRESH_ABANDON = script(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1`);

@@ -8,9 +8,8 @@ import { createHash } from 'node:crypto';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { functionOption, numberOption } from '../shared/options.js';
 import type { Entitlement } from '../shared/schemas.js';
-import type { ApiKeyPacing, KeyPacer, PacedKey } from '../server/api-key-pacing.js';
+import { pacerPerKey, type KeyPacer, type PacedKey } from '../server/api-key-pacing.js';
 import type { EntitlementStore } from '../server/entitlement-store.js';
-import type { Clock } from '../server/lib/clock.js';
 import { PacerWaitTooLong, type ReleaseSlot } from '../server/lib/pacer.js';
 import type { LaunchLimiter } from '../server/launch-limiter.js';
 import { randomToken } from '../server/oauth.js';
@@ -82,7 +81,7 @@ export function createRedisStores(options: RedisStoresOptions): MarketplaceStore
     launches: launchLimiter(link, key),
     revocations: revocationStore(link, key, epoch),
     entitlements: entitlementStore(link, key, epoch),
-    pacing: apiKeyPacing(link, key),
+    pacing: pacerPerKey((paced) => redisPacer(link, key, paced)),
     refresh: refreshFlight(link, key),
   };
 }
@@ -177,20 +176,6 @@ function entitlementStore(link: RedisLink, key: KeyOf, epoch: string): Entitleme
   };
 }
 
-function apiKeyPacing(link: RedisLink, key: KeyOf): ApiKeyPacing {
-  const pacers = new WeakMap<Clock, Map<string, KeyPacer>>();
-  return {
-    pacer(paced) {
-      let byKey = pacers.get(paced.clock);
-      if (!byKey) pacers.set(paced.clock, (byKey = new Map()));
-      const name = `${paced.id} ${paced.limit}/${paced.windowMs}`;
-      let pacer = byKey.get(name);
-      if (!pacer) byKey.set(name, (pacer = redisPacer(link, key, paced)));
-      return pacer;
-    },
-  };
-}
-
 /**
  * The shared sliding window of one key. Callers of this process queue in arrival order, so that
  * only the first asks Redis at a time; the window itself is Redis's, shared by every instance.
@@ -246,9 +231,6 @@ function refreshFlight(link: RedisLink, key: KeyOf): RefreshFlight {
     },
     async finish(name, _owner, sealed, keepUntil, now) {
       await link.run(lua.REFRESH_FINISH, keys(name), [sealed, ttl(keepUntil, now)]);
-    },
-    async abandon(name, owner) {
-      await link.run(lua.REFRESH_ABANDON, [key('refresh-lease', name)], [owner]);
     },
   };
 }

@@ -42,6 +42,25 @@ export function pacedKeyId(apiBaseUrl: string, apiKey: string): string {
 }
 
 /**
+ * Pacing whose `pacer` gives every caller with the same key, limit and clock one pacer, made by
+ * `make` the first time: the memory pacing's and the Redis pacing's.
+ */
+export function pacerPerKey(make: (key: PacedKey) => KeyPacer): ApiKeyPacing {
+  // Per clock: clients on a test's virtual clock and on the real one never wait for each other.
+  const pacers = new WeakMap<Clock, Map<string, KeyPacer>>();
+  return {
+    pacer(key) {
+      let byKey = pacers.get(key.clock);
+      if (!byKey) pacers.set(key.clock, (byKey = new Map()));
+      const name = `${key.id} ${key.limit}/${key.windowMs}`;
+      let pacer = byKey.get(name);
+      if (!pacer) byKey.set(name, (pacer = make(key)));
+      return pacer;
+    },
+  };
+}
+
+/**
  * In-memory pacing: one pacer per key, limit and clock, for every client that is given this
  * object. The default of `createMarketplaceClient` is one such object for the whole process, so
  * that two clients on one key never send twice its limit.
@@ -51,18 +70,7 @@ export function pacedKeyId(apiBaseUrl: string, apiKey: string): string {
  * const a = createMarketplaceClient({ siteUrl, apiKey, stores: { pacing } });
  */
 export function createMemoryPacing(): ApiKeyPacing {
-  // Per clock: clients on a test's virtual clock and on the real one never wait for each other.
-  const pacers = new WeakMap<Clock, Map<string, Pacer>>();
-  return {
-    pacer({ id, limit, windowMs, clock }) {
-      let byKey = pacers.get(clock);
-      if (!byKey) pacers.set(clock, (byKey = new Map()));
-      const name = `${id} ${limit}/${windowMs}`;
-      let pacer = byKey.get(name);
-      if (!pacer) byKey.set(name, (pacer = new Pacer(limit, windowMs, clock)));
-      return pacer;
-    },
-  };
+  return pacerPerKey(({ limit, windowMs, clock }) => new Pacer(limit, windowMs, clock));
 }
 
 /** The process-wide default. */

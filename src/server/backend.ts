@@ -100,8 +100,9 @@ export interface AppBackendOptions {
   stores?: Partial<MarketplaceStores> | undefined;
   /**
    * Live context-token claims the default memory replay store holds (default 200 000: 500 launches
-   * a second for a token's whole life; about 20 MB per 100 000, see docs/redis.md). Full, it refuses
-   * launches with 503 `ERR_REPLAY_STORE_FULL` until its earliest claim expires, and logs one line.
+   * a second for a token's whole life; about 14 MB per 100 000, docs/redis.md "Memory stores").
+   * Full, it refuses launches with 503 `ERR_REPLAY_STORE_FULL` until its earliest claim expires,
+   * and logs one line when it fills and one when it has room again.
    */
   replayStoreSize?: number | undefined;
   /**

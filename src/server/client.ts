@@ -1,28 +1,29 @@
 /**
  * The marketplace API client (docs/marketplace.md#endpoints, docs/marketplace.md#authentication, docs/marketplace.md#rate-limits; docs/decisions.md#marketplace-api): OAuth code exchange and refresh,
  * `/whoami` and `/entitlements` with a user's token or with an API key, client-side pacing under
- * the key's rate limit, Retry-After, timeouts and a short per-user entitlement cache.
+ * the key's rate limit, Retry-After, timeouts and a short per-user entitlement cache. A facade:
+ * the refresh single flight is `client/refresh.ts`, the entitlement cache and the loads callers
+ * share are `client/entitlements.ts`.
  */
 import { AnyEntitlement, Profile, type Entitlement } from '../shared/schemas.js';
 import { MarketplaceKitError } from '../shared/errors.js';
 import { MarketplaceApiError, type MarketplaceEndpoint } from './api-error.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { pacedKeyId, processPacing, type KeyPacer } from './api-key-pacing.js';
-import { createMemoryEntitlementStore, MAX_CACHED_USERS, type EntitlementRead } from './entitlement-store.js';
-import { ExpiringMap } from './lib/expiring-set.js';
-import { answerError, answerName, readJsonAnswer, send, untilAborted, type Answer, type Transport } from './lib/http.js';
+import { entitlementLoads } from './client/entitlements.js';
+import { refreshSingleFlight } from './client/refresh.js';
+import { abortable } from './client/shared-work.js';
+import { answerError, answerName, readJsonAnswer, send, type Answer, type Transport } from './lib/http.js';
 import { describeValue, functionOption, methodsOption, numberOption, shownValue } from '../shared/options.js';
 import { isLoopbackOrigin } from './lib/origin.js';
 import { optionsObject } from './lib/options-object.js';
 import { PacerWaitTooLong, type ReleaseSlot } from './lib/pacer.js';
-import { refreshKey, sealTokens, unsealTokens } from './lib/sealed-tokens.js';
 import { createMemoryRefreshFlight } from './refresh-flight.js';
 import { readStores, type ClientStores } from './stores.js';
 import {
   buildAuthorizationUrl,
   buildTokenRequest,
   processTokenAnswer,
-  randomToken,
   trimSlash,
   type AuthorizationRequest,
   type TokenGrant,
@@ -34,14 +35,7 @@ export const API_KEY_LIMITS = { test: 100, live: 1000 } as const;
 /** An API key's kind, read from its prefix: `test_…` or `live_…`. */
 export type ApiKeyKind = keyof typeof API_KEY_LIMITS;
 
-/**
- * How long a successful refresh answers later calls with the refresh token it spent. A
- * marketplace that rotates refresh tokens takes a second use of one for theft and revokes the
- * whole family, the new tokens included (the simulator does): a caller that read the old token
- * before the refresh ended must not send it again.
- */
-export const REFRESH_REUSE_WINDOW_MS = 60_000;
-const MAX_SETTLED_REFRESHES = 10_000;
+export { REFRESH_REUSE_WINDOW_MS } from './client/refresh.js';
 
 /** Options of `createMarketplaceClient`: `siteUrl`, plus the credentials of the calls you make. */
 export interface MarketplaceClientOptions {
@@ -112,7 +106,8 @@ export interface MarketplaceClient {
   /**
    * Renews an access token. Concurrent calls with one refresh token share one request, and for
    * `REFRESH_REUSE_WINDOW_MS` after it succeeded (at most while its access token lives) later calls
-   * with that spent token get the same answer instead of sending it again.
+   * with that spent token get the same answer instead of sending it again; for 10 s after it failed,
+   * its failure.
    */
   refresh(refreshToken: string, options?: { signal?: AbortSignal | undefined }): Promise<TokenSet>;
   /** `GET {base_url}/whoami`. */
@@ -140,8 +135,6 @@ const DEFAULT_ENTITLEMENT_TTL_MS = 30_000;
 const BACKOFF_MS = 1_000;
 /** A slot whose request never reports back (its process died) counts as answered this long after the request's timeout. */
 const SLOT_HOLD_MARGIN_MS = 1_000;
-/** How often a refresh waiting for another instance's looks for its result, at first and at most. */
-const REFRESH_POLL_MS = [25, 250] as const;
 /** What a credential sent in a header may hold: visible ASCII (RFC 6750 b64token, and more). */
 const HEADER_TOKEN = /^[\x21-\x7e]+$/;
 
@@ -256,94 +249,25 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     return { url: url.href, init: { method: 'GET', headers }, paced: true, secrets: [options.apiKey] };
   }
 
-  // Refreshes in flight, then those that succeeded lately, by the refresh token they spent; the
-  // flight store shares both with other clients (other instances, with shared stores).
-  const refreshes = new Map<string, Promise<TokenSet>>();
-  const refreshed = new ExpiringMap<TokenSet>(MAX_SETTLED_REFRESHES);
-  const refreshFlight = stores.refresh ?? createMemoryRefreshFlight();
+  const refresh = refreshSingleFlight({
+    clock,
+    flight: stores.refresh ?? createMemoryRefreshFlight(),
+    leaseMs: refreshLeaseMs,
+    send: (refreshToken) => token({ grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, refreshToken),
+  });
 
-  /**
-   * One refresh of `refreshToken` for every client of the flight store: the first takes a lease
-   * and sends it; the others wait for its sealed result, and one of them takes over if it fails.
-   */
-  async function refreshOnce(refreshToken: string): Promise<TokenSet> {
-    const key = refreshKey(refreshToken);
-    const owner = randomToken('', 12);
-    const giveUpAt = clock.now() + refreshLeaseMs;
-    for (let pause: number = REFRESH_POLL_MS[0]; ; pause = Math.min(pause * 2, REFRESH_POLL_MS[1])) {
-      const now = clock.now();
-      const turn = await refreshFlight.begin(key, owner, now + refreshLeaseMs, now);
-      if (turn.state === 'done') {
-        const tokens = unsealTokens(turn.sealed, refreshToken);
-        if (tokens === null) throw new MarketplaceApiError('ERR_RESPONSE_INVALID', 'token', 'The refresh result another instance shared could not be opened');
-        refreshed.set(refreshToken, tokens, Math.min(clock.now() + REFRESH_REUSE_WINDOW_MS, tokens.expiresAt));
-        return tokens;
-      }
-      if (turn.state === 'lead') {
-        let tokens: TokenSet;
-        try {
-          tokens = await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, undefined, refreshToken);
-        } catch (error) {
-          await Promise.resolve(refreshFlight.abandon(key, owner)).catch(() => undefined);
-          throw error;
-        }
-        const keepUntil = Math.min(clock.now() + REFRESH_REUSE_WINDOW_MS, tokens.expiresAt);
-        refreshed.set(refreshToken, tokens, keepUntil);
-        // The tokens are this caller's either way; others wait out the lease if the store failed.
-        await Promise.resolve(refreshFlight.finish(key, owner, sealTokens(tokens, refreshToken), keepUntil, clock.now())).catch(() => undefined);
-        return tokens;
-      }
-      if (now >= giveUpAt) throw new MarketplaceApiError('ERR_TIMEOUT', 'token', `Another instance's refresh of this token did not finish within ${refreshLeaseMs} ms`);
-      await clock.sleep(pause);
-    }
-  }
-
-  // Entitlement cache: in the store, per user, short TTL; each load carries the generation it read
-  // before it was sent, so that one sent before an invalidation (a webhook) is never written back.
-  // Loads in flight are shared: by user id (dropped by `invalidate`), or by access token, whose
-  // user shows only in the answer: those are joined only while no invalidation came since (`tick`).
-  const entitlementStore = stores.entitlements ?? createMemoryEntitlementStore();
-  const ownCache = stores.entitlements === undefined;
-  const inflight = new Map<string, EntitlementLoad>();
-  // What this client saw of a shared cache, for `isCached`.
-  const seenCached = new ExpiringMap<true>(MAX_CACHED_USERS);
-  let tick = 0;
-
-  function invalidate(userId: string): Promise<void> {
-    inflight.delete(`user:${userId}`);
-    seenCached.delete(userId);
-    tick += 1;
-    try {
-      return Promise.resolve(entitlementStore.invalidate(userId, clock.now()));
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /** May a caller share the load `entry`? One asking for a fresh answer only shares one whose request has not gone out yet. */
-  function joinable(entry: EntitlementLoad, fresh: boolean, byToken: boolean): boolean {
-    if (fresh) return entry.fresh && !entry.sent;
-    return !byToken || entry.started === tick;
-  }
-
-  async function loadEntitlement(who: SelectedUser, read: EntitlementRead | Promise<EntitlementRead> | null, entry: EntitlementLoad): Promise<Entitlement | null> {
-    const found = read === null ? null : await read;
-    if (found?.cached && !entry.fresh) return found.cached.value;
-    const generation = found?.generation ?? (ttlMs > 0 ? await entitlementStore.generation(clock.now()) : '');
-    const loadedAt = clock.now();
-    const answer = await call('entitlements', apiRequest('/entitlements', who), undefined, () => (entry.sent = true));
-    const value =
-      answer.status === 404 && isApiErrorBody(answer) ? null : toFullEntitlement(readJsonAnswer(answer, 'entitlements', AnyEntitlement, clock.now()));
-    if (value) assertSameUser(answer, 'entitlements', who.userId, value.user_id);
-    const userId = value?.user_id ?? who.userId;
-    if (ttlMs > 0 && userId !== undefined) {
-      const expiresAt = clock.now() + ttlMs;
-      // The answer is good whether or not it could be cached: a failed write costs a reload, nothing more.
-      const written = await Promise.resolve(entitlementStore.write(userId, { value, generation, loadedAt, expiresAt, now: clock.now() })).catch(() => false);
-      if (written) seenCached.set(userId, true, expiresAt);
-    }
-    return value;
-  }
+  const entitlements = entitlementLoads({
+    clock,
+    ttlMs,
+    store: stores.entitlements,
+    async fetch(who, onSend) {
+      const answer = await call('entitlements', apiRequest('/entitlements', who), undefined, onSend);
+      if (answer.status === 404 && isApiErrorBody(answer)) return null;
+      const value = toFullEntitlement(readJsonAnswer(answer, 'entitlements', AnyEntitlement, clock.now()));
+      assertSameUser(answer, 'entitlements', who.userId, value.user_id);
+      return value;
+    },
+  });
 
   return {
     siteUrl,
@@ -369,18 +293,7 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     },
 
     async refresh(refreshToken, refreshOptions = {}) {
-      textArgument(refreshToken, 'refresh', 'the refresh token');
-      const settled = refreshed.get(refreshToken, clock.now());
-      if (settled) return abortable('token', Promise.resolve(settled), refreshOptions.signal);
-      let shared = refreshes.get(refreshToken);
-      if (!shared) {
-        // A caller gone before the call starts no refresh (it would spend the token for nobody).
-        if (refreshOptions.signal?.aborted) throw abortedError('token', refreshOptions.signal);
-        // Shared by every caller, so no single caller's signal may cancel it.
-        shared = refreshOnce(refreshToken).finally(() => refreshes.delete(refreshToken));
-        refreshes.set(refreshToken, shared);
-      }
-      return abortable('token', shared, refreshOptions.signal);
+      return refresh(textArgument(refreshToken, 'refresh', 'the refresh token'), refreshOptions.signal);
     },
 
     async whoami(who) {
@@ -392,49 +305,13 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
     },
 
     async entitlements(who) {
-      const selected = selectUser(who, 'entitlements');
-      const { userId } = selected;
-      const fresh = who.fresh === true;
-      const key = userId !== undefined ? `user:${userId}` : `token:${selected.accessToken}`;
-      let shared = inflight.get(key);
-      if (shared && !joinable(shared, fresh, userId === undefined)) shared = undefined;
-      if (!shared) {
-        if (who.signal?.aborted) throw abortedError('entitlements', who.signal);
-        // A load by user id reads the cache first (a fresh one only for the generation); a
-        // synchronous store's hit costs no load at all.
-        const read = userId !== undefined && ttlMs > 0 ? entitlementStore.read(userId, clock.now()) : null;
-        if (read !== null && !isThenable(read) && read.cached && !fresh) {
-          return abortable('entitlements', Promise.resolve(read.cached.value), who.signal);
-        }
-        const entry: EntitlementLoad = { started: tick, fresh, sent: false, load: Promise.resolve(null) };
-        // Without the caller's signal: other callers may be waiting on the same load.
-        entry.load = loadEntitlement(selected, read, entry).finally(() => {
-          if (inflight.get(key) === entry) inflight.delete(key);
-        });
-        inflight.set(key, (shared = entry));
-      }
-      return abortable('entitlements', shared.load, who.signal);
+      return entitlements.entitlements(selectUser(who, 'entitlements'), who.fresh === true, who.signal);
     },
 
-    invalidate,
+    invalidate: (userId) => entitlements.invalidate(userId),
 
-    isCached(userId) {
-      if (ttlMs <= 0) return false;
-      if (!ownCache) return seenCached.get(userId, clock.now()) !== undefined;
-      return (entitlementStore.read(userId, clock.now()) as EntitlementRead).cached !== undefined;
-    },
+    isCached: (userId) => entitlements.isCached(userId),
   };
-}
-
-/** A load of an entitlement that callers share. */
-interface EntitlementLoad {
-  load: Promise<Entitlement | null>;
-  /** The client's invalidation tick when it started. */
-  started: number;
-  /** It skips the cache. */
-  fresh: boolean;
-  /** Its request has gone out: a later caller asking for a fresh answer does not join it. */
-  sent: boolean;
 }
 
 /** The client's API-key pacing: the shared pacer of its key, and this client's limits for it. */
@@ -471,7 +348,7 @@ function textArgument(value: unknown, method: string, name: string): string {
 }
 
 /** A `UserSelector` that `selectUser` accepted: one of the two, and nothing else. */
-type SelectedUser = { accessToken: string; userId?: undefined } | { userId: string; accessToken?: undefined };
+export type SelectedUser = { accessToken: string; userId?: undefined } | { userId: string; accessToken?: undefined };
 
 /** Who a `whoami()` or `entitlements()` is about, checked before anything is sent or shared. */
 function selectUser(who: UserSelector, method: string): SelectedUser {
@@ -567,21 +444,6 @@ function isApiErrorBody(answer: Answer): boolean {
   }
 }
 
-/** Lets one caller stop waiting on shared work without cancelling it for the others. */
-function abortable<T>(endpoint: MarketplaceEndpoint, work: Promise<T>, signal?: AbortSignal): Promise<T> {
-  const guarded = work.catch((error: unknown) => {
-    throw signal?.aborted && !(error instanceof MarketplaceApiError) ? abortedError(endpoint, signal) : error;
-  });
-  if (!signal) return guarded;
-  return untilAborted(guarded, signal).catch((error: unknown) => {
-    throw error === signal.reason && signal.aborted ? abortedError(endpoint, signal) : error;
-  });
-}
-
-function abortedError(endpoint: MarketplaceEndpoint, signal: AbortSignal): MarketplaceApiError {
-  return new MarketplaceApiError('ERR_ABORTED', endpoint, `The marketplace ${endpoint} request was aborted`, { cause: signal.reason });
-}
-
 type ConfigError = (message: string) => MarketplaceKitError;
 
 /**
@@ -616,9 +478,4 @@ export function assertCredential(value: unknown, name: string, configError: Conf
   if (!HEADER_TOKEN.test(value)) {
     throw configError(`${name} holds a space, a line break or another character it cannot have (read from a file with its newline, or from a .env with CRLF line ends?)`);
   }
-}
-
-/** A store's answer that has yet to come: a promise, or any thenable a custom store returns. */
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }

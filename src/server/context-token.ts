@@ -84,7 +84,8 @@ export async function verifyContextToken(token: string, options: VerifyContextTo
   }
   const replayStore = options.replayStore ?? defaultReplayStore;
   const expiresAt = (claims.exp + CLOCK_TOLERANCE_SECONDS) * 1000;
-  const first = claimAnswer(await replayStore.claim(contextTokenKey(claims), expiresAt, now));
+  // Issued at `iat`: a shared store that lost its data refuses a token issued before the loss.
+  const first = claimAnswer(await replayStore.claim(contextTokenKey(claims), expiresAt, now, claims.iat * 1000));
   if (!first) fail('ERR_CONTEXT_TOKEN_REPLAYED', 'This context token was already used; ask the dashboard for a fresh one');
   return claims;
 }

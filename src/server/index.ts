@@ -43,9 +43,12 @@ export { signSessionToken, verifySessionToken, SessionError, SESSION_TOKEN_TYPE,
 export type { AppSession, SignSessionOptions, VerifySessionOptions } from './session.js';
 export { createAppBackend, DEFAULT_BASE_PATH, SESSION_COOKIE, OAUTH_STATE_COOKIE, OAUTH_ERROR_PARAM, REFRESH_MIN_INTERVAL_MS, WEBHOOK_COPY_WAIT_MS } from './backend.js';
 export type { AppBackend, AppBackendOptions } from './backend.js';
-export { toNodeHandler, toExpressMiddleware, frameAncestors, embedPageHeaders, applyEmbedPageHeaders, earlyLaunchScript } from './adapters.js';
+export { toNodeHandler, toExpressMiddleware } from './adapters.js';
+export type { FetchHandler, NodeAdapterOptions, ExpressAdapterOptions } from './adapters.js';
+export { frameAncestors, embedPageHeaders, applyEmbedPageHeaders } from './embed-page.js';
+export type { EmbedPageHeaders } from './embed-page.js';
+export { earlyLaunchScript } from './early-launch-script.js';
 export type { EarlyLaunchOptions } from '../shared/early-launch.js';
-export type { FetchHandler, NodeAdapterOptions, ExpressAdapterOptions, EmbedPageHeaders } from './adapters.js';
 export { toErrorResponse, jsonResponse } from './responses.js';
 export { createErrorLog, isExpectedRejection } from './error-log.js';
 export type { ErrorLog, ErrorLogOptions } from './error-log.js';

@@ -5,21 +5,11 @@
  */
 import { MarketplaceKitError } from '../shared/errors.js';
 import { functionOption, numberOption } from '../shared/options.js';
-import { ExpiringKeys } from './lib/expiring-records.js';
+import { ExpiringRecords } from './lib/expiring-records.js';
+import { StoreCapacity } from './lib/store-capacity.js';
+import { ReplayStoreFullError } from './store-error.js';
 
-/**
- * `ERR_REPLAY_STORE_FULL` (503): the memory store holds `maxEntries` unexpired keys. `retryAfterMs`
- * is when its earliest key expires, making room; `toErrorResponse` sends it as `Retry-After`.
- */
-export class ReplayStoreFullError extends MarketplaceKitError {
-  constructor(retryAfterMs: number) {
-    super(
-      'ERR_REPLAY_STORE_FULL',
-      `The replay store holds maxEntries unexpired keys: nothing new is accepted for up to ${Math.ceil(retryAfterMs / 1000)} s. Raise maxEntries or pass a shared replayStore`,
-      { status: 503, retryAfterMs },
-    );
-  }
-}
+export { ReplayStoreFullError };
 
 /**
  * Remembers what was already accepted. The default is in memory (one process); with several
@@ -50,8 +40,8 @@ export interface MemoryReplayStoreOptions {
   /** Live keys held at most (default 200 000: 500 launches a second for a context token's whole life). */
   maxEntries?: number | undefined;
   /**
-   * Told once when the store fills, and again only after it has had room: one line, not one per
-   * refused request. Default: `console.warn`.
+   * Told once when the store fills, and once when it has room again (below 90 % of `maxEntries`):
+   * not once per refused request. Default: `console.warn`.
    */
   onFull?: ((message: string) => void) | undefined;
 }
@@ -61,6 +51,13 @@ export interface MemoryReplayStoreOptions {
  * token (300 s, plus 10 s of clock tolerance) is 155 000; the rest is headroom.
  */
 export const DEFAULT_REPLAY_STORE_ENTRIES = 200_000;
+
+const REPLAY_STORE_NAMES = {
+  name: 'replay store',
+  records: 'keys',
+  refused: 'launches and deliveries',
+  advice: 'Raise maxEntries (replayStoreSize of createAppBackend) or pass shared stores (docs/redis.md)',
+};
 
 /**
  * The default replay store: in memory, bounded, keys forgotten once expired (docs/redis.md
@@ -75,21 +72,12 @@ export const DEFAULT_REPLAY_STORE_ENTRIES = 200_000;
  */
 export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}): ReplayStore {
   const maxEntries = numberOption(options.maxEntries, DEFAULT_REPLAY_STORE_ENTRIES, 'createMemoryReplayStore: maxEntries', { min: 2 });
-  const onFull = functionOption(options.onFull, 'createMemoryReplayStore: onFull') ?? ((message: string) => console.warn(message));
-  const keys = new ExpiringKeys(maxEntries);
-  let warned = false;
+  const keys = new ExpiringRecords(maxEntries);
+  const capacity = new StoreCapacity(keys, REPLAY_STORE_NAMES, functionOption(options.onFull, 'createMemoryReplayStore: onFull'));
   return {
     claim(key, expiresAt, now) {
       if (keys.expiresAt(key, now) !== undefined) return false;
-      if (keys.isFull(now)) {
-        const error = new ReplayStoreFullError(keys.nextExpiry(now) - now);
-        if (!warned) {
-          warned = true;
-          onFull(`[marketplace-app-kit] replay store full: ${maxEntries} live keys; launches and deliveries are refused with 503 until keys expire. Raise maxEntries (replayStoreSize of createAppBackend) or use shared stores (docs/redis.md)`);
-        }
-        throw error;
-      }
-      warned = false;
+      capacity.admit(now);
       keys.add(key, expiresAt);
       return true;
     },
@@ -104,4 +92,43 @@ export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}):
 export function claimAnswer(value: unknown): boolean {
   if (value === true || value === false) return value;
   throw new MarketplaceKitError('ERR_CONFIG', `replayStore.claim must answer true or false (or a promise of one), got ${String(value)}`);
+}
+
+/**
+ * Claims `keys` in order, for one item known by several keys (a webhook delivery: its signature,
+ * then its id). True when every key was fresh; false at the first that was not, the keys before it
+ * staying claimed. Identical copies of a delivery meet on the signature, so exactly one of them
+ * goes on to the id; re-signed copies meet on the id. A re-signed copy refused by its id keeps its
+ * signature claimed, so replaying that copy stays a duplicate after the id's claim (made by an
+ * earlier copy, with an earlier timestamp) has expired.
+ *
+ * A store that fails mid-way gets back what it had claimed (the item is refused with a 5xx, so it
+ * is retried, and the retry must not be a duplicate); if that fails too, both failures go to the
+ * caller in an `AggregateError`.
+ */
+export async function claimInOrder(store: ReplayStore, keys: readonly string[], expiresAt: number, now: number, issuedAt?: number): Promise<boolean> {
+  const claimed: string[] = [];
+  try {
+    for (const key of keys) {
+      if (!claimAnswer(await store.claim(key, expiresAt, now, issuedAt))) return false;
+      claimed.push(key);
+    }
+  } catch (error) {
+    const failures = await releaseEach(store, claimed);
+    if (failures.length > 0) throw new AggregateError([error, ...failures], 'The replay store failed to claim a delivery, then to release what it had claimed');
+    throw error;
+  }
+  return true;
+}
+
+/** Releases every one of `keys`, even if another's release fails; the first failure is thrown. */
+export async function releaseAll(store: ReplayStore, keys: readonly string[]): Promise<void> {
+  const failures = await releaseEach(store, keys);
+  if (failures.length > 0) throw failures[0];
+}
+
+/** Releases each of `keys`; what failed. */
+async function releaseEach(store: ReplayStore, keys: readonly string[]): Promise<unknown[]> {
+  const results = await Promise.allSettled(keys.map(async (key) => store.release(key)));
+  return results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
 }

@@ -5,6 +5,7 @@
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../shared/errors.js';
 import { MarketplaceApiError } from './api-error.js';
 import { lazyResponse } from './lib/lazy-response.js';
+import { LinkedHeaders } from './lib/linked-headers.js';
 
 /** The headers of every JSON answer: its type, and that no cache keeps it. */
 const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
@@ -22,7 +23,8 @@ export function jsonResponse(body: unknown, init: { status?: number | undefined;
   // Without headers of the caller's, a plain record: the Response copies it once.
   let headers: HeadersSource = JSON_HEADERS;
   if (init.headers !== undefined) {
-    const merged = new Headers(init.headers);
+    // The answer's own headers object, kept as it is (lib/lazy-response.ts).
+    const merged = new LinkedHeaders(init.headers);
     for (const [name, value] of Object.entries(JSON_HEADERS)) merged.set(name, value);
     headers = merged;
   }
@@ -34,8 +36,8 @@ export function jsonResponse(body: unknown, init: { status?: number | undefined;
  * Turns any thrown value into the kit's error answer `{"error":{"code","message"}}`:
  * - kit errors answer with their own `status` (401 for sessions and context tokens, 403 for
  *   access, 400 for bad input, …), and their own message except where it describes this server's
- *   insides (`ERR_REPLAY_STORE_FULL`: sizes and settings are for `onError`; its wait goes in
- *   `Retry-After`);
+ *   insides (`ERR_REPLAY_STORE_FULL`: sizes and settings, `ERR_STORE_UNAVAILABLE`: what Redis or
+ *   its client said, are for `onError` and the log; the wait goes in `Retry-After`);
  * - failures of the marketplace itself answer 502, 503 (rate limited, with `Retry-After`) or
  *   504 (timeout), never the upstream status, which would misdescribe this server, and with a
  *   message of their own: the marketplace's text (a revoked API key, an OAuth description) is
@@ -72,6 +74,7 @@ export function toErrorResponse(error: unknown): Response {
 /** This server's own trouble: the details (sizes, settings) are for `onError`, not for the browser. */
 const INTERNAL_FAILURE: Partial<Record<ErrorCode, string>> = {
   ERR_REPLAY_STORE_FULL: 'This server is busy: retry in a few minutes',
+  ERR_STORE_UNAVAILABLE: 'This server cannot reach its shared store: retry in a few seconds',
 };
 
 const MARKETPLACE_FAILURE: Partial<Record<ErrorCode, string>> = {

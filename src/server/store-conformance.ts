@@ -232,7 +232,7 @@ export function describeStoreConformance(name: string, target: ConformanceTarget
       assert.ok(Date.now() - started >= 240, `sent after ${Date.now() - started} ms`);
     });
 
-    it('refresh: one lead among concurrent refreshes on several instances; the others get its result; a failed or dead lead is taken over', async () => {
+    it('refresh: one lead among concurrent refreshes on several instances; the others get its outcome, which expires; only a dead lead is taken over', async () => {
       const stores = await instances(3);
       const key = id('refresh');
       const now = Date.now();
@@ -243,10 +243,13 @@ export function describeStoreConformance(name: string, target: ConformanceTarget
       await stores[0]!.refresh.finish(key, `owner-${leads[0]}`, 'sealed-result', now + 60_000, Date.now());
       assert.deepEqual(await stores[2]!.refresh.begin(key, 'late', Date.now() + 10_000, Date.now()), { state: 'done', sealed: 'sealed-result' });
 
+      // A failed refresh's outcome is kept briefly: it is what the others get, not a lease to take.
       const failed = id('refresh');
-      assert.equal((await stores[0]!.refresh.begin(failed, 'first', now + 10_000, now)).state, 'lead');
-      await stores[0]!.refresh.abandon(failed, 'first');
-      assert.equal((await stores[1]!.refresh.begin(failed, 'second', now + 10_000, now)).state, 'lead');
+      assert.equal((await stores[0]!.refresh.begin(failed, 'first', Date.now() + 10_000, Date.now())).state, 'lead');
+      await stores[0]!.refresh.finish(failed, 'first', 'sealed-failure', Date.now() + 150, Date.now());
+      assert.deepEqual(await stores[1]!.refresh.begin(failed, 'second', Date.now() + 10_000, Date.now()), { state: 'done', sealed: 'sealed-failure' });
+      await sleep(300);
+      assert.equal((await stores[1]!.refresh.begin(failed, 'second', Date.now() + 10_000, Date.now())).state, 'lead', 'once it expired, the next caller tries');
 
       const dead = id('refresh');
       assert.equal((await stores[0]!.refresh.begin(dead, 'first', Date.now() + 150, Date.now())).state, 'lead');

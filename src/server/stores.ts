@@ -41,7 +41,7 @@ const PORT_METHODS: Record<keyof MarketplaceStores, readonly string[]> = {
   revocations: ['revoke', 'revokedAt'],
   entitlements: ['read', 'generation', 'write', 'invalidate'],
   pacing: ['pacer'],
-  refresh: ['begin', 'finish', 'abandon'],
+  refresh: ['begin', 'finish'],
 };
 
 /** Options of `createMemoryStores`. */

@@ -5,9 +5,9 @@
  * the marketplace retries. A claim is a lease: one whose holder died runs out, and a retry takes
  * over.
  */
-import { numberOption } from '../shared/options.js';
+import { functionOption, numberOption } from '../shared/options.js';
 import { ExpiringRecords } from './lib/expiring-records.js';
-import { ReplayStoreFullError } from './replay-store.js';
+import { StoreCapacity } from './lib/store-capacity.js';
 
 /** What `begin` found: the delivery is now this caller's, was handled already, or another holder's lease runs. */
 export type WebhookClaim =
@@ -53,15 +53,25 @@ type Mark = { done: true } | { done: false; owner: string };
 /** Deliveries the memory default tracks at most: far above any marketplace's rate for one app. */
 export const DEFAULT_WEBHOOK_ENTRIES = 100_000;
 
+const WEBHOOK_NAMES = {
+  name: 'webhook processing store',
+  records: 'deliveries',
+  refused: 'webhook deliveries',
+  advice: 'Raise maxEntries of createMemoryWebhookProcessing or pass shared stores (docs/redis.md)',
+};
+
 /**
- * The in-memory default: one process. Full of live marks it refuses new deliveries with 503
- * `ERR_REPLAY_STORE_FULL` (the marketplace retries) rather than forget one.
+ * The in-memory default: one process, `maxEntries` deliveries (default 100 000). Full of live
+ * marks it refuses new deliveries with 503 `ERR_REPLAY_STORE_FULL` (the marketplace retries)
+ * rather than forget one, and tells `onFull` (default `console.warn`) once when it fills and once
+ * when it has room again.
  *
  * @example
  * const backend = createAppBackend({ ...options, stores: { webhooks: createMemoryWebhookProcessing({ maxEntries: 500_000 }) } });
  */
-export function createMemoryWebhookProcessing(options: { maxEntries?: number | undefined } = {}): WebhookProcessing {
+export function createMemoryWebhookProcessing(options: { maxEntries?: number | undefined; onFull?: ((message: string) => void) | undefined } = {}): WebhookProcessing {
   const marks = new ExpiringRecords<Mark>(numberOption(options.maxEntries, DEFAULT_WEBHOOK_ENTRIES, 'createMemoryWebhookProcessing: maxEntries', { min: 2 }));
+  const capacity = new StoreCapacity(marks, WEBHOOK_NAMES, functionOption(options.onFull, 'createMemoryWebhookProcessing: onFull'));
   const holds = (key: string, owner: string, now: number) => {
     const mark = marks.get(key, now);
     return mark !== undefined && !mark.done && mark.owner === owner;
@@ -75,7 +85,7 @@ export function createMemoryWebhookProcessing(options: { maxEntries?: number | u
       }
       const busy = keys.filter((key, index) => found[index] !== undefined && !holds(key, owner, now));
       if (busy.length > 0) return { state: 'busy', retryAfterMs: Math.max(...busy.map((key) => marks.expiresAt(key, now)! - now)) };
-      if (marks.isFull(now)) throw new ReplayStoreFullError(marks.nextExpiry(now) - now);
+      capacity.admit(now);
       for (const key of keys) marks.set(key, { done: false, owner }, leaseUntil);
       return { state: 'claimed' };
     },

@@ -14,7 +14,7 @@ import { hmacKeyFor, hmacKeysFor, type HmacKey } from './lib/hmac-key.js';
 import { optionsObject } from './lib/options-object.js';
 import { nowOption } from './lib/time-options.js';
 import { numberOption } from '../shared/options.js';
-import { claimAnswer, createMemoryReplayStore, type ReplayStore } from './replay-store.js';
+import { claimAnswer, claimInOrder, createMemoryReplayStore, releaseAll, type ReplayStore } from './replay-store.js';
 
 /** The request header that carries a delivery's signature (docs/marketplace.md#webhooks). */
 export const SIGNATURE_HEADER = 'X-Service-Signature';
@@ -72,19 +72,21 @@ export function verifyWebhook(
 ): Promise<WebhookDelivery> {
   // Synchronous all the way when the store is (the default one is): this is the hot path.
   try {
-    const checked = inspect(rawBody, signatureHeader, options, 'verifyWebhook');
-    if (checked.keys.length > 1) {
-      return claimEach(checked).then((fresh) => {
+    const { delivery, keys, sentAt, expiresAt, now } = checkWebhook(rawBody, signatureHeader, options, 'verifyWebhook');
+    const store = options.replayStore ?? defaultStore;
+    if (keys.length > 1) {
+      return claimInOrder(store, keys, expiresAt, now, sentAt).then((fresh) => {
         if (!fresh) duplicate();
-        return checked.delivery;
+        return delivery;
       });
     }
-    const claimed = checked.store.claim(checked.keys[0]!, checked.expiresAt, checked.now);
-    if (claimed === true) return Promise.resolve(checked.delivery);
+    // Issued when it was sent: a store that lost its data refuses a delivery sent before the loss.
+    const claimed = store.claim(keys[0]!, expiresAt, now, sentAt);
+    if (claimed === true) return Promise.resolve(delivery);
     if (claimed === false) duplicate();
     return Promise.resolve(claimed).then((first) => {
       if (!claimAnswer(first)) duplicate();
-      return checked.delivery;
+      return delivery;
     });
   } catch (error) {
     return Promise.reject(error);
@@ -109,61 +111,45 @@ export async function receiveWebhook(
   signatureHeader: string | null | undefined,
   options: VerifyWebhookOptions,
 ): Promise<ReceivedWebhook> {
-  const checked = inspect(rawBody, signatureHeader, options, 'receiveWebhook');
-  if (!(await claimEach(checked))) duplicate();
+  const { delivery, keys, sentAt, expiresAt, now } = checkWebhook(rawBody, signatureHeader, options, 'receiveWebhook');
+  const store = options.replayStore ?? defaultStore;
+  if (!(await claimInOrder(store, keys, expiresAt, now, sentAt))) duplicate();
   let released = false;
   return {
-    delivery: checked.delivery,
+    delivery,
     release: async () => {
       // A second call must not free a claim that a retry has made meanwhile.
       if (released) return;
       released = true;
-      // Each key is released even if another's release fails; the first failure is reported.
-      const results = await Promise.allSettled(checked.keys.map(async (key) => checked.store.release(key)));
-      const failed = results.find((result) => result.status === 'rejected');
-      if (failed) throw failed.reason;
+      await releaseAll(store, keys);
     },
   };
 }
 
-interface Inspected {
+/** A delivery that passed every check but the replay claim: what to claim it by, and until when. */
+export interface CheckedWebhook {
   delivery: WebhookDelivery;
-  store: ReplayStore;
-  /** The signature's key, then the delivery id's when the delivery carries one. */
+  /** Its replay keys: the signature's, then the delivery id's when it carries one. */
   keys: string[];
-  now: number;
+  /** Its own `timestamp` (ms since the epoch). */
+  sentAt: number;
+  /** Until when a copy of it is a replay: one millisecond past the tolerance window. */
   expiresAt: number;
+  /** The time it was checked at. */
+  now: number;
 }
 
 /**
- * Claims the signature, then the id. Identical copies meet on the signature, so exactly one of
- * them goes on to the id; re-signed copies meet on the id. A re-signed copy refused by its id
- * keeps its signature claimed, so replaying that copy stays a duplicate after the id's claim
- * (made by an earlier copy, with an earlier timestamp) has expired. True when both were fresh.
+ * Every check of `verifyWebhook` except the replay claim, in order: input, secret and options,
+ * header, signature, body, timestamp. For a caller that claims the keys its own way (the app
+ * backend's webhook route, in `stores.webhooks`). `caller` names the public function in errors.
  */
-async function claimEach({ store, keys, expiresAt, now }: Inspected): Promise<boolean> {
-  const claimed: string[] = [];
-  try {
-    for (const key of keys) {
-      if (!claimAnswer(await store.claim(key, expiresAt, now))) return false;
-      claimed.push(key);
-    }
-  } catch (error) {
-    // The delivery is refused (5xx, so it is retried): the keys it did claim must not make the retry a duplicate.
-    const results = await Promise.allSettled(claimed.map(async (key) => store.release(key)));
-    const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
-    // A release that failed too would make the retry a duplicate: both failures go to the caller (and onError).
-    if (failures.length > 0) throw new AggregateError([error, ...failures], 'The replay store failed to claim a delivery, then to release what it had claimed');
-    throw error;
-  }
-  return true;
-}
-
-/**
- * Every check except the replay store, in order: input, secret and options, header, signature,
- * body, timestamp. `caller` names the public function in configuration errors.
- */
-function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, options: VerifyWebhookOptions, caller: string): Inspected {
+export function checkWebhook(
+  rawBody: RawBody,
+  signatureHeader: string | null | undefined,
+  options: Omit<VerifyWebhookOptions, 'replayStore'>,
+  caller = 'checkWebhook',
+): CheckedWebhook {
   optionsObject(options, caller);
   const bytes = toBytes(rawBody, caller);
   // One secret is checked without building a list: this runs for every delivery.
@@ -199,7 +185,7 @@ function inspect(rawBody: RawBody, signatureHeader: string | null | undefined, o
   const keys = delivery.id ? [`webhook:${hex}`, `webhook:id:${delivery.id}`] : [`webhook:${hex}`];
   // Claimed one millisecond past the window: a delivery accepted at its very edge (|now - sent| =
   // tolerance) must still be held then, when the store counts only claims that expire later than now.
-  return { delivery, store: options.replayStore ?? defaultStore, keys, now, expiresAt: sentAt + toleranceMs + 1 };
+  return { delivery, keys, sentAt, now, expiresAt: sentAt + toleranceMs + 1 };
 }
 
 function duplicate(): never {

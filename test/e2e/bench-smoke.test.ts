@@ -9,6 +9,7 @@ import launchBench from '../bench/launch.bench.js';
 import redisBench from '../bench/redis.bench.js';
 import runtimeBench from '../bench/runtime.bench.js';
 import serverBench from '../bench/server.bench.js';
+import storesBench from '../bench/stores.bench.js';
 import webhooksBench from '../bench/webhooks.bench.js';
 
 describe('npm run bench', () => {
@@ -76,5 +77,13 @@ describe('npm run bench', () => {
       const trips = Number(new RegExp(`^Redis per ${what}: +([\\d.]+) round trips`, 'm').exec(output)?.[1]);
       assert.ok(trips > 0 && trips <= 2, `${what}: ${trips} round trips`);
     }
+  });
+
+  it('runs the memory stores benchmark through (1,000 records a store)', { timeout: 120_000 }, async (t) => {
+    const lines: string[] = [];
+    t.mock.method(console, 'log', (line: unknown) => void lines.push(String(line)));
+    await storesBench({ records: 1_000 });
+    const output = lines.join('\n');
+    assert.equal(output.match(/^ {2}\S.* -?[\d.]+ MB$/gm)?.length, 4, output);
   });
 });

@@ -847,6 +847,39 @@ describe('adapters: headers about the connection in a handler\'s Response', () =
   });
 });
 
+describe('adapters: an event stream (text/event-stream)', () => {
+  it('keeps every Set-Cookie and drops the headers about the connection, as a plain answer does', async () => {
+    let cancelled!: () => void;
+    const gone = new Promise<void>((resolve) => (cancelled = resolve));
+    const handler = async () => {
+      const headers = new Headers({ 'content-type': 'text/event-stream', connection: 'x-hop', 'x-hop': '1', upgrade: 'h2c', 'x-kept': '1' });
+      headers.append('set-cookie', 'a=1; Path=/');
+      headers.append('set-cookie', 'b=2; Path=/');
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) => controller.enqueue(new TextEncoder().encode('data: hello\n\n')),
+        cancel: () => cancelled(),
+      });
+      return new Response(body, { headers });
+    };
+    const server = createServer(toNodeHandler(handler));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const response = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+        httpRequest(`http://127.0.0.1:${(server.address() as AddressInfo).port}/stream`, resolve).on('error', reject).end();
+      });
+      assert.deepEqual(response.headers['set-cookie'], ['a=1; Path=/', 'b=2; Path=/']);
+      assert.deepEqual([response.headers['x-kept'], response.headers['x-hop'], response.headers.upgrade], ['1', undefined, undefined]);
+      const [chunk] = (await once(response, 'data')) as [Buffer];
+      assert.equal(chunk.toString(), 'data: hello\n\n');
+      response.destroy();
+      await gone; // the client left: the handler's stream is cancelled
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe('embed page headers', () => {
   it('frameAncestors builds the directive from dashboard origins and refuses anything else', () => {
     assert.equal(frameAncestors(['https://dashboard.example', 'http://127.0.0.1:4100']), 'frame-ancestors https://dashboard.example http://127.0.0.1:4100');

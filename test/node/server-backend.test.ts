@@ -7,6 +7,7 @@ import {
   createAppBackend,
   createMarketplaceClient,
   createMemoryReplayStore,
+  createMemoryRevocationStore,
   isKitError,
   MAX_SESSION_TTL_SECONDS,
   MarketplaceApiError,
@@ -1163,6 +1164,21 @@ describe('createAppBackend: webhooks (docs/decisions.md#webhooks)', () => {
     assert.equal(again.status, 200);
     assert.deepEqual(await again.json(), { received: true, duplicate: true });
     assert.equal(events.length, 1, 'a duplicate is not handled twice');
+  });
+
+  it('answers a user.revoked it cannot record (a full revocation store) 503 with Retry-After, unhandled, so that the retry is', async () => {
+    const revocations = createMemoryRevocationStore({ maxUsers: 1, onFull: () => undefined });
+    const { backend, events } = backendWith({ stores: { revocations } });
+    const revoked = (user: string) => JSON.stringify({ event: 'user.revoked', timestamp: at(0), data: { user_id: user } });
+    assert.equal((await post(backend, revoked('usr_a'))).status, 200);
+    const refused = await post(backend, revoked('usr_b'));
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get('retry-after'), String(MAX_SESSION_TTL_SECONDS));
+    assert.equal(await errorCode(refused), 'ERR_REPLAY_STORE_FULL');
+    assert.deepEqual(events.map((event) => event.data.user_id), ['usr_a'], 'not handed to onEvent');
+    assert.equal(revocations.revokedAt('usr_a', NOW), NOW, 'the held cut-off is kept');
+    const retried = await post(backend, revoked('usr_b'));
+    assert.equal(retried.status, 503, 'the retry is refused too, not taken for a duplicate');
   });
 
   it('answers 401 for signature problems and 400 for bad bodies and timestamps, without calling onEvent', async () => {

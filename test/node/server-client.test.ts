@@ -6,6 +6,7 @@ import {
   apiKeyKind,
   buildAuthorizationUrl,
   createMarketplaceClient,
+  createMemoryRefreshFlight,
   MarketplaceApiError,
   MarketplaceKitError,
   pkceChallenge,
@@ -15,6 +16,7 @@ import {
 } from '../../src/server/index.js';
 import { MAX_ANSWER_BYTES } from '../../src/server/lib/http.js';
 import { Pacer } from '../../src/server/lib/pacer.js';
+import { systemClock } from '../../src/server/lib/clock.js';
 import {
   API_KEY,
   CLIENT_ID,
@@ -185,7 +187,7 @@ describe('OAuth (docs/marketplace.md#authorization-page, docs/marketplace.md#tok
     assert.equal(server.requests.length, 2);
   });
 
-  it('keeps a refresh answer no longer than its access token lives, and never keeps a failure', async () => {
+  it('keeps a refresh answer no longer than its access token lives, and a failure only briefly (10 s)', async () => {
     let answers = [
       (res: Parameters<RawHandler>[1]) => sendJson(res, 400, { error: 'invalid_grant' }),
       (res: Parameters<RawHandler>[1]) => sendJson(res, 200, { ...tokenAnswer, access_token: 'at_short', expires_in: 5 }),
@@ -193,12 +195,30 @@ describe('OAuth (docs/marketplace.md#authorization-page, docs/marketplace.md#tok
     ];
     handler = (_req, res) => answers.shift()!(res);
     const { client: c, clock } = client();
-    await assert.rejects(c.refresh('rt_1'), { code: 'ERR_OAUTH' });
-    assert.equal((await c.refresh('rt_1')).accessToken, 'at_short', 'the failure was not kept');
+    await assert.rejects(c.refresh('rt_1'), { code: 'ERR_OAUTH', upstreamCode: 'invalid_grant' });
+    await assert.rejects(c.refresh('rt_1'), { code: 'ERR_OAUTH', upstreamCode: 'invalid_grant' }, 'a call right after gets the failure');
+    assert.equal(server.requests.length, 1, 'without sending the refresh token again');
+    clock.advance(10_000);
+    assert.equal((await c.refresh('rt_1')).accessToken, 'at_short', 'the failure was kept 10 s');
     clock.advance(5_000);
     assert.equal((await c.refresh('rt_1')).accessToken, 'at_new', 'an expired access token is not handed out');
     assert.equal(server.requests.length, 3);
     answers = [];
+  });
+
+  it('three clients on one refresh flight whose refresh fails make one token request, and all get its failure', async () => {
+    handler = (_req, res) => setTimeout(() => sendJson(res, 400, { error: 'invalid_grant', error_description: 'refresh token revoked' }), 100);
+    const refresh = createMemoryRefreshFlight();
+    const clients = Array.from({ length: 3 }, () => client({ clock: systemClock, stores: { refresh } }).client);
+    const outcomes = await Promise.allSettled(clients.map((c) => c.refresh('rt_revoked')));
+    assert.equal(server.requests.length, 1, 'one token request');
+    for (const outcome of outcomes) {
+      assert.equal(outcome.status, 'rejected');
+      const error = outcome.reason as MarketplaceApiError;
+      assert.ok(error instanceof MarketplaceApiError);
+      assert.deepEqual([error.code, error.status, error.upstreamCode, error.endpoint], ['ERR_OAUTH', 400, 'invalid_grant', 'token']);
+      assert.match(error.message, /refresh token revoked/);
+    }
   });
 
   describe('token endpoint failures end in typed errors with the HTTP status', () => {

@@ -8,11 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../../src/shared/errors.js';
-import { ReplayStoreFullError, createMemoryReplayStore, jsonResponse, toErrorResponse, toNodeHandler } from '../../src/server/index.js';
+import { createMemoryReplayStore, jsonResponse, toErrorResponse, toNodeHandler } from '../../src/server/index.js';
 import { linkSignals } from '../../src/server/lib/abort.js';
 import { readLimited } from '../../src/server/lib/body.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
-import { ExpiringMap } from '../../src/server/lib/expiring-set.js';
+import { ExpiringMap } from '../../src/server/lib/expiring-map.js';
 import { lazyRequest, unreadBody } from '../../src/server/lib/lazy-request.js';
 import { hmacKey, hmacKeyFor } from '../../src/server/lib/hmac-key.js';
 import { readJsonAnswer, parseRetryAfter, send, MAX_RETRY_AFTER_MS } from '../../src/server/lib/http.js';
@@ -324,23 +324,8 @@ describe('hmacKey', () => {
   });
 });
 
-describe('ExpiringMap fullness', () => {
-  it('has room again at exactly fullUntil; the memory replay store then accepts a claim', async () => {
-    const map = new ExpiringMap<true>(2);
-    map.set('a', true, NOW + 100);
-    map.set('b', true, NOW + 200);
-    assert.equal(map.fullUntil, NOW + 100);
-    assert.equal(map.isFull(NOW + 99), true);
-    assert.equal(map.isFull(NOW + 100), false);
-
-    const store = createMemoryReplayStore({ maxEntries: 2 });
-    assert.equal(await store.claim('a', NOW + 100, NOW), true);
-    assert.equal(await store.claim('b', NOW + 200, NOW), true);
-    assert.throws(() => store.claim('c', NOW + 300, NOW + 99), (error: unknown) => error instanceof ReplayStoreFullError);
-    assert.equal(await store.claim('c', NOW + 300, NOW + 100), true);
-  });
-
-  it('used as a cache (set without isFull), keeps at most maxEntries keys, or one more when odd, and the newest', () => {
+describe('ExpiringMap (the caches that forget their oldest keys)', () => {
+  it('keeps at most maxEntries keys, or one more when odd, and the newest', () => {
     for (const maxEntries of [4, 5, 100]) {
       const map = new ExpiringMap<number>(maxEntries);
       for (let i = 0; i < 1_000; i++) {
@@ -435,6 +420,49 @@ describe('lazyRequest (what toNodeHandler hands a handler)', () => {
     assert.equal('clone' in request && 'method' in request, true);
   });
 
+  it('keeps one headers object before and after the real Request is made: a change through an earlier reference is not lost', async () => {
+    const request = lazyRequest(parts('{"a":1}'));
+    const headers = request.headers;
+    headers.set('x-before', '1');
+    const copy = request.clone(); // the real Request is made now
+    assert.equal(copy.headers.get('x-before'), '1');
+    headers.set('x-after', '2');
+    headers.append('x-trace', 'b');
+    assert.equal(request.headers, headers, 'the same object');
+    assert.deepEqual([request.headers.get('x-after'), request.headers.get('x-trace')], ['2', 'a, b']);
+    const later = request.clone();
+    assert.deepEqual([later.headers.get('x-after'), later.headers.get('x-trace')], ['2', 'a, b'], 'the real Request has the change');
+    assert.deepEqual([...headers].map(([name]) => name), ['content-type', 'x-after', 'x-before', 'x-trace']);
+    headers.delete('x-before');
+    assert.equal(request.clone().headers.has('x-before'), false);
+    assert.equal(await request.text(), '{"a":1}');
+  });
+
+  it('keeps what a middleware adds to the request (assignment, defineProperty), before and after the real Request is made', async () => {
+    for (const madeFirst of [false, true]) {
+      const request = lazyRequest(parts('{"a":1}')) as Request & Record<string, unknown>;
+      if (madeFirst) request.clone();
+      Object.defineProperty(request, 'user', { value: { id: 'usr_1' } }); // not configurable, not writable
+      Object.defineProperty(request, 'session', { value: 's', configurable: true, enumerable: true, writable: true });
+      request.tag = 'x';
+      assert.deepEqual(request.user, { id: 'usr_1' }, `made first: ${madeFirst}`);
+      assert.deepEqual(Object.getOwnPropertyDescriptor(request, 'user'), { value: { id: 'usr_1' }, writable: false, enumerable: false, configurable: false });
+      assert.deepEqual(Object.keys(request), ['session', 'tag']);
+      assert.ok('user' in request && 'tag' in request && 'clone' in request);
+      assert.throws(() => {
+        request.user = 'other';
+      }, TypeError);
+      assert.throws(() => {
+        (request as { method: string }).method = 'PUT';
+      }, TypeError, 'a getter of Request stays read-only, as on a real one');
+      assert.equal(delete request.session, true);
+      assert.deepEqual(Object.keys(request), ['tag']);
+      assert.equal(unreadBody(request)?.byteLength, madeFirst ? undefined : 7, 'tags alone make no Request');
+      assert.equal(request.session, undefined);
+      assert.equal(await request.text(), '{"a":1}');
+    }
+  });
+
   it('reaches the backend with its body whole when a middleware copies the Request first', async () => {
     const seen: string[] = [];
     const server = createServer(
@@ -467,6 +495,20 @@ describe('jsonResponse’s lazy answers', () => {
     assert.deepEqual([head.status, head.headers.get('x-extra'), head.headers.get('cache-control')], [404, '1', 'no-store']);
     assert.equal(await new Response(jsonResponse({ c: 3 }).body).text(), '{"c":3}');
     assert.throws(() => jsonResponse({}, { status: 204 }), TypeError);
+  });
+
+  it('keep one headers object before and after the real Response is made, and what is added to them', async () => {
+    for (const given of [undefined, { 'x-given': '1' }]) {
+      const answer = jsonResponse({ a: 1 }, given === undefined ? {} : { headers: given }) as Response & Record<string, unknown>;
+      const headers = answer.headers;
+      Object.defineProperty(answer, 'tag', { value: 'kept' });
+      assert.deepEqual(await answer.clone().json(), { a: 1 }); // the real Response is made now
+      headers.set('x-late', 'yes');
+      assert.equal(answer.headers, headers);
+      assert.equal(answer.tag, 'kept');
+      assert.deepEqual([answer.headers.get('x-late'), new Response(null, answer).headers.get('x-late'), answer.clone().headers.get('x-late')], ['yes', 'yes', 'yes']);
+      assert.equal(answer.headers.get('x-given'), given === undefined ? null : '1');
+    }
   });
 
   it('are written by toNodeHandler with the headers set on them after they were made', async () => {

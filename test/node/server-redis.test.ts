@@ -8,8 +8,11 @@ import { createRedisStores } from '../../src/redis/index.js';
 import {
   createAppBackend,
   createMarketplaceClient,
+  isKitError,
+  receiveWebhook,
   signContextToken,
   signWebhookBody,
+  verifyWebhook,
   type AppBackend,
   type AppBackendOptions,
   type MarketplaceStores,
@@ -127,7 +130,7 @@ describe('several instances on one Redis', () => {
     assert.deepEqual(statuses, [200, 200, 429]);
   });
 
-  it('three clients on shared stores refresh one rotating refresh token with one token request', async () => {
+  it('three clients on shared stores refresh one rotating refresh token with one token request, and share a failure too', async () => {
     const stores = await sharedStores(3);
     let requests = 0;
     market.override = (req, res) => {
@@ -142,6 +145,16 @@ describe('several instances on one Redis', () => {
     closers.push(inspector.close);
     const keys = (await inspector.client.keys(`t${prefix}:*`)).join(' ');
     assert.doesNotMatch(keys, /rt_|at_new/, 'no token in a key');
+
+    // A refresh the marketplace refuses is refused for all three, after one request.
+    requests = 0;
+    market.override = (req, res) => {
+      requests += 1;
+      setTimeout(() => res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant' })), 100);
+    };
+    const failures = await Promise.allSettled(clients.map((client) => client.refresh('rt_revoked')));
+    assert.equal(requests, 1);
+    assert.deepEqual(failures.map((failure) => failure.status === 'rejected' && [failure.reason.code, failure.reason.upstreamCode]), Array(3).fill(['ERR_OAUTH', 'invalid_grant']));
   });
 
   for (const client of ['node-redis', 'ioredis'] as const) {
@@ -181,6 +194,43 @@ describe('several instances on one Redis', () => {
     });
   }
 
+  for (const client of ['node-redis', 'ioredis'] as const) {
+    it(`a Redis that refuses commands (${client}, out of memory under noeviction): 503 without Redis's words, one log line with the stack`, async () => {
+      const lines: string[] = [];
+      const backends = instances(await sharedStores(1, client, (line) => lines.push(line)));
+      const reported: unknown[] = [];
+      const quiet = instances(await sharedStores(1, client, () => undefined), { onError: (error) => reported.push(error) });
+      // Context tokens carry whole seconds: the epoch that the first script starts is an earlier one.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const admin = await REDIS_CLIENTS['node-redis'](redis.url);
+      closers.push(admin.close);
+      await admin.client.configSet('maxmemory', '1');
+      try {
+        for (let i = 0; i < 5; i++) {
+          const answer = await launch(backends[0]!, await contextToken());
+          assert.equal(answer.status, 503);
+          assert.equal(answer.headers.get('retry-after'), '2');
+          const text = await answer.text();
+          assert.equal(JSON.parse(text).error.code, 'ERR_STORE_UNAVAILABLE');
+          assert.doesNotMatch(text, /OOM|maxmemory|script|Redis refused/i, 'Redis stays out of the answer');
+        }
+        const refusals = lines.filter((line) => /Redis refused a command/.test(line));
+        assert.equal(refusals.length, 1, lines.join('\n---\n'));
+        assert.match(refusals[0]!, /OOM command not allowed/, 'the log has Redis\'s words');
+        assert.match(refusals[0]!, /\n +at /, 'and the stack');
+        assert.equal(lines.length, 1, 'not taken for an outage');
+
+        assert.equal((await launch(quiet[0]!, await contextToken())).status, 503);
+        assert.equal(reported.length, 1);
+        assert.ok(isKitError(reported[0], 'ERR_STORE_UNAVAILABLE'));
+        assert.match(String((reported[0] as Error).cause), /OOM/, 'onError has the reply as the cause');
+      } finally {
+        await admin.client.configSet('maxmemory', '0');
+      }
+      assert.equal((await launch(backends[0]!, await contextToken())).status, 200);
+    });
+  }
+
   it('a Redis that stops answering (frozen) fails each call within timeoutMs: 503, never a hang', async () => {
     const backends = instances(await sharedStores(1));
     redis.freeze();
@@ -193,6 +243,43 @@ describe('several instances on one Redis', () => {
     } finally {
       redis.thaw();
     }
+  });
+
+  it('a replayed delivery is refused after Redis lost its data, whatever the tolerance (verifyWebhook, receiveWebhook, the legacy replayStore)', async () => {
+    const [stores] = await sharedStores(1);
+    const admin = await REDIS_CLIENTS['node-redis'](redis.url);
+    closers.push(admin.close);
+    /** Redis forgets this test's keys, its epoch among them, as a restart without persistence would. */
+    const loseData = async () => {
+      const keys = await admin.client.keys(`t${prefix}:*`);
+      if (keys.length > 0) await admin.client.del(keys);
+    };
+    // Redis's epoch and the loss each start in a second of their own: what was issued in the very
+    // second of a loss is not caught (docs/redis.md).
+    const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() % 1_000) + 5));
+    // Accepted within a tolerance of 10 minutes: longer than the 310 s a claim that does not say
+    // when its item was issued is taken to have lived.
+    const sent = (id: string) => JSON.stringify({ id, event: 'user.authorized', timestamp: new Date().toISOString(), data: { user_id: USER.id } });
+    const options = { secret: WEBHOOK_SECRET, replayStore: stores!.replay, toleranceSeconds: 600 };
+    for (const [name, verify] of [
+      ['verifyWebhook', (body: string) => verifyWebhook(body, signWebhookBody(body, WEBHOOK_SECRET), options)],
+      ['receiveWebhook', (body: string) => receiveWebhook(body, signWebhookBody(body, WEBHOOK_SECRET), options)],
+    ] as const) {
+      await nextSecond();
+      const body = sent(`evt_${name}`);
+      await verify(body);
+      await nextSecond();
+      await loseData();
+      await assert.rejects(verify(body), { code: 'ERR_WEBHOOK_DUPLICATE' }, `${name}: sent before the loss`);
+    }
+
+    const [legacy] = instances([stores!], { stores: undefined, replayStore: stores!.replay, webhookToleranceSeconds: 600 });
+    await nextSecond();
+    const body = sent('evt_legacy');
+    assert.equal((await post(legacy!, body)).status, 200);
+    await nextSecond();
+    await loseData();
+    assert.deepEqual(await (await post(legacy!, body)).json(), { received: true, duplicate: true }, 'legacy replayStore: sent before the loss');
   });
 
   it('keeps every key under its prefix, and no token, secret or code in clear', async () => {

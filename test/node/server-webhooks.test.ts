@@ -636,7 +636,7 @@ describe('verifyWebhook (docs/decisions.md#webhooks)', () => {
     await assert.rejects(async () => store.claim('new', NOW + 60_000, NOW + 1), {
       code: 'ERR_REPLAY_STORE_FULL',
       status: 503,
-      message: /up to 60 s\. Raise maxEntries or pass a shared replayStore/,
+      message: /up to 60 s\. Raise maxEntries \(replayStoreSize of createAppBackend\) or pass shared stores/,
     });
     for (let i = 0; i < 100; i++) assert.equal(await store.claim(`k${i}`, NOW + 60_000, NOW + 1), false, `k${i} is still a replay`);
     // Once the earliest key has expired, there is room again; the others are kept.

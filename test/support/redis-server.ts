@@ -108,7 +108,7 @@ export const REDIS_CLIENTS = {
     return { client, close: async () => void (await client.quit().catch(() => client.disconnect())) };
   },
   ioredis: async (url: string) => {
-    const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: (times: number) => Math.min(50 + times * 50, 500), lazyConnect: true });
+    const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false, retryStrategy: (times: number) => Math.min(50 + times * 50, 500), lazyConnect: true });
     client.on('error', () => undefined);
     await client.connect();
     return { client, close: async () => void (await client.quit().catch(() => client.disconnect())) };

@@ -8,7 +8,7 @@ import { MarketplaceKitError } from '../../shared/errors.js';
 import type { Entitlement, Profile } from '../../shared/schemas.js';
 import { contextTokenKey, verifyContextToken } from '../context-token.js';
 import { readBodyBytes } from '../lib/body.js';
-import { ExpiringSet } from '../lib/expiring-set.js';
+import { ExpiringMap } from '../lib/expiring-map.js';
 import type { LaunchDecision } from '../launch-limiter.js';
 import type { ReplayStore } from '../replay-store.js';
 import { toErrorResponse } from '../responses.js';
@@ -22,7 +22,7 @@ const SessionRequestBody = z.object({ context: z.string().check(z.minLength(1)),
 
 export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { post: Route; get: Route; delete: Route } {
   const { options, config, clock, client, stores, cookies, report } = ctx;
-  const recentRefreshes = new ExpiringSet(MAX_TRACKED_REFRESHES);
+  const recentRefreshes = new ExpiringMap<true>(MAX_TRACKED_REFRESHES);
   const trailingReloads = new Map<string, Promise<Entitlement | null>>();
 
   /**
@@ -30,9 +30,9 @@ export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { p
    * (made once the token has verified, so `sub` is the token's true user) also counts the launch,
    * at the same time, so that a launch costs one round trip to shared stores before the entitlement.
    */
-  function countingReplayStore({ userId, issuedAt }: UnverifiedClaims, counted: { decision?: Promise<LaunchDecision> }): ReplayStore {
+  function countingReplayStore(userId: string | undefined, counted: { decision?: Promise<LaunchDecision> }): ReplayStore {
     return {
-      claim(key, expiresAt, now) {
+      claim(key, expiresAt, now, issuedAt) {
         if (userId !== undefined) {
           counted.decision = Promise.resolve(stores.launches.take(userId, config.maxExchangesPerUser, EXCHANGE_WINDOW_MS, now));
           counted.decision.catch(() => undefined); // awaited below, or given back if the claim fails
@@ -61,8 +61,7 @@ export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { p
       throw new MarketplaceKitError('ERR_CONTEXT_TOKEN_HOST', 'mp_host is not one of the dashboard origins this backend accepts', { status: 401 });
     }
     const counted: { decision?: Promise<LaunchDecision> } = {};
-    const unverified = unverifiedClaims(context);
-    const subject = unverified.userId;
+    const subject = unverifiedUser(context);
     let claims;
     try {
       claims = await verifyContextToken(context, {
@@ -71,7 +70,7 @@ export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { p
         issuer: config.siteUrl,
         host,
         now: clock.now(),
-        replayStore: countingReplayStore(unverified, counted),
+        replayStore: countingReplayStore(subject, counted),
       });
     } catch (error) {
       // A replay or a store failure made no session: the launch it counted is given back.
@@ -143,7 +142,7 @@ export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { p
     const now = clock.now();
     const until = recentRefreshes.expiresAt(userId, now);
     if (until === undefined) {
-      recentRefreshes.add(userId, now + REFRESH_MIN_INTERVAL_MS);
+      recentRefreshes.set(userId, true, now + REFRESH_MIN_INTERVAL_MS);
       return client.entitlements({ userId, fresh: true });
     }
     // Not cached (a webhook emptied it, or a load is on its way): load, or join the load under way.
@@ -172,18 +171,12 @@ export function sessionRoutes(ctx: BackendContext, sessions: SessionChecks): { p
   return { post: postSession, get: getSession, delete: deleteSession };
 }
 
-interface UnverifiedClaims {
-  userId: string | undefined;
-  /** `iat` in ms. */
-  issuedAt: number | undefined;
-}
-
-/** The `sub` and `iat` of a context token, read before it is verified: used only once it has verified. */
-function unverifiedClaims(token: string): UnverifiedClaims {
+/** The `sub` of a context token, read before it is verified: used only once it has verified. */
+function unverifiedUser(token: string): string | undefined {
   try {
-    const { sub, iat } = decodeJwt(token);
-    return { userId: typeof sub === 'string' ? sub : undefined, issuedAt: typeof iat === 'number' ? iat * 1000 : undefined };
+    const { sub } = decodeJwt(token);
+    return typeof sub === 'string' ? sub : undefined;
   } catch {
-    return { userId: undefined, issuedAt: undefined };
+    return undefined;
   }
 }

@@ -10,13 +10,12 @@
  * `ERR_WEBHOOK_IN_PROGRESS` with `Retry-After` after `WEBHOOK_COPY_WAIT_MS` in all.
  */
 import { MarketplaceKitError } from '../../shared/errors.js';
-import type { WebhookDelivery } from '../../shared/schemas.js';
 import { readBodyBytes } from '../lib/body.js';
 import { randomToken } from '../oauth.js';
 import { jsonResponse } from '../responses.js';
 import { MAX_SESSION_TTL_SECONDS } from '../session.js';
 import type { WebhookClaim } from '../webhook-processing.js';
-import { receiveWebhook, SIGNATURE_HEADER } from '../webhooks.js';
+import { checkWebhook, SIGNATURE_HEADER, type CheckedWebhook } from '../webhooks.js';
 import { WEBHOOK_COPY_WAIT_MS, WEBHOOK_LEASE_MS } from './constants.js';
 import type { BackendContext, Route } from './context.js';
 
@@ -24,41 +23,17 @@ const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 /** How often a copy looks again whether another instance has finished with the delivery: at first, and at most. */
 const COPY_POLL_MS = [50, 500] as const;
 
-/** A verified delivery: what the store claims it by, and until when its copies count as such. */
-interface Verified {
-  delivery: WebhookDelivery;
-  keys: string[];
-  doneUntil: number;
-  sentAt: number;
-}
-
 export function webhookRoute(ctx: BackendContext, secrets: readonly string[]): Route {
   const { options, clock, client, stores, report } = ctx;
   // Keys of the deliveries this process is handling, each with a promise that settles once that
   // delivery is handled or freed: a copy here waits for it without asking the store.
   const handling = new Map<string, Promise<void>>();
 
-  /**
-   * Every check of `receiveWebhook` (signature, body, timestamp), with a replay store that only
-   * notes what it is asked to claim: the keys are claimed below, all at once, in `stores.webhooks`.
-   */
-  async function verify(bytes: Uint8Array, request: Request): Promise<Verified> {
-    const keys: string[] = [];
-    let doneUntil = 0;
-    const { delivery } = await receiveWebhook(bytes, request.headers.get(SIGNATURE_HEADER), {
-      secrets,
-      now: clock.now(),
-      replayStore: {
-        claim(key, expiresAt) {
-          keys.push(key);
-          doneUntil = expiresAt;
-          return true;
-        },
-        release: () => undefined,
-      },
-      ...(options.webhookToleranceSeconds === undefined ? {} : { toleranceSeconds: options.webhookToleranceSeconds }),
-    });
-    return { delivery, keys, doneUntil, sentAt: Date.parse(delivery.timestamp) };
+  const tolerance = options.webhookToleranceSeconds === undefined ? {} : { toleranceSeconds: options.webhookToleranceSeconds };
+
+  /** Every check of `verifyWebhook` but the claim: the keys are claimed below, all at once, in `stores.webhooks`. */
+  function verify(bytes: Uint8Array, request: Request): CheckedWebhook {
+    return checkWebhook(bytes, request.headers.get(SIGNATURE_HEADER), { secrets, now: clock.now(), ...tolerance }, 'createAppBackend');
   }
 
   /** Marks `keys` as handled here; the returned function settles the mark. */
@@ -92,7 +67,7 @@ export function webhookRoute(ctx: BackendContext, secrets: readonly string[]): R
    * What a delivery's own shared state needs besides the claim, sent with it (one round trip):
    * drop the user's cached entitlement everywhere, and on `user.revoked` end the user's sessions.
    */
-  function sideEffects({ delivery, sentAt }: Verified): Promise<unknown> {
+  function sideEffects({ delivery, sentAt }: CheckedWebhook): Promise<unknown> {
     const userId = delivery.data.user_id;
     if (typeof userId !== 'string') return Promise.resolve();
     const now = clock.now();
@@ -110,8 +85,8 @@ export function webhookRoute(ctx: BackendContext, secrets: readonly string[]): R
    * `WEBHOOK_COPY_WAIT_MS` in all. Resolves to the claim (`claimed` with the function that settles
    * this process's mark, or `done`), or null when the wait ran out.
    */
-  async function claim(verified: Verified, owner: string): Promise<{ claim: WebhookClaim; settle: () => void } | null> {
-    const { keys, doneUntil, sentAt } = verified;
+  async function claim(verified: CheckedWebhook, owner: string): Promise<{ claim: WebhookClaim; settle: () => void } | null> {
+    const { keys, expiresAt: doneUntil, sentAt } = verified;
     const waitUntil = clock.now() + WEBHOOK_COPY_WAIT_MS;
     let effects: Promise<unknown> | null = null;
     for (let pause: number = COPY_POLL_MS[0]; ; pause = Math.min(pause * 2, COPY_POLL_MS[1])) {
@@ -163,14 +138,14 @@ export function webhookRoute(ctx: BackendContext, secrets: readonly string[]): R
 
   return async function postWebhook(request: Request): Promise<Response> {
     const bytes = await readBodyBytes(request, WEBHOOK_BODY_LIMIT, true);
-    const verified = await verify(bytes, request);
+    const verified = verify(bytes, request);
     const owner = randomToken('', 12);
     const claimed = await claim(verified, owner);
     if (claimed === null) {
       const error = new MarketplaceKitError('ERR_WEBHOOK_IN_PROGRESS', 'The same delivery is still being handled: retry later', { status: 503 });
       return jsonResponse(error.toJSON(), { status: 503, headers: { 'retry-after': String(WEBHOOK_COPY_WAIT_MS / 1000) } });
     }
-    const { keys, doneUntil, delivery } = verified;
+    const { keys, expiresAt: doneUntil, delivery } = verified;
     try {
       if (claimed.claim.state === 'done') return jsonResponse({ received: true, duplicate: true });
       const stopLease = keepLease(keys, owner, request);

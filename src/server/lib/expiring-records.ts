@@ -1,18 +1,22 @@
 /**
- * Records that expire, for the in-memory stores (docs/redis.md "Memory stores"): a `Map` of live
- * records plus an index of expiry buckets (one per `BUCKET_MS` of expiry time), so that expired
- * records are dropped a bucket at a time, in amortised O(1), and the count of live records is
- * exact to within one bucket. Unlike the two generations of `ExpiringMap`, which drop half the
- * records whenever the newer half fills, a full `ExpiringRecords` is full only of records that
- * have not expired yet: callers that must not forget a live record (replay claims) refuse new
- * ones instead.
+ * Records that expire, for the in-memory stores that must never forget a live one (docs/redis.md
+ * "Memory stores"): replay claims, webhook marks, launch counts, revocation cut-offs. A `Map` of
+ * live records plus an index of expiry buckets (one per `BUCKET_MS` of expiry time), so that
+ * expired records are dropped a bucket at a time, in amortised O(1), and the count of live records
+ * is exact to within one bucket. Full, it is full only of records that have not expired yet: the
+ * store refuses new ones (`StoreCapacity`) rather than forget one. (`ExpiringMap` is the cache that
+ * forgets its oldest keys instead.)
+ *
+ * A record is a key with an expiry (`add`), or also a value (`set`): the replay store holds
+ * 100 000s of keys, so keys alone take no second map.
  */
 
 const BUCKET_MS = 1_000;
 
-/** Keys that expire: the expiry of each live key (a number, no object: a replay store holds 100 000s). */
-export class ExpiringKeys {
-  protected readonly _entries = new Map<string, number>();
+export class ExpiringRecords<V = never> {
+  private readonly _expiries = new Map<string, number>();
+  /** The values of records made by `set`; none for keys alone. */
+  private _values: Map<string, V> | undefined;
   /** Keys by the bucket their expiry falls in; a key re-set later stays in its old bucket too (checked on sweep). */
   private readonly _buckets = new Map<number, string[]>();
   /** Bucket numbers, ascending. Few: one per second of the longest lifetime stored. */
@@ -22,13 +26,18 @@ export class ExpiringKeys {
 
   /** When `key` expires, or undefined when it is absent or expired at `now`. */
   expiresAt(key: string, now: number): number | undefined {
-    const until = this._entries.get(key);
+    const until = this._expiries.get(key);
     return until !== undefined && until > now ? until : undefined;
+  }
+
+  /** The value of `key` at `now`, or undefined when it is absent, expired or a key alone. */
+  get(key: string, now: number): V | undefined {
+    return this.expiresAt(key, now) === undefined ? undefined : this._values?.get(key);
   }
 
   /** Holds `key` until `until` (ms since the epoch). The caller checks `isFull` first when that matters. */
   add(key: string, until: number): void {
-    this._entries.set(key, until);
+    this._expiries.set(key, until);
     const bucket = Math.ceil(until / BUCKET_MS);
     const keys = this._buckets.get(bucket);
     if (keys) {
@@ -42,12 +51,16 @@ export class ExpiringKeys {
     this._order.splice(index, 0, bucket);
   }
 
-  delete(key: string): void {
-    this._entries.delete(key);
+  /** Holds `value` for `key` until `until` (ms since the epoch). */
+  set(key: string, value: V, until: number): void {
+    (this._values ??= new Map()).set(key, value);
+    this.add(key, until);
   }
 
-  /** Dropped with its key: see `ExpiringRecords`. */
-  protected _dropped(_key: string): void {}
+  delete(key: string): void {
+    this._expiries.delete(key);
+    this._values?.delete(key);
+  }
 
   /**
    * True when `maxEntries` records are still live at `now`. Expired ones are dropped first: whole
@@ -56,19 +69,11 @@ export class ExpiringKeys {
    */
   isFull(now: number): boolean {
     this.sweep(now);
-    if (this._entries.size < this.maxEntries) return false;
+    if (this._expiries.size < this.maxEntries) return false;
     const first = this._order[0];
     if (first === undefined) return true;
-    const keys = this._buckets.get(first)!;
-    const kept = keys.filter((key) => {
-      const until = this._entries.get(key);
-      if (until === undefined || until > now) return until !== undefined;
-      this._entries.delete(key);
-      this._dropped(key);
-      return false;
-    });
-    this._buckets.set(first, kept);
-    return this._entries.size >= this.maxEntries;
+    this._buckets.set(first, this._buckets.get(first)!.filter((key) => !this._dropIfExpired(key, now) && this._expiries.has(key)));
+    return this._expiries.size >= this.maxEntries;
   }
 
   /** When the earliest live record expires (ms since the epoch): a full store has room by then. */
@@ -78,7 +83,7 @@ export class ExpiringKeys {
     if (first === undefined) return now;
     let earliest = first * BUCKET_MS;
     for (const key of this._buckets.get(first)!) {
-      const until = this._entries.get(key);
+      const until = this._expiries.get(key);
       if (until !== undefined && until > now && until < earliest) earliest = until;
     }
     return Math.max(now, earliest);
@@ -86,7 +91,7 @@ export class ExpiringKeys {
 
   /** Records held, expired ones not yet swept included. */
   get size(): number {
-    return this._entries.size;
+    return this._expiries.size;
   }
 
   /** Drops every record whose bucket has ended by `now`. */
@@ -94,41 +99,18 @@ export class ExpiringKeys {
     let done = 0;
     while (done < this._order.length && this._order[done]! * BUCKET_MS <= now) {
       const bucket = this._order[done]!;
-      for (const key of this._buckets.get(bucket)!) {
-        const until = this._entries.get(key);
-        if (until !== undefined && until <= now) {
-          this._entries.delete(key);
-          this._dropped(key);
-        }
-      }
+      for (const key of this._buckets.get(bucket)!) this._dropIfExpired(key, now);
       this._buckets.delete(bucket);
       done += 1;
     }
     if (done > 0) this._order = this._order.slice(done);
   }
-}
 
-/** Keys that expire, each with a value. */
-export class ExpiringRecords<V> extends ExpiringKeys {
-  private readonly _values = new Map<string, V>();
-
-  /** The value of `key` at `now`, or undefined when it is absent or expired. */
-  get(key: string, now: number): V | undefined {
-    return this.expiresAt(key, now) === undefined ? undefined : this._values.get(key);
-  }
-
-  /** Holds `value` for `key` until `until` (ms since the epoch). */
-  set(key: string, value: V, until: number): void {
-    this._values.set(key, value);
-    this.add(key, until);
-  }
-
-  override delete(key: string): void {
-    super.delete(key);
-    this._values.delete(key);
-  }
-
-  protected override _dropped(key: string): void {
-    this._values.delete(key);
+  /** Drops `key` if it has expired at `now`; true when it did. */
+  private _dropIfExpired(key: string, now: number): boolean {
+    const until = this._expiries.get(key);
+    if (until === undefined || until > now) return false;
+    this.delete(key);
+    return true;
   }
 }

@@ -13,6 +13,7 @@
  * fields), a probe at first use sees it and the adapter makes every Request at once, as before.
  */
 import { lazyObject, lazyState, PASS, type LazyState } from './lazy.js';
+import { LinkedHeaders } from './linked-headers.js';
 
 /** What a lazy request is made of: what the real Request gets, once it is needed. */
 interface Parts {
@@ -25,15 +26,15 @@ interface Parts {
 
 class RequestState implements LazyState<Request> {
   real: Request | undefined;
-  /** The headers handed out before the real Request was made: it is made with them. */
-  view: Headers | undefined;
+  /** The headers handed out before the real Request was made: it is made with them, and they stay `headers` after. */
+  view: LinkedHeaders | undefined;
 
   constructor(readonly parts: Parts) {}
 
   fast(key: PropertyKey): unknown {
     if (key === 'method') return this.parts.method;
     if (key === 'url') return this.parts.href;
-    if (key === 'headers') return this.real?.headers ?? (this.view ??= new Headers(this.parts.headers));
+    if (key === 'headers') return this.view ?? this.real?.headers ?? (this.view = new LinkedHeaders(this.parts.headers));
     return PASS;
   }
 
@@ -43,6 +44,7 @@ class RequestState implements LazyState<Request> {
       const init: RequestInit = { method, headers: this.view ?? headers };
       if (body !== null) init.body = body;
       this.real = new Request(href, init);
+      this.view?.link(this.real.headers);
     }
     return this.real;
   }

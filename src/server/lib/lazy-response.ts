@@ -6,13 +6,15 @@
  * (`lib/lazy.ts`), as `lib/lazy-request.ts` does for requests.
  */
 import { lazyObject, lazyState, PASS, type LazyState } from './lazy.js';
+import { LinkedHeaders } from './linked-headers.js';
 import { TextResponse } from './text-response.js';
 
 type HeadersSource = ConstructorParameters<typeof Headers>[0];
 
 class ResponseState implements LazyState<Response> {
   real: TextResponse | undefined;
-  view: Headers | undefined;
+  /** The headers handed out before the real Response was made: it is made with them, and they stay `headers` after. */
+  view: LinkedHeaders | undefined;
   /** Written by the adapter: whoever looks at it later finds its body read, as after any write. */
   taken = false;
 
@@ -22,28 +24,32 @@ class ResponseState implements LazyState<Response> {
     /** The headers as given (a record costs nothing until someone asks for a Headers). */
     readonly given: HeadersSource,
   ) {
-    if (given instanceof Headers) this.view = given;
+    if (given instanceof LinkedHeaders) this.view = given;
   }
 
   fast(key: PropertyKey): unknown {
+    if (key === 'headers') return this.view ?? this.real?.headers ?? (this.view = new LinkedHeaders(this.given));
     if (this.real !== undefined) return PASS;
     if (key === 'status') return this.status;
     if (key === 'ok') return this.status >= 200 && this.status <= 299;
     if (key === 'statusText') return '';
-    if (key === 'headers') return (this.view ??= new Headers(this.given));
     return PASS;
   }
 
   make(): TextResponse {
     if (this.real === undefined) {
       this.real = new TextResponse(this.text, { status: this.status, headers: this.view ?? this.given });
+      this.view?.link(this.real.headers);
       if (this.taken) TextResponse.take(this.real);
     }
     return this.real;
   }
 }
 
-/** A JSON answer of `text`, made a Response when first needed. */
+/**
+ * A JSON answer of `text`, made a Response when first needed. Headers given as `LinkedHeaders`
+ * are its `headers` as they are (no copy).
+ */
 export function lazyResponse(text: string, status: number, headers: HeadersSource): Response {
   // Refused at once, as `new Response` would refuse it.
   if (!(status >= 200 && status <= 599) || [204, 205, 304].includes(status)) return new TextResponse(text, { status, headers });
