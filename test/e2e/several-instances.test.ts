@@ -7,6 +7,7 @@ import type { ApiCallRecord, Simulator } from '../../src/simulator/index.js';
 import { startRedis, type TestRedis } from '../support/redis-server.js';
 import { startInstance, startProxy, type Instance, type Proxy } from '../support/instances.js';
 import { CALLBACK, codeFor, startTestSimulator } from '../support/simulator-harness.js';
+import { HANG_MS } from '../support/waiting.js';
 
 /** The pacing scenario's clock runs this much faster (simulator and instances alike). */
 const SPEED = 20;
@@ -104,19 +105,18 @@ describe('several instances on Redis, as separate processes', { timeout: 120_000
     assert.equal(await handled(cluster, /^handled subscription\.created usr_ada$/), 1);
   });
 
-  it('once a cancellation reaches one instance, the paid route on every other answers 403 within one second', async () => {
+  it('once a cancellation reaches one instance, the paid route on every other answers 403 at once', async () => {
     const started = (await (await launch(cluster.proxy.url, await cluster.sim.contextToken('usr_katherine'), cluster.sim)).json()) as { session: { token: string } };
     const token = started.session.token;
     for (const instance of cluster.instances) assert.equal((await paid(instance.url, token)).status, 200);
     const outcome = await cluster.sim.sendEvent('subscription.cancelled', { user_id: 'usr_katherine' });
     assert.equal(outcome.delivery.outcome, 'delivered');
-    const deliveredAt = Date.now();
+    // The instance that took the delivery invalidated the shared cache before it answered 200, so
+    // the very next request on every instance already sees the cancellation: no wait, on any machine.
     for (const instance of cluster.instances) {
-      let answer: Response;
-      while ((answer = await paid(instance.url, token)).status !== 403 && Date.now() - deliveredAt < 1_000) await new Promise((resolve) => setTimeout(resolve, 20));
-      assert.equal(answer.status, 403, `${instance.url} answered ${answer.status} ${await answer.text()} 1 s after the cancellation`);
+      const answer = await paid(instance.url, token);
+      assert.equal(answer.status, 403, `${instance.url} answered ${answer.status} ${await answer.text()} after the cancellation was delivered`);
     }
-    assert.ok(Date.now() - deliveredAt < 1_000);
   });
 
   it('one rotating refresh token refreshed from three instances at once makes one token request', async () => {
@@ -143,7 +143,7 @@ describe('several instances on Redis, as separate processes', { timeout: 120_000
       assert.ok(Number(answer.headers.get('retry-after')) > 0);
     }
     await redis.restart();
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + HANG_MS;
     // Until Redis is back, 503; a token minted in an earlier second than the one Redis came back
     // in is refused as a possible replay (docs/redis.md), so each try mints a fresh one.
     let status = 503;

@@ -55,7 +55,7 @@ import {
   type FakeMarketplace,
   at,
 } from '../support/server-http.js';
-import { HANG_MS } from '../support/waiting.js';
+import { deferred, until } from '../support/waiting.js';
 
 const APP = 'https://app.example';
 const BASE = `${APP}/api/marketplace`;
@@ -110,22 +110,6 @@ const contextToken = (overrides: Partial<Parameters<typeof signContextToken>[0]>
 
 const postSession = (backend: AppBackend, body: unknown) =>
   backend(new Request(`${BASE}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
-
-/** Polls `condition` every 10 ms until it holds; a hang guard stops the wait. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + HANG_MS;
-  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-  assert.ok(condition(), `timed out waiting until ${what}`);
-}
-
-/** A promise settled from outside. A rejection nobody awaited yet is not reported as unhandled. */
-function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {
-  let resolve!: () => void;
-  let reject!: (error: Error) => void;
-  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
-  promise.catch(() => {});
-  return { promise, resolve, reject };
-}
 
 async function errorCode(response: Response): Promise<string> {
   const body = (await response.json()) as { error: { code: string; message: string } };

@@ -5,11 +5,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createMarketplaceClient, createMemoryPacing } from '../../src/server/index.js';
 import { API_KEY, ENTITLEMENT, NOW, createVirtualClock, sendJson, startHttpServer, type TestServer } from '../support/server-http.js';
+import { until } from '../support/waiting.js';
 
 let server: TestServer;
-let delayMs = 30;
+/** While set, the fake marketplace holds its answers until the test releases them. */
+let held: Promise<void> | null = null;
 before(async () => {
-  server = await startHttpServer((req, res) => setTimeout(() => sendJson(res, 200, { ...ENTITLEMENT, user_id: new URL(req.url!, 'http://x').searchParams.get('user_id') }), delayMs));
+  server = await startHttpServer(async (req, res) => {
+    await held;
+    sendJson(res, 200, { ...ENTITLEMENT, user_id: new URL(req.url!, 'http://x').searchParams.get('user_id') });
+  });
 });
 after(() => server.close());
 
@@ -21,12 +26,14 @@ describe('client sharing', () => {
     assert.equal(server.requests.length, 1);
     assert.ok(answers.every((answer) => answer === answers[0]));
     // A fresh call made while a load is already on the wire wants an answer from after its call.
-    delayMs = 200;
+    let release!: () => void;
+    held = new Promise((resolve) => (release = resolve));
     const first = client.entitlements({ userId: 'usr_1', fresh: true });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => server.requests.length === 2, 'the first load reached the marketplace');
     const second = client.entitlements({ userId: 'usr_1', fresh: true });
+    held = null;
+    release();
     await Promise.all([first, second]);
-    delayMs = 30;
     assert.equal(server.requests.length, 3);
     // A plain lookup meanwhile joins the fresh load that is running.
     const [, plain] = await Promise.all([client.entitlements({ userId: 'usr_2', fresh: true }), client.entitlements({ userId: 'usr_2' })]);

@@ -3,6 +3,7 @@
 // single flight hold across instances, and a Redis that fails or loses its data fails closed and
 // recovers by itself. (test/e2e/several-instances.test.ts runs them as separate processes.)
 import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createRedisStores } from '../../src/redis/index.js';
 import {
@@ -18,6 +19,7 @@ import {
   type MarketplaceStores,
 } from '../../src/server/index.js';
 import { REDIS_CLIENTS, startRedis, type TestRedis } from '../support/redis-server.js';
+import { deferred, HANG_MS, until } from '../support/waiting.js';
 import { API_KEY, CLIENT_ID, CLIENT_SECRET, DASHBOARD, ENTITLEMENT, USER, WEBHOOK_SECRET, backendOptions, startFakeMarketplace, type FakeMarketplace } from '../support/server-http.js';
 
 let redis: TestRedis;
@@ -79,9 +81,29 @@ describe('several instances on one Redis', () => {
   it('one delivery sent to every instance at once is handled once; a copy waits for a first that fails, and handles it', async () => {
     const handled: string[] = [];
     let fail = false;
-    const backends = instances(await sharedStores(3), {
+    // Each handler holds until the test lets it go; the second instance tells when it found a delivery busy.
+    let started = deferred();
+    let release = deferred();
+    let copyBusy = deferred();
+    const stores = await sharedStores(3);
+    const watched = stores[1]!.webhooks;
+    stores[1] = {
+      ...stores[1]!,
+      webhooks: {
+        begin: async (request) => {
+          const claim = await watched.begin(request);
+          if (claim.state === 'busy') copyBusy.resolve();
+          return claim;
+        },
+        renew: (...args) => watched.renew(...args),
+        finish: (...args) => watched.finish(...args),
+        abandon: (...args) => watched.abandon(...args),
+      },
+    };
+    const backends = instances(stores, {
       onEvent: async (event) => {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        started.resolve();
+        await release.promise;
         if (fail) {
           fail = false;
           throw new Error('database down');
@@ -90,17 +112,25 @@ describe('several instances on one Redis', () => {
       },
     });
     const body = delivery('subscription.created', { user_id: USER.id, plan: 'pro' });
-    const answers = await Promise.all(backends.map((backend) => post(backend, body)));
+    const sent = Promise.all(backends.map((backend) => post(backend, body)));
+    await started.promise;
+    release.resolve();
+    const answers = await sent;
     assert.deepEqual(answers.map((answer) => answer.status), [200, 200, 200]);
     assert.deepEqual((await Promise.all(answers.map((answer) => answer.json()))).filter((json) => (json as { duplicate?: boolean }).duplicate).length, 2);
     assert.deepEqual(handled, [USER.id], 'handled once');
 
-    // The first copy fails while the second, on another instance, waits: the second handles it.
+    // The first copy fails while the second, on another instance, waits for it: the second handles it.
+    [started, release, copyBusy] = [deferred(), deferred(), deferred()];
     fail = true;
     const second = delivery('subscription.created', { user_id: 'usr_2', plan: 'pro' });
-    const [first, copy] = await Promise.all([post(backends[0]!, second), new Promise((resolve) => setTimeout(resolve, 20)).then(() => post(backends[1]!, second))]);
-    assert.equal(first.status, 500);
-    assert.deepEqual(await copy.json(), { received: true, event: 'subscription.created' });
+    const first = post(backends[0]!, second);
+    await started.promise;
+    const copy = post(backends[1]!, second);
+    await copyBusy.promise;
+    release.resolve();
+    assert.equal((await first).status, 500);
+    assert.deepEqual(await (await copy).json(), { received: true, event: 'subscription.created' });
     assert.deepEqual(handled, [USER.id, 'usr_2']);
   });
 
@@ -132,11 +162,18 @@ describe('several instances on one Redis', () => {
 
   it('three clients on shared stores refresh one rotating refresh token with one token request, and share a failure too', async () => {
     const stores = await sharedStores(3);
+    // Which clients took a turn at the single flight; the marketplace answers once all three have.
+    const asked = new Set<number>();
+    for (const [i, shared] of stores.entries()) {
+      const flight = shared.refresh;
+      stores[i] = { ...shared, refresh: { begin: (...args) => (asked.add(i), flight.begin(...args)), finish: (...args) => flight.finish(...args) } };
+    }
     let requests = 0;
-    market.override = (req, res) => {
+    const answerOnceAllAsked = (status: number, body: unknown) => (_req: IncomingMessage, res: ServerResponse) => {
       requests += 1;
-      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'at_new', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt_next' })), 100);
+      void until(() => asked.size === 3, 'all three clients asked for a refresh').then(() => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
     };
+    market.override = answerOnceAllAsked(200, { access_token: 'at_new', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt_next' });
     const clients = stores.map((shared) => createMarketplaceClient({ siteUrl: market.siteUrl, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, stores: shared }));
     const results = await Promise.all(clients.map((client) => client.refresh('rt_rotating')));
     assert.equal(requests, 1);
@@ -148,10 +185,8 @@ describe('several instances on one Redis', () => {
 
     // A refresh the marketplace refuses is refused for all three, after one request.
     requests = 0;
-    market.override = (req, res) => {
-      requests += 1;
-      setTimeout(() => res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant' })), 100);
-    };
+    asked.clear();
+    market.override = answerOnceAllAsked(400, { error: 'invalid_grant' });
     const failures = await Promise.allSettled(clients.map((client) => client.refresh('rt_revoked')));
     assert.equal(requests, 1);
     assert.deepEqual(failures.map((failure) => failure.status === 'rejected' && [failure.reason.code, failure.reason.upstreamCode]), Array(3).fill(['ERR_OAUTH', 'invalid_grant']));
@@ -178,7 +213,7 @@ describe('several instances on one Redis', () => {
         await redis.restart();
       }
       // Back, empty (no persistence): the clients reconnect by themselves.
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + HANG_MS;
       let fresh: Response;
       do {
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -239,7 +274,7 @@ describe('several instances on one Redis', () => {
       const answer = await launch(backends[0]!, await contextToken());
       assert.equal(answer.status, 503);
       assert.equal(await code(answer), 'ERR_STORE_UNAVAILABLE');
-      assert.ok(Date.now() - started < 3_000, `answered after ${Date.now() - started} ms`);
+      assert.ok(Date.now() - started < 10_000, `answered after ${Date.now() - started} ms`);
     } finally {
       redis.thaw();
     }

@@ -14,6 +14,7 @@ import {
 import { parseWebhookDelivery } from '../../src/shared/schemas.js';
 import { isKitError } from '../../src/shared/errors.js';
 import { NOW, WEBHOOK_SECRET, asyncReplayStore, at } from '../support/server-http.js';
+import { deferred } from '../support/waiting.js';
 
 const body = (overrides: Record<string, unknown> = {}) =>
   JSON.stringify({ event: 'subscription.created', timestamp: at(0), data: { user_id: 'usr_1', plan: 'pro' }, ...overrides });
@@ -457,22 +458,28 @@ describe('verifyWebhook (docs/decisions.md#webhooks)', () => {
   });
 
   it('of two identical copies with an id, one is handled even when a shared store answers out of order', async () => {
-    // A store shared by two processes: the third claim to arrive lands 30 ms late.
+    // A store shared by two processes: the first claim to arrive is answered after the second.
     const claimed = new Set<string>();
+    const secondAnswered = deferred();
     let calls = 0;
     const store: ReplayStore = {
       claim: async (key) => {
-        if (calls++ === 2) await new Promise((resolve) => setTimeout(resolve, 30));
-        if (claimed.has(key)) return false;
-        claimed.add(key);
-        return true;
+        const call = calls++;
+        if (call === 0) await secondAnswered.promise;
+        try {
+          if (claimed.has(key)) return false;
+          claimed.add(key);
+          return true;
+        } finally {
+          if (call === 1) secondAnswered.resolve();
+        }
       },
       release: (key) => void claimed.delete(key),
     };
     const raw = body({ id: 'dlv_7' });
     const signature = signWebhookBody(raw, WEBHOOK_SECRET);
     const copies = await Promise.allSettled([verifyWebhook(raw, signature, options(store)), verifyWebhook(raw, signature, options(store))]);
-    assert.deepEqual(copies.map((copy) => copy.status).sort(), ['fulfilled', 'rejected']);
+    assert.deepEqual(copies.map((copy) => copy.status), ['rejected', 'fulfilled'], 'the second copy, answered first, is the one handled');
   });
 
   it('a re-signed retry stays a duplicate after the first copy has left the window', async () => {

@@ -7,6 +7,24 @@
 /** How long one awaited event, process or page may take before the test calls it hung. */
 export const HANG_MS = 60_000;
 
+/** A promise settled from outside. A rejection nobody awaited yet is not reported as unhandled. */
+export function deferred(): { promise: Promise<void>; resolve: () => void; reject: (error: Error) => void } {
+  let resolve!: () => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
+/** Resolves once `condition()` holds, polled every 10 ms; fails saying `what` at the hang guard. */
+export async function until(condition: () => boolean, what: string, ms = HANG_MS): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() >= deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** What `work` settles with, or a rejection saying `what` once `ms` (a hang guard) has passed. */
 export async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let deadline: ReturnType<typeof setTimeout> | undefined;
