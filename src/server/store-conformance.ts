@@ -30,7 +30,23 @@ export interface ConformanceTarget {
   close?(): void | Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Expiries the suite waits out. Redis (and most stores) expire by their own clock, so the suite
+ * waits in real time; an expiry this far off cannot pass between two calls of a busy machine, and
+ * `eventually` then waits for the store to show it, not for a fixed time.
+ */
+const SHORT_MS = 1_000;
+/** How long `eventually` waits for a store to show an expiry before the rule counts as broken. */
+const EXPIRY_WAIT_MS = 60_000;
+
+/** Resolves once `check()` is true, asked every 50 ms; fails saying `what` after `EXPIRY_WAIT_MS`. */
+async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + EXPIRY_WAIT_MS;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`${what}: not so after ${EXPIRY_WAIT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 const entitlement = (userId: string, plan: string): Entitlement => ({
   user_id: userId,
   app_id: 'app_conformance',
@@ -73,12 +89,13 @@ export function describeStoreConformance(name: string, target: ConformanceTarget
     it('replay: a claim expires, and release() frees it at once', async () => {
       const [a, b] = await instances(2);
       const key = id('jti');
-      let now = Date.now();
-      assert.equal(await a!.replay.claim(key, now + 150, now, now), true);
-      assert.equal(await b!.replay.claim(key, now + 150, now, now), false, 'a replay until it expires');
-      await sleep(300);
-      now = Date.now();
-      assert.equal(await b!.replay.claim(key, now + 60_000, now, now), true, 'expired');
+      const now = Date.now();
+      assert.equal(await a!.replay.claim(key, now + SHORT_MS, now, now), true);
+      assert.equal(await b!.replay.claim(key, now + SHORT_MS, now, now), false, 'a replay until it expires');
+      await eventually(async () => {
+        const later = Date.now();
+        return b!.replay.claim(key, later + 60_000, later, later);
+      }, 'the claim expired');
       await b!.replay.release(key);
       assert.equal(await a!.replay.claim(key, now + 60_000, now, now), true, 'released');
     });
@@ -115,13 +132,14 @@ export function describeStoreConformance(name: string, target: ConformanceTarget
 
       const died = [id('webhook')];
       const kept = [id('webhook')];
-      assert.equal((await a!.webhooks.begin(request(died, 'dead', 200))).state, 'claimed');
-      assert.equal((await a!.webhooks.begin(request(kept, 'alive', 200))).state, 'claimed');
-      assert.equal(await a!.webhooks.renew(kept, 'alive', Date.now() + 10_000, Date.now()), true);
-      assert.equal(await b!.webhooks.renew(kept, 'someone-else', Date.now() + 10_000, Date.now()), false, 'only the holder renews');
-      await sleep(350);
-      now = Date.now();
-      assert.equal((await b!.webhooks.begin(request(died, 'retry', 10_000))).state, 'claimed', 'the holder died: its lease ran out');
+      assert.equal((await a!.webhooks.begin(request(died, 'dead', SHORT_MS))).state, 'claimed');
+      assert.equal((await a!.webhooks.begin(request(kept, 'alive', SHORT_MS))).state, 'claimed');
+      assert.equal(await a!.webhooks.renew(kept, 'alive', Date.now() + 60_000, Date.now()), true);
+      assert.equal(await b!.webhooks.renew(kept, 'someone-else', Date.now() + 60_000, Date.now()), false, 'only the holder renews');
+      await eventually(async () => {
+        now = Date.now();
+        return (await b!.webhooks.begin(request(died, 'retry', 10_000))).state === 'claimed';
+      }, 'the holder died: its lease ran out');
       assert.equal((await b!.webhooks.begin(request(kept, 'retry', 10_000))).state, 'busy', 'a renewed lease still holds');
       await a!.webhooks.abandon(kept, 'someone-else');
       assert.equal((await b!.webhooks.begin(request(kept, 'retry', 10_000))).state, 'busy', 'only the holder abandons');
@@ -143,10 +161,9 @@ export function describeStoreConformance(name: string, target: ConformanceTarget
     it('launches: the window ends, and counting starts again', async () => {
       const [a, b] = await instances(2);
       const userId = user();
-      assert.equal((await a!.launches.take(userId, 1, 200, Date.now())).counted, true);
-      assert.equal((await b!.launches.take(userId, 1, 200, Date.now())).counted, false);
-      await sleep(350);
-      assert.equal((await b!.launches.take(userId, 1, 200, Date.now())).counted, true);
+      assert.equal((await a!.launches.take(userId, 1, SHORT_MS, Date.now())).counted, true);
+      assert.equal((await b!.launches.take(userId, 1, SHORT_MS, Date.now())).counted, false);
+      await eventually(async () => (await b!.launches.take(userId, 1, SHORT_MS, Date.now())).counted, 'the window ended');
     });
 
     it('revocations: a cut-off set on one instance holds on every other, the latest wins, and it ends at keepUntil', async () => {
@@ -154,12 +171,11 @@ export function describeStoreConformance(name: string, target: ConformanceTarget
       const userId = user();
       const now = Date.now();
       const before = await b!.revocations.revokedAt(userId, now);
-      await a!.revocations.revoke(userId, now, now + 300, now);
+      await a!.revocations.revoke(userId, now, now + SHORT_MS, now);
       assert.equal(await b!.revocations.revokedAt(userId, now), Math.max(now, before ?? 0));
-      await b!.revocations.revoke(userId, now - 5_000, now + 300, now);
+      await b!.revocations.revoke(userId, now - 5_000, now + SHORT_MS, now);
       assert.equal(await a!.revocations.revokedAt(userId, now), Math.max(now, before ?? 0), 'an earlier cut-off does not move it back');
-      await sleep(450);
-      assert.equal(await a!.revocations.revokedAt(userId, Date.now()), before, 'ended');
+      await eventually(async () => (await a!.revocations.revokedAt(userId, Date.now())) === before, 'the cut-off ended');
     });
 
     it('entitlements: cached on one instance, read on another; an invalidation anywhere ends it everywhere and refuses older loads', async () => {
@@ -196,9 +212,9 @@ export function describeStoreConformance(name: string, target: ConformanceTarget
       const userId = user();
       const now = Date.now();
       const { generation } = await a!.entitlements.read(userId, now);
-      await a!.entitlements.write(userId, { value: entitlement(userId, 'pro'), generation, loadedAt: now, expiresAt: now + 150, now });
-      await sleep(300);
-      assert.equal((await b!.entitlements.read(userId, Date.now())).cached, undefined);
+      await a!.entitlements.write(userId, { value: entitlement(userId, 'pro'), generation, loadedAt: now, expiresAt: now + SHORT_MS, now });
+      assert.equal((await b!.entitlements.read(userId, Date.now())).cached?.value?.plan, 'pro', 'cached until it expires');
+      await eventually(async () => (await b!.entitlements.read(userId, Date.now())).cached === undefined, 'the cached entitlement expired');
     });
 
     it('pacing: the pacers of one key on several instances never grant more than the limit in any window', async () => {
@@ -246,16 +262,17 @@ export function describeStoreConformance(name: string, target: ConformanceTarget
       // A failed refresh's outcome is kept briefly: it is what the others get, not a lease to take.
       const failed = id('refresh');
       assert.equal((await stores[0]!.refresh.begin(failed, 'first', Date.now() + 10_000, Date.now())).state, 'lead');
-      await stores[0]!.refresh.finish(failed, 'first', 'sealed-failure', Date.now() + 150, Date.now());
+      await stores[0]!.refresh.finish(failed, 'first', 'sealed-failure', Date.now() + SHORT_MS, Date.now());
       assert.deepEqual(await stores[1]!.refresh.begin(failed, 'second', Date.now() + 10_000, Date.now()), { state: 'done', sealed: 'sealed-failure' });
-      await sleep(300);
-      assert.equal((await stores[1]!.refresh.begin(failed, 'second', Date.now() + 10_000, Date.now())).state, 'lead', 'once it expired, the next caller tries');
+      await eventually(
+        async () => (await stores[1]!.refresh.begin(failed, 'second', Date.now() + 10_000, Date.now())).state === 'lead',
+        'once the failure expired, the next caller leads',
+      );
 
       const dead = id('refresh');
-      assert.equal((await stores[0]!.refresh.begin(dead, 'first', Date.now() + 150, Date.now())).state, 'lead');
-      assert.equal((await stores[1]!.refresh.begin(dead, 'second', Date.now() + 150, Date.now())).state, 'wait');
-      await sleep(300);
-      assert.equal((await stores[1]!.refresh.begin(dead, 'second', Date.now() + 10_000, Date.now())).state, 'lead');
+      assert.equal((await stores[0]!.refresh.begin(dead, 'first', Date.now() + SHORT_MS, Date.now())).state, 'lead');
+      assert.equal((await stores[1]!.refresh.begin(dead, 'second', Date.now() + 10_000, Date.now())).state, 'wait');
+      await eventually(async () => (await stores[1]!.refresh.begin(dead, 'second', Date.now() + 10_000, Date.now())).state === 'lead', 'a lease whose holder died is taken over');
     });
   });
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createMarketplaceClient, createMemoryPacing } from '../../src/server/index.js';
 import { API_KEY, ENTITLEMENT, NOW, createVirtualClock, sendJson, startHttpServer, type TestServer } from '../support/server-http.js';
-import { until } from '../support/waiting.js';
+import { deferred, until } from '../support/waiting.js';
 
 let server: TestServer;
 /** While set, the fake marketplace holds its answers until the test releases them. */
@@ -26,13 +26,13 @@ describe('client sharing', () => {
     assert.equal(server.requests.length, 1);
     assert.ok(answers.every((answer) => answer === answers[0]));
     // A fresh call made while a load is already on the wire wants an answer from after its call.
-    let release!: () => void;
-    held = new Promise((resolve) => (release = resolve));
+    const gate = deferred();
+    held = gate.promise;
     const first = client.entitlements({ userId: 'usr_1', fresh: true });
     await until(() => server.requests.length === 2, 'the first load reached the marketplace');
     const second = client.entitlements({ userId: 'usr_1', fresh: true });
     held = null;
-    release();
+    gate.resolve();
     await Promise.all([first, second]);
     assert.equal(server.requests.length, 3);
     // A plain lookup meanwhile joins the fresh load that is running.

@@ -30,7 +30,7 @@ import {
   type RawHandler,
   type TestServer,
 } from '../support/server-http.js';
-import { HANG_MS, eventLoopTurns, within } from '../support/waiting.js';
+import { HANG_MS, eventLoopTurns, until, within } from '../support/waiting.js';
 
 let server: TestServer;
 let handler: RawHandler;
@@ -207,9 +207,13 @@ describe('OAuth (docs/marketplace.md#authorization-page, docs/marketplace.md#tok
   });
 
   it('three clients on one refresh flight whose refresh fails make one token request, and all get its failure', async () => {
-    handler = (_req, res) => setTimeout(() => sendJson(res, 400, { error: 'invalid_grant', error_description: 'refresh token revoked' }), 100);
-    const refresh = createMemoryRefreshFlight();
-    const clients = Array.from({ length: 3 }, () => client({ clock: systemClock, stores: { refresh } }).client);
+    // Which clients took a turn at the flight; the marketplace answers once all three have.
+    const flight = createMemoryRefreshFlight();
+    const asked = new Set<number>();
+    const clients = [0, 1, 2].map(
+      (i) => client({ clock: systemClock, stores: { refresh: { begin: (...args) => (asked.add(i), flight.begin(...args)), finish: (...args) => flight.finish(...args) } } }).client,
+    );
+    handler = (_req, res) => void until(() => asked.size === 3, 'all three clients asked').then(() => sendJson(res, 400, { error: 'invalid_grant', error_description: 'refresh token revoked' }));
     const outcomes = await Promise.allSettled(clients.map((c) => c.refresh('rt_revoked')));
     assert.equal(server.requests.length, 1, 'one token request');
     for (const outcome of outcomes) {
@@ -219,6 +223,25 @@ describe('OAuth (docs/marketplace.md#authorization-page, docs/marketplace.md#tok
       assert.deepEqual([error.code, error.status, error.upstreamCode, error.endpoint], ['ERR_OAUTH', 400, 'invalid_grant', 'token']);
       assert.match(error.message, /refresh token revoked/);
     }
+  });
+
+  it('keeps a 429 of a refresh only for the callers polling then (the token was not spent), telling a later reader what is left of the wait', async () => {
+    let answers = [
+      (res: Parameters<RawHandler>[1]) => sendJson(res, 429, { error: 'slow_down' }, { 'retry-after': '30' }),
+      (res: Parameters<RawHandler>[1]) => sendJson(res, 200, tokenAnswer),
+    ];
+    handler = (_req, res) => answers.shift()!(res);
+    const flight = createMemoryRefreshFlight();
+    const clock = createVirtualClock(NOW);
+    const [a, b] = [0, 1].map(() => client({ clock, stores: { refresh: flight } }).client);
+    await assert.rejects(a!.refresh('rt_1'), { code: 'ERR_RATE_LIMITED', retryAfterMs: 30_000 });
+    clock.advance(400);
+    await assert.rejects(b!.refresh('rt_1'), { code: 'ERR_RATE_LIMITED', retryAfterMs: 29_600 }, 'the shared failure, its wait counted from when it came');
+    assert.equal(server.requests.length, 1);
+    clock.advance(1_000);
+    assert.equal((await b!.refresh('rt_1')).accessToken, 'at_1', 'a second later the unspent token is sent again (after the wait, if the pacing holds it)');
+    assert.equal(server.requests.length, 2);
+    answers = [];
   });
 
   describe('token endpoint failures end in typed errors with the HTTP status', () => {

@@ -445,6 +445,9 @@ describe('lazyRequest (what toNodeHandler hands a handler)', () => {
       Object.defineProperty(request, 'user', { value: { id: 'usr_1' } }); // not configurable, not writable
       Object.defineProperty(request, 'session', { value: 's', configurable: true, enumerable: true, writable: true });
       request.tag = 'x';
+      // A getter a middleware adds reads the request it was added to, as on a real one.
+      Object.defineProperty(request, 'line', { get(this: Request) { return `${this.method} ${new URL(this.url).pathname}`; } });
+      assert.equal(request.line, 'POST /api/notes', `made first: ${madeFirst}`);
       assert.deepEqual(request.user, { id: 'usr_1' }, `made first: ${madeFirst}`);
       assert.deepEqual(Object.getOwnPropertyDescriptor(request, 'user'), { value: { id: 'usr_1' }, writable: false, enumerable: false, configurable: false });
       assert.deepEqual(Object.keys(request), ['session', 'tag']);

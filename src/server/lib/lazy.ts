@@ -56,10 +56,11 @@ class Target extends Stamped {
  * real instance), which `get` and `has` then find first.
  */
 const handler: ProxyHandler<object> = {
-  get(target, key) {
+  get(target, key, receiver) {
     const state = Target.stateOf(target);
     if (key === HELD) return state;
-    if (Object.hasOwn(target, key)) return Reflect.get(target, key);
+    // A getter the app added runs on the object it was added to: the proxy, as on the real instance.
+    if (Object.hasOwn(target, key)) return Reflect.get(target, key, receiver);
     // Not a thenable (neither a Request nor a Response has `then`): awaiting one must not make it.
     if (key === 'then') return undefined;
     const answer = state.fast(key);

@@ -19,7 +19,8 @@ interface SharedFailure {
   message: string;
   status?: number | undefined;
   upstreamCode?: string | undefined;
-  retryAfterMs?: number | undefined;
+  /** When the marketplace said to try again (epoch ms): a later reader is told what is left of the wait. */
+  retryAt?: number | undefined;
 }
 
 /** The store key of a refresh token: a digest that reveals nothing of it. */
@@ -31,16 +32,28 @@ function sealKey(refreshToken: string): Buffer {
   return Buffer.from(hkdfSync('sha256', refreshToken, 'marketplace-app-kit', 'refresh result seal', 32));
 }
 
-/** The outcome of a refresh that failed with `error`. */
-export function failedRefresh(error: unknown): RefreshOutcome {
+/** The outcome of a refresh that failed with `error` at `now`. */
+export function failedRefresh(error: unknown, now: number): RefreshOutcome {
   if (!isKitError(error)) return { failure: { code: 'ERR_INTERNAL', message: 'The refresh failed with an unexpected error' } };
   const { code, message, status, upstreamCode, retryAfterMs } = error;
-  return { failure: { code, message, status, upstreamCode, retryAfterMs } };
+  return { failure: { code, message, status, upstreamCode, retryAt: retryAfterMs === undefined ? undefined : now + retryAfterMs } };
 }
 
-/** The error a caller throws for a refresh that another caller saw fail: the same code, status and message. */
-export function refreshError({ code, message, status, upstreamCode, retryAfterMs }: SharedFailure): MarketplaceApiError {
-  return new MarketplaceApiError(code, 'token', message, { status, upstreamCode, retryAfterMs });
+/**
+ * The error a caller throws at `now` for a refresh that another caller saw fail: the same code,
+ * status and message, and what is left of the wait the marketplace asked for.
+ */
+export function refreshError({ code, message, status, upstreamCode, retryAt }: SharedFailure, now: number): MarketplaceApiError {
+  return new MarketplaceApiError(code, 'token', message, { status, upstreamCode, retryAfterMs: retryAt === undefined ? undefined : Math.max(0, retryAt - now) });
+}
+
+/**
+ * Whether a failure left the refresh token unspent: a 429 (our pacing refused to send it, or the
+ * marketplace refused the call without handling it) or a store that failed. Such a token can be
+ * sent again once the wait is over.
+ */
+export function leftTokenUnsent(outcome: RefreshOutcome): boolean {
+  return 'failure' in outcome && (outcome.failure.code === 'ERR_RATE_LIMITED' || outcome.failure.code === 'ERR_STORE_UNAVAILABLE');
 }
 
 /** `outcome` sealed for whoever holds `refreshToken`: base64url of IV, tag and ciphertext. */
