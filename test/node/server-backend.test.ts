@@ -469,6 +469,19 @@ describe('createAppBackend: session exchange (docs/decisions.md#session-exchange
     await assert.rejects(backend.requireEntitlement(request(), unreadable), { code: 'ERR_CONFIG', status: 500 });
   });
 
+  it('requireEntitlement refuses a revoked session as revoked, whatever becomes of the entitlement lookup it ran beside', async () => {
+    const revocations = createMemoryRevocationStore();
+    const { backend } = backendWith({ stores: { revocations } });
+    const body = SessionResponse.parse(await (await postSession(backend, { context: await contextToken(), host: DASHBOARD })).json());
+    const request = () => new Request(`${APP}/api/export`, { headers: { authorization: `Bearer ${body.session.token}` } });
+    // The session began at NOW (whole seconds): a cut-off a second later ends it.
+    revocations.revoke('usr_1', NOW + 1_000, NOW + 3_600_000, NOW);
+    market.override = (_req, res) => sendJson(res, 503, { error: { code: 'down', message: 'down' } });
+    await assert.rejects(backend.requireEntitlement(request(), { feature: 'export' }), { code: 'ERR_SESSION_REVOKED', status: 401 });
+    market.override = null;
+    await assert.rejects(backend.requireEntitlement(request(), { feature: 'export' }), { code: 'ERR_SESSION_REVOKED', status: 401 });
+  });
+
   it('answers 404 and 405 as JSON errors', async () => {
     const { backend } = backendWith();
     const unknown = await backend(new Request(`${BASE}/nope`));

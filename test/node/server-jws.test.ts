@@ -145,6 +145,18 @@ describe('HS256 JWTs on node:crypto (lib/jws.ts) against jose', () => {
     });
   }
 
+  it('checks each token by its own protected header, also when headers of several kinds alternate (they are decoded once each)', () => {
+    const session = (claims: object) => token({ alg: 'HS256', typ: 'mp-session+jwt' }, claims);
+    const sessionClaims = { aud: 'client_1', sub: 'usr_1', iat: IAT, exp: IAT + 900 };
+    for (let round = 0; round < 3; round++) {
+      assert.equal(verifyJwt(token(), hmacKey(SECRET).node, CHECKS).claims.sub, 'usr_1');
+      assert.equal(verifyJwt(session(sessionClaims), hmacKey(SECRET).node, SESSION_CHECKS).claims.sub, 'usr_1');
+      assert.throws(() => verifyJwt(session(sessionClaims), hmacKey(SECRET).node, CHECKS), { kind: 'type' });
+      assert.throws(() => verifyJwt(raw(b64('{"alg":'), json(CLAIMS)), hmacKey(SECRET).node, CHECKS), { kind: 'malformed' }, 'a header that does not decode, every time');
+    }
+    assert.ok(Object.isFrozen(verifyJwt(token(), hmacKey(SECRET).node, CHECKS).header), 'a shared header cannot be changed by its reader');
+  });
+
   it('signs tokens that jose verifies, with the header given', async () => {
     const header = encodeHeader({ alg: 'HS256', typ: 'mp-session+jwt' });
     const jwt = signHs256(header, { sub: 'usr_1', aud: 'client_1', iat: IAT, exp: IAT + 900, name: 'Zoë ✓' }, hmacKey(SECRET).node);

@@ -6,6 +6,7 @@ import { getEventListeners, once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
+import { inspect } from 'node:util';
 import * as z from 'zod/mini';
 import { MarketplaceKitError, isKitError, type ErrorCode } from '../../src/shared/errors.js';
 import { createMemoryReplayStore, jsonResponse, toErrorResponse, toNodeHandler } from '../../src/server/index.js';
@@ -14,6 +15,7 @@ import { readLimited } from '../../src/server/lib/body.js';
 import { readCookie, readCookies } from '../../src/server/lib/cookies.js';
 import { ExpiringMap } from '../../src/server/lib/expiring-map.js';
 import { lazyRequest, unreadBody } from '../../src/server/lib/lazy-request.js';
+import { LinkedHeaders } from '../../src/server/lib/linked-headers.js';
 import { hmacKey, hmacKeyFor } from '../../src/server/lib/hmac-key.js';
 import { readJsonAnswer, parseRetryAfter, send, MAX_RETRY_AFTER_MS } from '../../src/server/lib/http.js';
 import { optionsObject } from '../../src/server/lib/options-object.js';
@@ -483,6 +485,39 @@ describe('lazyRequest (what toNodeHandler hands a handler)', () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('LinkedHeaders.of (a request\'s headers, copied into the Headers on first need)', () => {
+  const pairs: Array<[string, string]> = [
+    ['host', 'app.example'],
+    ['x-b', '1'],
+    ['x-b', '2'],
+    ['set-cookie', 'a=1'],
+    ['set-cookie', 'b=2'],
+  ];
+
+  it('reads as a Headers made of the same pairs would, before and after the copy', () => {
+    const model = new Headers(pairs);
+    const copied = LinkedHeaders.of(pairs);
+    copied.has('host'); // anything but get copies the pairs in
+    for (const headers of [LinkedHeaders.of(pairs), copied]) {
+      for (const name of ['host', 'HOST', 'X-B', 'set-cookie', 'x-none']) assert.equal(headers.get(name), model.get(name), name);
+      assert.throws(() => headers.get('bad name'), TypeError, 'a name Headers refuses');
+      assert.deepEqual([...headers], [...model]);
+      assert.deepEqual(headers.getSetCookie(), ['a=1', 'b=2']);
+      assert.ok(headers instanceof Headers);
+    }
+  });
+
+  it('keeps every pair through a change, and hands all of them to a Request made with it', () => {
+    const headers = LinkedHeaders.of(pairs);
+    headers.set('x-trace', 't');
+    headers.delete('host');
+    assert.deepEqual([...headers.keys()], ['set-cookie', 'set-cookie', 'x-b', 'x-trace']);
+    const request = new Request('https://app.example/', { headers: LinkedHeaders.of(pairs) });
+    assert.equal(request.headers.get('x-b'), '1, 2');
+    assert.match(inspect(LinkedHeaders.of(pairs)), /'x-b': '1, 2'/, 'inspect shows every header');
   });
 });
 

@@ -54,11 +54,11 @@ export function sessionChecks(ctx: BackendContext): SessionChecks {
 
   async function sessionWithEntitlement(request: Request, load: (session: AppSession) => Promise<Entitlement | null>) {
     const session = await verifiedSession(request);
-    const [loaded, checked] = await Promise.allSettled([load(session), assertNotRevoked(session)]);
-    // A revoked session is refused as such, whatever became of the lookup.
-    if (checked.status === 'rejected') throw checked.reason;
-    if (loaded.status === 'rejected') throw loaded.reason;
-    return { session, entitlement: loaded.value };
+    // Both at once; a revoked session is refused as such, whatever becomes of the lookup.
+    const loading = load(session);
+    loading.catch(() => undefined);
+    await assertNotRevoked(session);
+    return { session, entitlement: await loading };
   }
 
   return {

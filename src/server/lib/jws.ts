@@ -65,11 +65,11 @@ export function signHs256(encodedHeader: string, claims: JsonObject, key: KeyObj
 }
 
 /** Verifies a compact HS256 JWS and its claims; its header and claims, or a `JwtError`. */
-export function verifyJwt(token: string, key: KeyObject, checks: ClaimChecks): { header: JsonObject; claims: JsonObject } {
+export function verifyJwt(token: string, key: KeyObject, checks: ClaimChecks): { header: Readonly<JsonObject>; claims: JsonObject } {
   const first = token.indexOf('.');
   const second = first < 0 ? -1 : token.indexOf('.', first + 1);
   if (second < 0 || token.indexOf('.', second + 1) >= 0) throw new JwtError('malformed', 'Invalid Compact JWS');
-  const header = jsonSegment(token, 0, first, 'JWS Protected Header is invalid');
+  const header = protectedHeader(token.slice(0, first));
   // jose accepts `crit: ["b64"]`; no token of the kit's has any extension.
   if (header.crit !== undefined) throw new JwtError('malformed', '"crit" (Critical) Header Parameter is not supported');
   const { alg } = header;
@@ -85,6 +85,24 @@ export function verifyJwt(token: string, key: KeyObject, checks: ClaimChecks): {
   const claims = jsonSegment(token, first + 1, second, 'JWT Claims Set must be a top-level JSON object');
   checkClaims(header, claims, checks);
   return { header, claims };
+}
+
+/**
+ * Protected headers decoded lately: a kit's tokens of one kind all carry the same one, so a
+ * verification decodes only its claims (docs/server.md, "Speed"). Only headers that decoded are
+ * kept, frozen; a handful of kinds at most, so the cache is simply emptied when it fills.
+ */
+const headers = new Map<string, Readonly<JsonObject>>();
+const MAX_HEADERS = 16;
+
+function protectedHeader(segment: string): Readonly<JsonObject> {
+  let header = headers.get(segment);
+  if (header === undefined) {
+    header = Object.freeze(jsonSegment(segment, 0, segment.length, 'JWS Protected Header is invalid'));
+    if (headers.size >= MAX_HEADERS) headers.clear();
+    headers.set(segment, header);
+  }
+  return header;
 }
 
 /** The JSON object that `token.slice(start, end)` encodes, or a `malformed` JwtError with `message`. */

@@ -34,7 +34,7 @@ class RequestState implements LazyState<Request> {
   fast(key: PropertyKey): unknown {
     if (key === 'method') return this.parts.method;
     if (key === 'url') return this.parts.href;
-    if (key === 'headers') return this.view ?? this.real?.headers ?? (this.view = new LinkedHeaders(this.parts.headers));
+    if (key === 'headers') return this.view ?? this.real?.headers ?? (this.view = LinkedHeaders.of(this.parts.headers));
     return PASS;
   }
 

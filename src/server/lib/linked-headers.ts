@@ -4,60 +4,114 @@
  * then it holds the headers itself; the real instance is made with its entries (read through its
  * iterator, which is its own, so a fetch implementation copies them as they are now), and from
  * then on every method acts on the real instance's headers.
+ *
+ * A request's headers (`LinkedHeaders.of`) are the adapter's name-value pairs, copied into the
+ * Headers only when something needs more than `get`: the kit's routes read one or two headers of
+ * a request, and filling a Headers costs more than the rest of a `get` (docs/server.md, "Speed").
  */
 export class LinkedHeaders extends Headers {
   #real: Headers | undefined;
+  /** Pairs not copied in yet: names lower-case and values trimmed, as node:http gives them. */
+  #pairs: ReadonlyArray<readonly [string, string]> | undefined;
+
+  /** Headers of node:http's pairs (lower-case names, values as its parser trimmed them), copied in on first need. */
+  static of(pairs: ReadonlyArray<readonly [string, string]>): LinkedHeaders {
+    const headers = new LinkedHeaders();
+    headers.#pairs = pairs;
+    return headers;
+  }
 
   /** From now on, every read and change is `real`'s. */
   link(real: Headers): void {
+    this.#fill();
     this.#real = real;
   }
 
+  /** Copies the pairs in, once: whatever needs more than `get` sees every header. */
+  #fill(): void {
+    const pairs = this.#pairs;
+    if (pairs === undefined) return;
+    this.#pairs = undefined;
+    for (const [name, value] of pairs) super.append(name, value);
+  }
+
   override append(name: string, value: string): void {
-    if (this.#real) this.#real.append(name, value);
-    else super.append(name, value);
+    if (this.#real) return this.#real.append(name, value);
+    this.#fill();
+    super.append(name, value);
   }
 
   override delete(name: string): void {
-    if (this.#real) this.#real.delete(name);
-    else super.delete(name);
+    if (this.#real) return this.#real.delete(name);
+    this.#fill();
+    super.delete(name);
   }
 
   override get(name: string): string | null {
-    return this.#real ? this.#real.get(name) : super.get(name);
+    if (this.#real) return this.#real.get(name);
+    const pairs = this.#pairs;
+    // A name Headers would refuse is refused by Headers itself.
+    if (pairs === undefined || typeof name !== 'string' || !HEADER_NAME.test(name)) {
+      this.#fill();
+      return super.get(name);
+    }
+    const wanted = name.toLowerCase();
+    let found: string | null = null;
+    for (const [key, value] of pairs) if (key === wanted) found = found === null ? value : `${found}, ${value}`;
+    return found;
   }
 
   override getSetCookie(): string[] {
-    return this.#real ? this.#real.getSetCookie() : super.getSetCookie();
+    if (this.#real) return this.#real.getSetCookie();
+    this.#fill();
+    return super.getSetCookie();
   }
 
   override has(name: string): boolean {
-    return this.#real ? this.#real.has(name) : super.has(name);
+    if (this.#real) return this.#real.has(name);
+    this.#fill();
+    return super.has(name);
   }
 
   override set(name: string, value: string): void {
-    if (this.#real) this.#real.set(name, value);
-    else super.set(name, value);
+    if (this.#real) return this.#real.set(name, value);
+    this.#fill();
+    super.set(name, value);
   }
 
   override forEach(callback: (value: string, name: string, parent: Headers) => void, thisArg?: unknown): void {
-    if (this.#real) this.#real.forEach((value, name) => callback.call(thisArg, value, name, this));
-    else super.forEach(callback, thisArg);
+    if (this.#real) return this.#real.forEach((value, name) => callback.call(thisArg, value, name, this));
+    this.#fill();
+    super.forEach(callback, thisArg);
   }
 
   override entries(): ReturnType<Headers['entries']> {
-    return this.#real ? this.#real.entries() : super.entries();
+    if (this.#real) return this.#real.entries();
+    this.#fill();
+    return super.entries();
   }
 
   override keys(): ReturnType<Headers['keys']> {
-    return this.#real ? this.#real.keys() : super.keys();
+    if (this.#real) return this.#real.keys();
+    this.#fill();
+    return super.keys();
   }
 
   override values(): ReturnType<Headers['values']> {
-    return this.#real ? this.#real.values() : super.values();
+    if (this.#real) return this.#real.values();
+    this.#fill();
+    return super.values();
   }
 
   override [Symbol.iterator](): ReturnType<Headers['entries']> {
     return this.entries();
   }
+
+  /** `console.log` and `util.inspect` show every header, as on any Headers. */
+  [Symbol.for('nodejs.util.inspect.custom')](_depth: number, options: object, inspect: (value: unknown, options: object) => string): string {
+    return `Headers ${inspect(Object.fromEntries(this.entries()), options)}`;
+  }
 }
+
+/** A header name Headers takes (a token), for which `get` may read the pairs directly. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
