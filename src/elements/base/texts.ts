@@ -231,9 +231,11 @@ export function localeChain(locale: string): readonly string[] {
   let chain = chains.get(locale);
   if (chain) return chain;
   const tag = canonical(locale) || 'en';
-  const wanted = likely(tag);
-  const near = [tag, wanted.language].filter((candidate) => known.has(candidate));
+  // The language alone needs no likely subtags: `maximize` loads them (milliseconds at a page's
+  // first call, docs/benchmarks.md "First launch"), so only the search by script below asks for them.
+  const near = [tag, new Intl.Locale(tag).language].filter((candidate) => known.has(candidate));
   if (near.length === 0) {
+    const wanted = likely(tag);
     for (const candidate of known) {
       const other = likely(candidate);
       if (other.language === wanted.language && other.script === wanted.script) near.push(candidate);
