@@ -28,7 +28,7 @@ export function toNodeHandler(
 ): (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void {
   assertAdapter('toNodeHandler', handler, options);
   options = withLog(options);
-  const origin = options.origin === undefined ? undefined : new URL(options.origin);
+  const origin = options.origin === undefined ? undefined : new URL(options.origin).origin;
   return (incoming, outgoing) => {
     // node:http2's request and response offer all that is used here, under the same names.
     const [req, res] = [incoming as IncomingMessage, outgoing as ServerResponse];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { connect as connectHttp2, createServer as createHttp2Server, type OutgoingHttpHeaders } from 'node:http2';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -25,6 +25,7 @@ import {
   type WebhookDelivery,
 } from '../../src/server/index.js';
 import { safeReturnTo } from '../../src/server/lib/return-to.js';
+import { requestUrl } from '../../src/server/adapters/node-request.js';
 import { createBackendClient } from '../../src/runtime/backend.js';
 import { EARLY_LAUNCH_KEY } from '../../src/shared/early-launch.js';
 import { SessionResponse } from '../../src/shared/schemas.js';
@@ -1058,6 +1059,23 @@ describe('embed page headers', () => {
       assert.equal(answer.headers.get('referrer-policy'), 'no-referrer');
     } finally {
       await close(server);
+    }
+  });
+});
+
+describe('requestUrl', () => {
+  it('makes the URL new URL(target, origin) would, for every path target, on this origin only', () => {
+    const req = (host: string) => ({ headers: { host } }) as unknown as IncomingMessage;
+    const targets = ['/', '/a/../b?x=1#f', '/a/./b/%2e%2e/c', '/é ü\t?q=é', '/a\\b', '/..%2F..%2Fetc', '/%2F%2Fevil.example', '/@evil.example', '/a?//evil.example', '/?#'];
+    for (const host of ['app.example', 'app.example:8080', '127.0.0.1:3000', '[::1]:3000', 'APP.Example:80']) {
+      for (const target of targets) {
+        const expected = new URL(target, `http://${host}`);
+        assert.equal(requestUrl(req(host), target, undefined).href, expected.href, `${host} ${target}`);
+        assert.equal(requestUrl(req('ignored.example'), target, 'https://app.example').href, new URL(target, 'https://app.example').href);
+      }
+    }
+    for (const target of ['//evil.example/x', '/\\evil.example', 'x', '']) {
+      assert.throws(() => requestUrl(req('app.example'), target, undefined), { code: 'ERR_INVALID_INPUT', status: 400 }, target);
     }
   });
 });

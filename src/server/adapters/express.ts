@@ -56,7 +56,7 @@ export function toExpressMiddleware(
       "toExpressMiddleware: a backend at the root (basePath '/') would answer every request of the app: give it a basePath such as /api/marketplace, or serve it on its own with toNodeHandler",
     );
   }
-  const origin = options.origin === undefined ? undefined : new URL(options.origin);
+  const origin = options.origin === undefined ? undefined : new URL(options.origin).origin;
   return (req, res, next) => {
     const expressReq = req as ExpressRequest;
     const target = expressReq.originalUrl ?? req.url ?? '/';

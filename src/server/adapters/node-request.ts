@@ -57,38 +57,45 @@ const HOST_HEADER = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
  * be a path starting with exactly one `/` (`//evil.example/x` would make `new URL` take its host),
  * and the Host header must be a plain host.
  */
-export function requestUrl(req: IncomingMessage, target: string, origin: URL | undefined): URL {
-  const invalid = (message: string) => new MarketplaceKitError('ERR_INVALID_INPUT', message, { status: 400 });
-  if (!/^\/(?![/\\])/.test(target)) throw invalid('The request target must be a path that starts with a single /');
+export function requestUrl(req: IncomingMessage, target: string, origin: string | undefined): URL {
+  if (!PATH_TARGET.test(target)) throw invalidRequest('The request target must be a path that starts with a single /');
   // HTTP/2 (node:http2's compatibility API) names the host in `:authority`; a Host header that
   // differs from it makes the request malformed (RFC 9113 §8.3.1).
   const authority = req.headers[':authority'];
   const { host: named } = req.headers;
   if (origin === undefined && typeof authority === 'string' && named !== undefined && named.toLowerCase() !== authority.toLowerCase()) {
-    throw invalid('The Host header differs from :authority');
+    throw invalidRequest('The Host header differs from :authority');
   }
   const host = typeof authority === 'string' ? authority : named;
-  const base = origin ?? (host === undefined ? null : hostBase(host));
-  if (base === null) throw invalid('The Host header is missing or malformed');
-  const url = new URL(target, base);
-  if (url.origin !== base.origin) throw invalid('The request target must be a path on this server');
+  const base = origin ?? (host === undefined ? null : hostOrigin(host));
+  if (base === null) throw invalidRequest('The Host header is missing or malformed');
+  // A path after an origin is the whole URL: one parse, not the base's and the target's.
+  const url = new URL(`${base}${target}`);
+  if (url.origin !== base) throw invalidRequest('The request target must be a path on this server');
   return url;
 }
 
-/** The base URLs of the Host headers seen lately: a server has few, so each is parsed once. */
-const bases = new Map<string, URL>();
-const MAX_BASES = 64;
+/** A path that starts with exactly one `/`: never `//host` or `/\host`, which would name another origin. */
+const PATH_TARGET = /^\/(?![/\\])/;
 
-/** `http://<host>` as a URL, or null when `host` is not a plain host. */
-function hostBase(host: string): URL | null {
-  let base = bases.get(host);
-  if (base === undefined) {
+function invalidRequest(message: string): MarketplaceKitError {
+  return new MarketplaceKitError('ERR_INVALID_INPUT', message, { status: 400 });
+}
+
+/** The origins of the Host headers seen lately: a server has few, so each is parsed once. */
+const origins = new Map<string, string>();
+const MAX_ORIGINS = 64;
+
+/** `http://<host>` as an origin, or null when `host` is not a plain host. */
+function hostOrigin(host: string): string | null {
+  let origin = origins.get(host);
+  if (origin === undefined) {
     if (!HOST_HEADER.test(host) || !URL.canParse(`http://${host}`)) return null;
-    if (bases.size >= MAX_BASES) bases.clear();
-    base = new URL(`http://${host}`);
-    bases.set(host, base);
+    if (origins.size >= MAX_ORIGINS) origins.clear();
+    origin = new URL(`http://${host}`).origin;
+    origins.set(host, origin);
   }
-  return base;
+  return origin;
 }
 
 /** node:http request → Web Request. `body` undefined: stream the request; null: no body. */
