@@ -10,12 +10,12 @@
  *   and only a lease that ran out with no outcome (its holder died) is taken over;
  * - for `REFRESH_REUSE_WINDOW_MS` after it succeeded, a call with the spent token gets the same
  *   tokens; for `REFRESH_FAILURE_KEEP_MS` after it failed, the same failure, unless the failure
- *   left the token unsent (a 429, a store down): then only the callers already waiting get it.
+ *   left the token unspent (a 429, a store down): then only the callers already waiting get it.
  */
 import { MarketplaceApiError } from '../api-error.js';
 import type { Clock } from '../lib/clock.js';
 import { ExpiringMap } from '../lib/expiring-map.js';
-import { failedRefresh, leftTokenUnsent, openOutcome, refreshError, refreshKey, sealOutcome, type RefreshOutcome } from '../lib/sealed-refresh.js';
+import { failedRefresh, leftTokenUnspent, openOutcome, refreshError, refreshKey, sealOutcome, type RefreshOutcome } from '../lib/sealed-refresh.js';
 import { randomToken, type TokenSet } from '../oauth.js';
 import type { RefreshFlight } from '../refresh-flight.js';
 import { abortable, abortedError } from './shared-work.js';
@@ -32,8 +32,8 @@ export const REFRESH_REUSE_WINDOW_MS = 60_000;
  * the same refresh token, with its failure instead of a second request with that token.
  */
 const REFRESH_FAILURE_KEEP_MS = 10_000;
-/** How long a failure that left the token unsent is kept: long enough for the callers polling now (`REFRESH_POLL_MS`). */
-const UNSENT_FAILURE_KEEP_MS = 1_000;
+/** How long a failure that left the token unspent is kept: long enough for the callers polling now (`REFRESH_POLL_MS`). */
+const UNSPENT_FAILURE_KEEP_MS = 1_000;
 const MAX_SETTLED_REFRESHES = 10_000;
 /** How often a refresh waiting for another instance's looks for its outcome, at first and at most. */
 const REFRESH_POLL_MS = [25, 250] as const;
@@ -87,7 +87,7 @@ export function refreshSingleFlight({ clock, flight, leaseMs, send }: RefreshOpt
     }
     const now = clock.now();
     const keepUntil =
-      'tokens' in outcome ? Math.min(now + REFRESH_REUSE_WINDOW_MS, outcome.tokens.expiresAt) : now + (leftTokenUnsent(outcome) ? UNSENT_FAILURE_KEEP_MS : REFRESH_FAILURE_KEEP_MS);
+      'tokens' in outcome ? Math.min(now + REFRESH_REUSE_WINDOW_MS, outcome.tokens.expiresAt) : now + (leftTokenUnspent(outcome) ? UNSPENT_FAILURE_KEEP_MS : REFRESH_FAILURE_KEEP_MS);
     if ('tokens' in outcome) refreshed.set(refreshToken, outcome.tokens, keepUntil);
     // The outcome is this caller's either way; others wait out the lease if the store failed.
     await Promise.resolve(flight.finish(key, owner, sealOutcome(outcome, refreshToken), keepUntil, clock.now())).catch(() => undefined);

@@ -52,7 +52,7 @@ export function refreshError({ code, message, status, upstreamCode, retryAt }: S
  * marketplace refused the call without handling it) or a store that failed. Such a token can be
  * sent again once the wait is over.
  */
-export function leftTokenUnsent(outcome: RefreshOutcome): boolean {
+export function leftTokenUnspent(outcome: RefreshOutcome): boolean {
   return 'failure' in outcome && (outcome.failure.code === 'ERR_RATE_LIMITED' || outcome.failure.code === 'ERR_STORE_UNAVAILABLE');
 }
 
