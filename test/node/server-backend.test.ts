@@ -476,8 +476,16 @@ describe('createAppBackend: session exchange (docs/decisions.md#session-exchange
     const request = () => new Request(`${APP}/api/export`, { headers: { authorization: `Bearer ${body.session.token}` } });
     // The session began at NOW (whole seconds): a cut-off a second later ends it.
     revocations.revoke('usr_1', NOW + 1_000, NOW + 3_600_000, NOW);
-    market.override = (_req, res) => sendJson(res, 503, { error: { code: 'down', message: 'down' } });
+    // The lookup beside the check fails: the cached entitlement is gone and the marketplace is down.
+    await backend.client.invalidate('usr_1');
+    let refused = 0;
+    market.override = (_req, res) => {
+      refused += 1;
+      sendJson(res, 503, { error: { code: 'down', message: 'down' } });
+    };
     await assert.rejects(backend.requireEntitlement(request(), { feature: 'export' }), { code: 'ERR_SESSION_REVOKED', status: 401 });
+    await until(() => refused > 0, 'the lookup beside the check reached the marketplace');
+    // And when it succeeds.
     market.override = null;
     await assert.rejects(backend.requireEntitlement(request(), { feature: 'export' }), { code: 'ERR_SESSION_REVOKED', status: 401 });
   });

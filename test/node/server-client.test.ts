@@ -225,22 +225,23 @@ describe('OAuth (docs/marketplace.md#authorization-page, docs/marketplace.md#tok
     }
   });
 
-  it('keeps a 429 of a refresh only for the callers polling then (the token was not spent), telling a later reader what is left of the wait', async () => {
-    let answers = [
-      (res: Parameters<RawHandler>[1]) => sendJson(res, 429, { error: 'slow_down' }, { 'retry-after': '30' }),
-      (res: Parameters<RawHandler>[1]) => sendJson(res, 200, tokenAnswer),
-    ];
+  it('keeps a 429 of a refresh (the token unspent) only while the marketplace asks to wait, telling a later reader what is left of the wait', async () => {
+    // Three 429s: the first answer and both retries (maxRetries 2), each asking for 2 s.
+    const slowDown = (res: Parameters<RawHandler>[1]) => sendJson(res, 429, { error: 'slow_down' }, { 'retry-after': '2' });
+    let answers = [slowDown, slowDown, slowDown, (res: Parameters<RawHandler>[1]) => sendJson(res, 200, tokenAnswer)];
     handler = (_req, res) => answers.shift()!(res);
     const flight = createMemoryRefreshFlight();
     const clock = createVirtualClock(NOW);
     const [a, b] = [0, 1].map(() => client({ clock, stores: { refresh: flight } }).client);
-    await assert.rejects(a!.refresh('rt_1'), { code: 'ERR_RATE_LIMITED', retryAfterMs: 30_000 });
+    await assert.rejects(a!.refresh('rt_1'), { code: 'ERR_RATE_LIMITED', retryAfterMs: 2_000 });
     clock.advance(400);
-    await assert.rejects(b!.refresh('rt_1'), { code: 'ERR_RATE_LIMITED', retryAfterMs: 29_600 }, 'the shared failure, its wait counted from when it came');
-    assert.equal(server.requests.length, 1);
+    await assert.rejects(b!.refresh('rt_1'), { code: 'ERR_RATE_LIMITED', retryAfterMs: 1_600 }, 'the shared failure, its wait counted from when it came');
     clock.advance(1_000);
-    assert.equal((await b!.refresh('rt_1')).accessToken, 'at_1', 'a second later the unspent token is sent again (after the wait, if the pacing holds it)');
-    assert.equal(server.requests.length, 2);
+    await assert.rejects(b!.refresh('rt_1'), { code: 'ERR_RATE_LIMITED', retryAfterMs: 600 }, 'not sent again within the wait');
+    assert.equal(server.requests.length, 3);
+    clock.advance(600);
+    assert.equal((await b!.refresh('rt_1')).accessToken, 'at_1', 'sent again once the wait is over, not 10 s after the 429');
+    assert.equal(server.requests.length, 4);
     answers = [];
   });
 

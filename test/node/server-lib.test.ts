@@ -510,6 +510,18 @@ describe('LinkedHeaders.of (a request\'s headers, copied into the Headers on fir
     }
   });
 
+  it('reads pairs a middleware changed (a name in capitals, a value to trim, a number) as Headers would', () => {
+    const changed = [
+      ['X-Tenant', 'acme'],
+      ['x-pad', '  v\t'],
+      ['x-count', 3 as unknown as string],
+    ] as Array<[string, string]>;
+    const headers = LinkedHeaders.of(changed);
+    const model = new Headers(changed);
+    for (const name of ['x-tenant', 'x-pad', 'x-count']) assert.equal(headers.get(name), model.get(name), name);
+    assert.throws(() => LinkedHeaders.of([['x-bad', 'a\nb']]), TypeError, 'refused as Headers refuses it');
+  });
+
   it('keeps every pair through a change, and hands all of them to a Request made with it', () => {
     const headers = LinkedHeaders.of(pairs);
     headers.set('x-trace', 't');

@@ -233,7 +233,8 @@ export function localeChain(locale: string): readonly string[] {
   const tag = canonical(locale) || 'en';
   // The language alone needs no likely subtags: `maximize` loads them (milliseconds at a page's
   // first call, docs/benchmarks.md "First launch"), so only the search by script below asks for them.
-  const near = [tag, new Intl.Locale(tag).language].filter((candidate) => known.has(candidate));
+  const { language } = new Intl.Locale(tag);
+  const near = [tag, language === 'und' ? likely(tag).language : language].filter((candidate) => known.has(candidate));
   if (near.length === 0) {
     const wanted = likely(tag);
     for (const candidate of known) {
@@ -275,7 +276,10 @@ export function localeDirection(locale: string): 'ltr' | 'rtl' {
   let direction = directions.get(locale);
   if (!direction) {
     try {
-      direction = RTL_SCRIPTS.test(likely(locale).script ?? '') ? 'rtl' : 'ltr';
+      const tag = new Intl.Locale(locale);
+      // Likely subtags only where neither the tag's script nor its language settles it (see localeChain).
+      direction = tag.script === undefined ? ONE_DIRECTION[tag.language] : undefined;
+      direction ??= RTL_SCRIPTS.test((tag.script === undefined ? tag.maximize() : tag).script ?? '') ? 'rtl' : 'ltr';
     } catch {
       direction = 'ltr';
     }
@@ -283,3 +287,6 @@ export function localeDirection(locale: string): 'ltr' | 'rtl' {
   }
   return direction;
 }
+
+/** Languages of the built-in packs, each written in one direction in every region. */
+const ONE_DIRECTION: Partial<Record<string, 'ltr' | 'rtl'>> = { ar: 'rtl', he: 'rtl', en: 'ltr', de: 'ltr', fr: 'ltr', es: 'ltr', it: 'ltr', pt: 'ltr', nl: 'ltr', sv: 'ltr', pl: 'ltr', ja: 'ltr', ko: 'ltr', zh: 'ltr' };

@@ -153,6 +153,12 @@ describe('locales: loading', () => {
   it('knows the direction of each language', () => {
     expect(['ar-EG', 'he', 'fa', 'ur-PK', 'en', 'ja', 'zh-TW', 'not a locale!'].map(localeDirection)).to.deep.equal(['rtl', 'rtl', 'rtl', 'rtl', 'ltr', 'ltr', 'ltr', 'ltr']);
   });
+
+  it('gives the direction of the likely script for every tag, though it asks Intl for likely subtags only where the tag leaves it open', () => {
+    const tags = [...BUILT_IN_LOCALES, 'ar-Latn', 'en-Arab', 'he-IL', 'iw', 'az-IR', 'az', 'pa-PK', 'pa', 'uz-AF', 'ku', 'ckb', 'sd', 'yi', 'dv', 'und', 'und-Arab', 'zh-Hant-HK', 'sr-Latn', 'ms-Arab', 'de-CH', 'pt-AO'];
+    const likely = (tag: string) => (/^(Arab|Hebr|Thaa|Syrc|Nkoo|Adlm|Rohg|Mand|Samr)$/.test(new Intl.Locale(tag).maximize().script ?? '') ? 'rtl' : 'ltr');
+    for (const tag of tags) expect(localeDirection(tag), tag).to.equal(likely(tag));
+  });
 });
 
 describe('locales: live switching', () => {

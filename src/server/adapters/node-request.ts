@@ -75,8 +75,12 @@ export function requestUrl(req: IncomingMessage, target: string, origin: string 
   return url;
 }
 
-/** A path that starts with exactly one `/`: never `//host` or `/\host`, which would name another origin. */
-const PATH_TARGET = /^\/(?![/\\])/;
+/**
+ * A path that starts with exactly one `/`: never `//host` or `/\host`, which would name another
+ * origin; no tab or line break either, which a URL parser drops (`/\t/host` would be `//host`).
+ * node:http's parser refuses them all; a rewritten `req.url` may not.
+ */
+const PATH_TARGET = /^\/(?![/\\])[^\t\n\r]*$/;
 
 function invalidRequest(message: string): MarketplaceKitError {
   return new MarketplaceKitError('ERR_INVALID_INPUT', message, { status: 400 });

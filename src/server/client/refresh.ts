@@ -9,13 +9,13 @@
  *   takes a lease and sends it, the others wait for its sealed outcome, success or failure alike,
  *   and only a lease that ran out with no outcome (its holder died) is taken over;
  * - for `REFRESH_REUSE_WINDOW_MS` after it succeeded, a call with the spent token gets the same
- *   tokens; for `REFRESH_FAILURE_KEEP_MS` after it failed, the same failure, unless the failure
- *   left the token unspent (a 429, a store down): then only the callers already waiting get it.
+ *   tokens; for `REFRESH_FAILURE_KEEP_MS` after it failed, the same failure, but after a 429 (the
+ *   token unspent) only while the marketplace asks to wait.
  */
 import { MarketplaceApiError } from '../api-error.js';
 import type { Clock } from '../lib/clock.js';
 import { ExpiringMap } from '../lib/expiring-map.js';
-import { failedRefresh, leftTokenUnspent, openOutcome, refreshError, refreshKey, sealOutcome, type RefreshOutcome } from '../lib/sealed-refresh.js';
+import { failedRefresh, openOutcome, refreshError, refreshKey, sealOutcome, type RefreshOutcome } from '../lib/sealed-refresh.js';
 import { randomToken, type TokenSet } from '../oauth.js';
 import type { RefreshFlight } from '../refresh-flight.js';
 import { abortable, abortedError } from './shared-work.js';
@@ -32,8 +32,8 @@ export const REFRESH_REUSE_WINDOW_MS = 60_000;
  * the same refresh token, with its failure instead of a second request with that token.
  */
 const REFRESH_FAILURE_KEEP_MS = 10_000;
-/** How long a failure that left the token unspent is kept: long enough for the callers polling now (`REFRESH_POLL_MS`). */
-const UNSPENT_FAILURE_KEEP_MS = 1_000;
+/** How long a 429 is kept at least: long enough for the callers polling now (`REFRESH_POLL_MS`). */
+const RATE_LIMITED_KEEP_MS = 1_000;
 const MAX_SETTLED_REFRESHES = 10_000;
 /** How often a refresh waiting for another instance's looks for its outcome, at first and at most. */
 const REFRESH_POLL_MS = [25, 250] as const;
@@ -66,7 +66,7 @@ export function refreshSingleFlight({ clock, flight, leaseMs, send }: RefreshOpt
         const outcome = openOutcome(turn.sealed, refreshToken);
         if (outcome === null) throw new MarketplaceApiError('ERR_RESPONSE_INVALID', 'token', 'The refresh result another instance shared could not be opened');
         if ('failure' in outcome) throw refreshError(outcome.failure, clock.now());
-        refreshed.set(refreshToken, outcome.tokens, Math.min(clock.now() + REFRESH_REUSE_WINDOW_MS, outcome.tokens.expiresAt));
+        refreshed.set(refreshToken, outcome.tokens, keptUntil(outcome, clock.now()));
         return outcome.tokens;
       }
       if (turn.state === 'lead') return lead(refreshToken, key, owner);
@@ -85,14 +85,21 @@ export function refreshSingleFlight({ clock, flight, leaseMs, send }: RefreshOpt
       failure = error;
       outcome = failedRefresh(error, clock.now());
     }
-    const now = clock.now();
-    const keepUntil =
-      'tokens' in outcome ? Math.min(now + REFRESH_REUSE_WINDOW_MS, outcome.tokens.expiresAt) : now + (leftTokenUnspent(outcome) ? UNSPENT_FAILURE_KEEP_MS : REFRESH_FAILURE_KEEP_MS);
+    const keepUntil = keptUntil(outcome, clock.now());
     if ('tokens' in outcome) refreshed.set(refreshToken, outcome.tokens, keepUntil);
     // The outcome is this caller's either way; others wait out the lease if the store failed.
     await Promise.resolve(flight.finish(key, owner, sealOutcome(outcome, refreshToken), keepUntil, clock.now())).catch(() => undefined);
     if ('failure' in outcome) throw failure;
     return outcome.tokens;
+  }
+
+  /** Until when `outcome` answers the calls with the same refresh token, from `now`. */
+  function keptUntil(outcome: RefreshOutcome, now: number): number {
+    if ('tokens' in outcome) return Math.min(now + REFRESH_REUSE_WINDOW_MS, outcome.tokens.expiresAt);
+    const { code, retryAt = 0 } = outcome.failure;
+    // A 429 left the token unspent: it may go again once the marketplace's wait is over.
+    if (code === 'ERR_RATE_LIMITED') return Math.min(Math.max(now + RATE_LIMITED_KEEP_MS, retryAt), now + REFRESH_FAILURE_KEEP_MS);
+    return now + REFRESH_FAILURE_KEEP_MS;
   }
 
   return async (refreshToken, signal) => {

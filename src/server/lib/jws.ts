@@ -69,7 +69,9 @@ export function verifyJwt(token: string, key: KeyObject, checks: ClaimChecks): {
   const first = token.indexOf('.');
   const second = first < 0 ? -1 : token.indexOf('.', first + 1);
   if (second < 0 || token.indexOf('.', second + 1) >= 0) throw new JwtError('malformed', 'Invalid Compact JWS');
-  const header = protectedHeader(token.slice(0, first));
+  const segment = token.slice(0, first);
+  const known = headers.get(segment);
+  const header = known ?? jsonSegment(token, 0, first, 'JWS Protected Header is invalid');
   // jose accepts `crit: ["b64"]`; no token of the kit's has any extension.
   if (header.crit !== undefined) throw new JwtError('malformed', '"crit" (Critical) Header Parameter is not supported');
   const { alg } = header;
@@ -82,27 +84,26 @@ export function verifyJwt(token: string, key: KeyObject, checks: ClaimChecks): {
   if (signature.length !== expected.length || !timingSafeEqual(Buffer.from(signature, 'latin1'), Buffer.from(expected, 'latin1'))) {
     throw new JwtError('signature', 'signature verification failed');
   }
+  if (known === undefined) remember(segment, header);
   const claims = jsonSegment(token, first + 1, second, 'JWT Claims Set must be a top-level JSON object');
   checkClaims(header, claims, checks);
   return { header, claims };
 }
 
 /**
- * Protected headers decoded lately: a kit's tokens of one kind all carry the same one, so a
- * verification decodes only its claims (docs/server.md, "Speed"). Only headers that decoded are
- * kept, frozen; a handful of kinds at most, so the cache is simply emptied when it fills.
+ * Protected headers of tokens whose signature held: a kit's tokens of one kind all carry the same
+ * one, so a verification decodes only its claims (docs/server.md, "Speed"). A handful of kinds at
+ * most, so the cache is simply emptied when it fills; no forged header gets in, and a key is a copy
+ * of the header's text, not a slice that would keep the whole token in memory.
  */
 const headers = new Map<string, Readonly<JsonObject>>();
 const MAX_HEADERS = 16;
+const MAX_HEADER_LENGTH = 256;
 
-function protectedHeader(segment: string): Readonly<JsonObject> {
-  let header = headers.get(segment);
-  if (header === undefined) {
-    header = Object.freeze(jsonSegment(segment, 0, segment.length, 'JWS Protected Header is invalid'));
-    if (headers.size >= MAX_HEADERS) headers.clear();
-    headers.set(segment, header);
-  }
-  return header;
+function remember(segment: string, header: JsonObject): void {
+  if (segment.length > MAX_HEADER_LENGTH) return;
+  if (headers.size >= MAX_HEADERS) headers.clear();
+  headers.set(Buffer.from(segment, 'latin1').toString('latin1'), Object.freeze(header));
 }
 
 /** The JSON object that `token.slice(start, end)` encodes, or a `malformed` JwtError with `message`. */

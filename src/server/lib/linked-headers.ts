@@ -14,8 +14,14 @@ export class LinkedHeaders extends Headers {
   /** Pairs not copied in yet: names lower-case and values trimmed, as node:http gives them. */
   #pairs: ReadonlyArray<readonly [string, string]> | undefined;
 
-  /** Headers of node:http's pairs (lower-case names, values as its parser trimmed them), copied in on first need. */
+  /**
+   * Headers of a request's pairs, copied in on first need when each is as node:http's parser gives
+   * it (a lower-case name, a string value with nothing to trim); otherwise (a middleware changed
+   * `req.headers`) copied in at once, so that Headers normalizes or refuses them as it would.
+   */
   static of(pairs: ReadonlyArray<readonly [string, string]>): LinkedHeaders {
+    const parsed = pairs.every(([name, value]) => PARSED_NAME.test(name) && typeof value === 'string' && PARSED_VALUE.test(value));
+    if (!parsed) return new LinkedHeaders(pairs as Array<[string, string]>);
     const headers = new LinkedHeaders();
     headers.#pairs = pairs;
     return headers;
@@ -109,9 +115,13 @@ export class LinkedHeaders extends Headers {
 
   /** `console.log` and `util.inspect` show every header, as on any Headers. */
   [Symbol.for('nodejs.util.inspect.custom')](_depth: number, options: object, inspect: (value: unknown, options: object) => string): string {
-    return `Headers ${inspect(Object.fromEntries(this.entries()), options)}`;
+    return inspect(this.#real ?? new Headers([...this.entries()]), options);
   }
 }
 
 /** A header name Headers takes (a token), for which `get` may read the pairs directly. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A name as node:http gives it: a token, lower-case. */
+const PARSED_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
+/** A value as node:http gives it: bytes (code points up to 255), no white space to trim at either end, no line break or NUL. */
+const PARSED_VALUE = /^(?![\t ])[^\0\r\n\u0100-\uffff]*(?<![\t ])$/;

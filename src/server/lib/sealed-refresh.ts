@@ -47,15 +47,6 @@ export function refreshError({ code, message, status, upstreamCode, retryAt }: S
   return new MarketplaceApiError(code, 'token', message, { status, upstreamCode, retryAfterMs: retryAt === undefined ? undefined : Math.max(0, retryAt - now) });
 }
 
-/**
- * Whether a failure left the refresh token unspent: a 429 (our pacing refused to send it, or the
- * marketplace refused the call without handling it) or a store that failed. Such a token can be
- * sent again once the wait is over.
- */
-export function leftTokenUnspent(outcome: RefreshOutcome): boolean {
-  return 'failure' in outcome && (outcome.failure.code === 'ERR_RATE_LIMITED' || outcome.failure.code === 'ERR_STORE_UNAVAILABLE');
-}
-
 /** `outcome` sealed for whoever holds `refreshToken`: base64url of IV, tag and ciphertext. */
 export function sealOutcome(outcome: RefreshOutcome, refreshToken: string): string {
   const iv = randomBytes(12);
