@@ -22,11 +22,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Rolldown } from 'vite';
-import { createAppBackend, earlyLaunchScript, toNodeHandler } from '../../src/server/index.js';
+import { earlyLaunchScript } from '../../src/server/index.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { launchChromium } from '../support/browser.js';
 import { html, listen, stop } from '../support/runtime-harness.js';
 import { collapseTemplates, productionBuild } from '../../vite.config.js';
+import { simulatedBackend } from './simulated-backend.js';
 import { median, ms, type Figure } from './stats.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -99,23 +100,7 @@ export default async function launchBench(counts: LaunchBenchCounts = COUNTS): P
   const sim = await startSimulator({ appUrl: `${app.origin}/baseline`, webhookUrl: `${app.origin}/api/marketplace/webhooks` });
   const dashboardOrigin = new URL(sim.dashboardUrl).origin;
   const options = { backend: '/api/marketplace', hostOrigins: [dashboardOrigin] };
-  let closing = false;
-  const backend = toNodeHandler(
-    createAppBackend({
-      clientId: sim.clientId,
-      clientSecret: sim.clientSecret,
-      siteUrl: sim.siteUrl,
-      apiKey: sim.liveApiKey,
-      webhookSecret: sim.webhookSecret,
-      sessionSecret: 'bench-session-secret-0123456789-0123456789',
-      hostOrigins: [dashboardOrigin],
-      // One user launches the app dozens of times within minutes; the default cap is for real users.
-      maxExchangesPerUser: Infinity,
-      onError: (error) => {
-        if (!closing) console.error(error);
-      },
-    }),
-  );
+  const backend = simulatedBackend(sim, dashboardOrigin);
   const built = await buildApps(dir, options);
   const html_ = pages(options, built);
   const files = new Map<string, string>();
@@ -126,7 +111,7 @@ export default async function launchBench(counts: LaunchBenchCounts = COUNTS): P
   }
   handler = (req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (path.startsWith('/api/marketplace/')) return backend(req, res);
+    if (path.startsWith('/api/marketplace/')) return backend.handle(req, res);
     const file = files.get(path);
     if (file !== undefined) {
       // A bundler's output, named by content: cacheable for good (each launch's context is fresh anyway).
@@ -177,7 +162,7 @@ export default async function launchBench(counts: LaunchBenchCounts = COUNTS): P
     }
     return figures;
   } finally {
-    closing = true;
+    backend.quiet();
     await browser.close();
     await sim.close();
     await stop(app.server);

@@ -25,9 +25,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import { startSimulator } from '../../src/simulator/index.js';
-import { createAppBackend, toNodeHandler } from '../../src/server/index.js';
 import { appPage, buildBundles, html, listen, stop, type AppWindow } from '../support/runtime-harness.js';
 import { launchChromium } from '../support/browser.js';
+import { simulatedBackend } from './simulated-backend.js';
 import { median, ms } from './stats.js';
 
 /** How many of each to measure: `npm run bench` uses these; test/e2e/bench-smoke.test.ts runs one of each. */
@@ -61,25 +61,7 @@ export default async function runtimeBench(counts: RuntimeBenchCounts = COUNTS):
     hostBundle: join(dir, 'marketplace-host.js'),
   });
   const dashboardOrigin = new URL(sim.dashboardUrl).origin;
-  let closing = false;
-  const backend = toNodeHandler(
-    createAppBackend({
-      clientId: sim.clientId,
-      clientSecret: sim.clientSecret,
-      siteUrl: sim.siteUrl,
-      apiKey: sim.liveApiKey,
-      webhookSecret: sim.webhookSecret,
-      sessionSecret: 'bench-session-secret-0123456789-0123456789',
-      hostOrigins: [dashboardOrigin],
-      // This one user exchanges about 150 context tokens within minutes (each launch, and each
-      // bare exchange measured next to it); the default cap, 34 per five minutes, is for real users.
-      maxExchangesPerUser: Infinity,
-      // A launch still under way when the series ends fails once the simulator is closed: no news.
-      onError: (error) => {
-        if (!closing) console.error(error);
-      },
-    }),
-  );
+  const backend = simulatedBackend(sim, dashboardOrigin);
   // A bundler names its output by content, so it can be cached for good. The first-launch series
   // puts it under a new directory each time.
   const runtimeFile = `runtime-${createHash('sha256').update(bundles.runtime).digest('hex').slice(0, 8)}.js`;
@@ -87,7 +69,7 @@ export default async function runtimeBench(counts: RuntimeBenchCounts = COUNTS):
   let early = false;
   handler = (req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (path.startsWith('/api/marketplace/')) return backend(req, res);
+    if (path.startsWith('/api/marketplace/')) return backend.handle(req, res);
     if (path.startsWith('/assets/') && path.endsWith(`/${runtimeFile}`)) {
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable' });
       return void res.end(bundles.runtime);
@@ -155,7 +137,7 @@ export default async function runtimeBench(counts: RuntimeBenchCounts = COUNTS):
     console.log(`Delivering one entitlement change to 1,000 listeners (each calls kit.has), median of ${counts.changes}:`);
     console.log(`  first listener -> last listener           ${ms(median(delivery))}`);
   } finally {
-    closing = true;
+    backend.quiet();
     await browser.close();
     await sim.close();
     await stop(app.server);
